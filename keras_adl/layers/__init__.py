@@ -1,0 +1,19 @@
+"""Public keras-adl layers. Importing this module registers every layer for `.keras` loading."""
+
+from keras_adl.layers.bahdanau_attention import BahdanauAttention
+from keras_adl.layers.luong_attention import LuongAttention
+from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
+from keras_adl.layers.multi_head_self_attention import MultiHeadSelfAttention
+from keras_adl.layers.positional_encoding import PositionalEncoding
+from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
+from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
+
+__all__ = [
+    "BahdanauAttention",
+    "LuongAttention",
+    "MultiHeadCrossAttention",
+    "MultiHeadSelfAttention",
+    "PositionalEncoding",
+    "TransformerDecoderBlock",
+    "TransformerEncoderBlock",
+]

@@ -1,0 +1,120 @@
+"""Private base of the multi-head attention layers: head bookkeeping, config and the attend step."""
+
+import math
+
+import keras
+from keras import ops
+
+from keras_adl.ops.attention import dot_scores, masked_softmax, merge_heads, split_heads
+from keras_adl.utils import check_positive_int, check_rate
+
+
+class MultiHeadAttentionBase(keras.layers.Layer):
+    """Shared state and math of `MultiHeadSelfAttention` and `MultiHeadCrossAttention`.
+
+    Subclasses build their input projections and call `_attend` on per-head tensors.
+    """
+
+    def __init__(
+        self,
+        num_heads,
+        key_dim=None,
+        value_dim=None,
+        output_dim=None,
+        dropout=0.0,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        bias_initializer="zeros",
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        where = f"{type(self).__name__}: "
+        self.num_heads = check_positive_int("num_heads", num_heads, where)
+        self.key_dim = check_positive_int("key_dim", key_dim, where, allow_none=True)
+        self.value_dim = check_positive_int("value_dim", value_dim, where, allow_none=True)
+        self.output_dim = check_positive_int("output_dim", output_dim, where, allow_none=True)
+        self.dropout = check_rate("dropout", dropout, where)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        self.supports_masking = True
+
+    # -- helpers for subclasses -------------------------------------------------------------
+
+    def _resolve_dims(self, model_dim, arg_name):
+        """Per-head key/value sizes and output size for a model of width ``model_dim``."""
+        where = f"{type(self).__name__}: "
+        if model_dim is None:
+            raise ValueError(f"{where}the last dimension of `{arg_name}` must be known.")
+        key_dim = self.key_dim
+        if key_dim is None:
+            if model_dim % self.num_heads:
+                raise ValueError(
+                    f"{where}the model dimension of `{arg_name}` ({model_dim}) is not divisible "
+                    f"by `num_heads`={self.num_heads}; pass `key_dim` explicitly or change "
+                    "`num_heads`."
+                )
+            key_dim = model_dim // self.num_heads
+        value_dim = self.value_dim or key_dim
+        output_dim = self.output_dim or model_dim
+        return key_dim, value_dim, output_dim
+
+    def _dense(self, units, name):
+        return keras.layers.Dense(
+            units,
+            use_bias=self.use_bias,
+            kernel_initializer=self.kernel_initializer,
+            bias_initializer=self.bias_initializer,
+            kernel_regularizer=self.kernel_regularizer,
+            bias_regularizer=self.bias_regularizer,
+            dtype=self.dtype_policy,
+            name=name,
+        )
+
+    def _build_output(self, key_dim, value_dim, output_dim):
+        self._key_dim, self._value_dim, self._output_dim = key_dim, value_dim, output_dim
+        self.output_dense = self._dense(output_dim, "output")
+        self.output_dense.build((None, None, self.num_heads * value_dim))
+        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+
+    def _attend(self, query, key, value, mask, training):
+        """Scaled dot-product attention over heads, then the output projection.
+
+        Args:
+            query: ``[B, H, S, dk]``; key: ``[B, H, T, dk]``; value: ``[B, H, T, dv]``.
+            mask: optional boolean, broadcastable to ``[B, S, T]`` (or ``[B, H, S, T]``).
+
+        Returns:
+            ``(output [B, S, output_dim], weights [B, H, S, T])``.
+        """
+        scores = dot_scores(query, key, scale=1.0 / math.sqrt(self._key_dim))  # QKᵀ/sqrt(d)
+        if mask is not None and len(mask.shape) == 3:
+            mask = ops.expand_dims(mask, 1)  # broadcast over heads
+        weights = masked_softmax(scores, mask)
+        context = ops.matmul(self.dropout_layer(weights, training=training), value)
+        return self.output_dense(merge_heads(context)), weights
+
+    def _split(self, x):
+        return split_heads(x, self.num_heads)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "num_heads": self.num_heads,
+                "key_dim": self.key_dim,
+                "value_dim": self.value_dim,
+                "output_dim": self.output_dim,
+                "dropout": self.dropout,
+                "use_bias": self.use_bias,
+                "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
+            }
+        )
+        return config

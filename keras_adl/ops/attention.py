@@ -1,0 +1,227 @@
+"""Attention math as pure ``keras.ops`` functions.
+
+All functions are batch-first and stateless (no weights). Shapes use ``B`` for batch, ``S`` for
+query steps, ``T`` for key/memory steps, ``H`` for heads, ``U`` for attention units and ``D`` for
+feature sizes. A dimension written ``(S,)`` is optional: the functions accept a single query
+step ``[B, D]`` as well as a sequence of queries ``[B, S, D]``.
+
+References:
+    - Bahdanau, Cho, Bengio (2014). Neural Machine Translation by Jointly Learning to Align
+      and Translate. arXiv:1409.0473.
+    - Luong, Pham, Manning (2015). Effective Approaches to Attention-based Neural Machine
+      Translation. arXiv:1508.04025.
+    - Vaswani et al. (2017). Attention Is All You Need. arXiv:1706.03762.
+"""
+
+import keras
+from keras import ops
+
+_LOW_PRECISION = ("float16", "bfloat16")
+
+
+def large_negative(dtype):
+    """A large negative number that ``dtype`` can hold, used to mask logits.
+
+    ``float16`` cannot hold ``-1e9`` (it overflows to ``-inf`` and softmax of a row of ``-inf``
+    is NaN), so the value depends on the dtype.
+
+    Args:
+        dtype: a dtype name or object.
+
+    Returns:
+        A Python float.
+    """
+    dtype = keras.backend.standardize_dtype(dtype)
+    if dtype == "float16":
+        return -3.0e4
+    return -1.0e9
+
+
+def masked_softmax(scores, mask=None, axis=-1):
+    """Softmax over ``axis`` that gives masked positions exactly zero weight.
+
+    ``α_j = exp(e_j) / Σ_{k unmasked} exp(e_k)`` for unmasked ``j``, and ``α_j = 0`` for masked
+    ``j``. A row in which every position is masked returns all zeros (not NaN, not uniform).
+    Low-precision scores (``float16``/``bfloat16``) are normalised in ``float32`` and cast back.
+
+    Args:
+        scores: float tensor of logits, any shape, e.g. ``[B, S, T]`` or ``[B, H, S, T]``.
+        mask: optional boolean (or 0/1) tensor broadcastable to ``scores``; ``True`` marks
+            positions that may receive weight.
+        axis: the axis to normalise over.
+
+    Returns:
+        Tensor of the shape and dtype of ``scores`` whose unmasked entries along ``axis`` sum to
+        1 (or 0 for a fully masked row).
+
+    Example:
+
+    >>> w = masked_softmax(ops.zeros((1, 4)), mask=ops.array([[True, True, False, False]]))
+    >>> ops.convert_to_numpy(w)
+    array([[0.5, 0.5, 0. , 0. ]], dtype=float32)
+    """
+    dtype = keras.backend.standardize_dtype(scores.dtype)
+    if dtype in _LOW_PRECISION:
+        scores = ops.cast(scores, "float32")
+    if mask is None:
+        weights = ops.softmax(scores, axis=axis)
+    else:
+        mask = ops.cast(mask, "bool")
+        fill = ops.cast(large_negative(scores.dtype), scores.dtype)
+        logits = ops.where(mask, scores, fill)
+        weights = ops.softmax(logits, axis=axis)
+        # Multiplying by the mask zeroes masked entries exactly and turns the uniform weights of
+        # a fully masked row into zeros.
+        weights = weights * ops.cast(mask, weights.dtype)
+    return ops.cast(weights, dtype)
+
+
+def additive_scores(query, keys, attention_v, bias=None):
+    """Bahdanau's additive alignment scores ``e_ij = vᵀ tanh(q_i + k_j (+ b))``.
+
+    The inputs are already projected: ``query = W_a s`` and ``keys = U_a h``, so the memory
+    projection can be computed once per source sequence (Bahdanau et al. 2014, eq. A.1.2).
+
+    Args:
+        query: projected queries, ``[B, U]`` or ``[B, S, U]``.
+        keys: projected keys, ``[B, T, U]``.
+        attention_v: the scoring vector ``v_a``, ``[U]``.
+        bias: optional bias inside the tanh, ``[U]``.
+
+    Returns:
+        Scores ``[B, T]`` for a rank-2 query, ``[B, S, T]`` for a rank-3 query.
+
+    Example:
+
+    >>> e = additive_scores(ops.ones((2, 3, 4)), ops.ones((2, 5, 4)), ops.ones((4,)))
+    >>> tuple(e.shape)
+    (2, 3, 5)
+    """
+    single_step = len(query.shape) == 2
+    if single_step:
+        query = ops.expand_dims(query, 1)
+    hidden = ops.expand_dims(query, 2) + ops.expand_dims(keys, 1)  # [B, S, T, U]
+    if bias is not None:
+        hidden = hidden + bias
+    scores = ops.matmul(ops.tanh(hidden), attention_v)  # e = vᵀ tanh(W q + U k + b)
+    if single_step:
+        scores = ops.squeeze(scores, 1)
+    return scores
+
+
+def dot_scores(query, keys, scale=None):
+    """Dot-product scores ``e_ij = scale · q_iᵀ k_j`` (Luong "dot"; Vaswani with ``1/sqrt(d)``).
+
+    Args:
+        query: ``[..., D]`` (one step per batch entry, e.g. ``[B, D]``) or ``[..., S, D]``
+            (e.g. ``[B, S, D]`` or ``[B, H, S, D]``).
+        keys: ``[..., T, D]`` with the same leading dims as ``query``.
+        scale: optional Python float or scalar tensor multiplying the scores.
+
+    Returns:
+        Scores ``[..., T]`` for a single-step query, ``[..., S, T]`` otherwise.
+
+    Example:
+
+    >>> e = dot_scores(ops.ones((2, 3, 4)), ops.ones((2, 5, 4)), scale=0.5)
+    >>> float(e[0, 0, 0])
+    2.0
+    """
+    single_step = len(query.shape) == len(keys.shape) - 1
+    if single_step:
+        query = ops.expand_dims(query, -2)
+    if scale is not None:
+        # Scaling the (smaller) query rather than the scores saves work and keeps float16 small.
+        query = query * ops.cast(scale, query.dtype)
+    scores = ops.matmul(query, ops.swapaxes(keys, -1, -2))
+    if single_step:
+        scores = ops.squeeze(scores, -2)
+    return scores
+
+
+def causal_mask(query_length, key_length, offset=0):
+    """Boolean mask letting query step ``i`` see key steps ``j ≤ i + offset``.
+
+    With a key/value cache, the queries of the current call start at absolute position
+    ``offset``; positions of the cache that were not written yet (``j > i + offset``) are masked
+    too.
+
+    Args:
+        query_length: number of query steps ``S`` (int or scalar tensor).
+        key_length: number of key steps ``T`` (int or scalar tensor).
+        offset: absolute position of the first query (int or scalar tensor).
+
+    Returns:
+        Boolean tensor ``[S, T]``.
+
+    Example:
+
+    >>> ops.convert_to_numpy(causal_mask(2, 3, offset=1))
+    array([[ True,  True, False],
+           [ True,  True,  True]])
+    """
+    rows = ops.expand_dims(ops.arange(query_length, dtype="int32"), 1)
+    cols = ops.expand_dims(ops.arange(key_length, dtype="int32"), 0)
+    return cols <= rows + ops.cast(offset, "int32")
+
+
+def weighted_sum(weights, values):
+    """Context vectors ``c_i = Σ_j α_ij v_j``.
+
+    Args:
+        weights: ``[..., T]`` (single step) or ``[..., S, T]``.
+        values: ``[..., T, D]``.
+
+    Returns:
+        ``[..., D]`` or ``[..., S, D]``.
+    """
+    single_step = len(weights.shape) == len(values.shape) - 1
+    if single_step:
+        weights = ops.expand_dims(weights, -2)
+    context = ops.matmul(weights, values)
+    if single_step:
+        context = ops.squeeze(context, -2)
+    return context
+
+
+def merge_masks(query_mask=None, key_mask=None, attention_mask=None, causal=None):
+    """Combines padding, attention and causal masks into one ``[B, S, T]`` mask (or ``None``).
+
+    Args:
+        query_mask: optional ``[B, S]`` mask of valid query steps.
+        key_mask: optional ``[B, T]`` mask of valid key steps.
+        attention_mask: optional mask broadcastable to ``[B, S, T]``.
+        causal: optional ``[S, T]`` mask, e.g. from `causal_mask`.
+
+    Returns:
+        Boolean tensor broadcastable to ``[B, S, T]`` that is ``True`` where every given mask is,
+        or ``None`` if no mask was given.
+    """
+    parts = []
+    if query_mask is not None:
+        parts.append(ops.expand_dims(ops.cast(query_mask, "bool"), -1))
+    if key_mask is not None:
+        parts.append(ops.expand_dims(ops.cast(key_mask, "bool"), -2))
+    for extra in (attention_mask, causal):
+        if extra is not None:
+            parts.append(ops.cast(extra, "bool"))
+    if not parts:
+        return None
+    mask = parts[0]
+    for part in parts[1:]:
+        mask = ops.logical_and(mask, part)
+    return mask
+
+
+def split_heads(x, num_heads):
+    """``[B, T, H·d] → [B, H, T, d]``."""
+    batch, length = ops.shape(x)[0], ops.shape(x)[1]
+    x = ops.reshape(x, (batch, length, num_heads, x.shape[-1] // num_heads))
+    return ops.transpose(x, (0, 2, 1, 3))
+
+
+def merge_heads(x):
+    """``[B, H, T, d] → [B, T, H·d]``."""
+    x = ops.transpose(x, (0, 2, 1, 3))
+    batch, length = ops.shape(x)[0], ops.shape(x)[1]
+    return ops.reshape(x, (batch, length, x.shape[2] * x.shape[3]))

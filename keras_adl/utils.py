@@ -1,0 +1,80 @@
+"""Argument checks shared by ops and layers.
+
+Each check raises a ``ValueError`` (or ``TypeError``) that names the argument, what was expected
+and what was received, so bad input fails at the call site instead of deep inside TensorFlow.
+"""
+
+
+def shape_of(x):
+    """Returns the static shape of a tensor-like as a tuple (``None`` for unknown dims)."""
+    shape = getattr(x, "shape", None)
+    if shape is None:
+        raise TypeError(f"Expected a tensor, received {type(x).__name__}: {x!r}")
+    return tuple(None if d is None else int(d) for d in shape)
+
+
+def check_rank(name, x, ranks, where=""):
+    """Checks that ``x`` has one of the ranks in ``ranks``.
+
+    Args:
+        name: argument name used in the error message.
+        x: tensor-like or a shape tuple.
+        ranks: an int or a tuple of allowed ranks.
+        where: optional prefix naming the layer or op.
+
+    Returns:
+        The static shape as a tuple.
+    """
+    shape = tuple(x) if isinstance(x, (tuple, list)) else shape_of(x)
+    ranks = (ranks,) if isinstance(ranks, int) else tuple(ranks)
+    if len(shape) not in ranks:
+        expected = " or ".join(str(r) for r in ranks)
+        raise ValueError(
+            f"{where}`{name}` must have rank {expected}; received shape {shape} "
+            f"(rank {len(shape)})."
+        )
+    return shape
+
+
+def check_same_dim(name_a, shape_a, axis_a, name_b, shape_b, axis_b, what, where=""):
+    """Checks that two static dimensions agree when both are known."""
+    da, db = shape_a[axis_a], shape_b[axis_b]
+    if da is not None and db is not None and da != db:
+        raise ValueError(
+            f"{where}{what} of `{name_a}` and `{name_b}` must match; received "
+            f"`{name_a}` shape {tuple(shape_a)} and `{name_b}` shape {tuple(shape_b)}."
+        )
+
+
+def check_positive_int(name, value, where="", allow_none=False):
+    """Checks that ``value`` is a positive integer (or ``None`` when allowed)."""
+    if value is None and allow_none:
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{where}`{name}` must be a positive integer; received {value!r}.")
+    return value
+
+
+def check_rate(name, value, where=""):
+    """Checks that ``value`` is a float in [0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"{where}`{name}` must be a float in [0, 1); received {value!r}.")
+    return float(value)
+
+
+def check_choice(name, value, choices, where=""):
+    """Checks that ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(
+            f"{where}`{name}` must be one of {sorted(choices)}; received {value!r}."
+        )
+    return value
+
+
+def keras_mask_of(x):
+    """The Keras mask attached to ``x`` (e.g. by ``Embedding(mask_zero=True)``), or ``None``.
+
+    Keras only fills a layer's ``mask`` argument when the call has a single tensor argument;
+    layers that also take tensor keyword arguments read the mask from the tensor with this.
+    """
+    return getattr(x, "_keras_mask", None)
