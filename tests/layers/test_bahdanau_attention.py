@@ -1,0 +1,94 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_adl.layers import BahdanauAttention
+from tests.harness import run_layer_test
+from tests.layers import sequence_attention_checks as checks
+
+
+def np_(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+QUERY = np.random.RandomState(0).rand(2, 3, 6).astype("float32")
+VALUE = np.random.RandomState(1).rand(2, 5, 8).astype("float32")
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_harness_sequence_query(normalize):
+    run_layer_test(
+        BahdanauAttention,
+        {"units": 4, "normalize": normalize},
+        {"query": QUERY, "value": VALUE},
+        [(2, 3, 8), (2, 3, 5)],
+        call_kwargs={"return_attention_scores": True},
+    )
+
+
+def test_harness_single_step_with_separate_key():
+    run_layer_test(
+        BahdanauAttention,
+        {"units": 4, "dropout": 0.2},
+        {"query": QUERY[:, 0], "value": VALUE, "key": VALUE[..., :3] * 2},
+        (2, 8),
+    )
+
+
+def test_values_against_formula():
+    layer = BahdanauAttention(4)
+    context, weights = layer(QUERY, VALUE, return_attention_scores=True)
+    wa, ua = np_(layer.query_dense.kernel), np_(layer.key_dense.kernel)
+    v = np_(layer.attention_v)
+    e = np.tanh((QUERY @ wa)[:, :, None] + (VALUE @ ua)[:, None]) @ v
+    a = np.exp(e) / np.exp(e).sum(-1, keepdims=True)
+    np.testing.assert_allclose(np_(weights), a, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np_(context), a @ VALUE, rtol=1e-5, atol=1e-6)
+
+
+def test_normalized_score_uses_g_v_over_norm_and_bias():
+    layer = BahdanauAttention(4, normalize=True)
+    layer.build(QUERY.shape, VALUE.shape)
+    layer.attention_b.assign(np.array([0.3, -0.2, 0.1, 0.5], "float32"))
+    layer.attention_g.assign(2.0)
+    _, weights = layer(QUERY, VALUE, return_attention_scores=True)
+    wa, ua = np_(layer.query_dense.kernel), np_(layer.key_dense.kernel)
+    v = np_(layer.attention_v)
+    v = 2.0 * v / np.linalg.norm(v)
+    e = np.tanh((QUERY @ wa)[:, :, None] + (VALUE @ ua)[:, None] + np_(layer.attention_b)) @ v
+    a = np.exp(e) / np.exp(e).sum(-1, keepdims=True)
+    np.testing.assert_allclose(np_(weights), a, rtol=1e-5, atol=1e-6)
+    fresh = BahdanauAttention(16, normalize=True)
+    fresh.build(QUERY.shape, VALUE.shape)
+    assert float(np_(fresh.attention_g)) == pytest.approx(np.sqrt(1 / 16))
+
+
+def test_sequence_query_equals_loop_of_steps():
+    mask = np.array([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]], bool)
+    checks.check_sequence_query_equals_step_loop(BahdanauAttention(4), QUERY, VALUE, mask)
+
+
+def test_precomputed_keys_equal_fresh():
+    checks.check_precomputed_keys_equal_fresh(BahdanauAttention(4), QUERY, VALUE)
+    checks.check_precomputed_keys_equal_fresh(BahdanauAttention(4), QUERY[:, 0], VALUE)
+
+
+def test_masking():
+    checks.check_masking(BahdanauAttention(4), QUERY, VALUE)
+    checks.check_masking(BahdanauAttention(4), QUERY[:, 0], VALUE)
+    checks.check_keras_mask_is_used(lambda: BahdanauAttention(4))
+
+
+def test_query_mask_propagates():
+    tokens = keras.Input((None,), dtype="int32")
+    query = keras.layers.Embedding(20, 6, mask_zero=True)(tokens)
+    context = BahdanauAttention(4)(query, keras.Input((None, 8)))
+    assert context._keras_mask is not None
+
+
+def test_bad_input():
+    checks.check_bad_input(BahdanauAttention(4))
+    with pytest.raises(ValueError, match="units"):
+        BahdanauAttention(0)
+    with pytest.raises(ValueError, match="must be built"):
+        BahdanauAttention(4).precompute_keys(VALUE)

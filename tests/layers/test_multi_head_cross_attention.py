@@ -1,0 +1,56 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_adl.layers import MultiHeadCrossAttention
+from tests.harness import run_layer_test
+
+
+def np_(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+def test_harness():
+    data = {
+        "query": np.random.rand(2, 3, 8).astype("float32"),
+        "value": np.random.rand(2, 5, 6).astype("float32"),
+    }
+    run_layer_test(
+        MultiHeadCrossAttention,
+        {"num_heads": 2},
+        data,
+        [(2, 3, 8), (2, 2, 3, 5)],
+        call_kwargs={"return_attention_scores": True},
+    )
+
+
+def test_memory_padding_gets_zero_weight_and_changes_nothing():
+    layer = MultiHeadCrossAttention(num_heads=2)
+    q = np.random.rand(2, 3, 8).astype("float32")
+    v = np.random.rand(2, 5, 6).astype("float32")
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 0]], bool)
+    out, w = layer(q, v, value_mask=mask, return_attention_scores=True)
+    v2 = v.copy()
+    v2[~mask] = 100.0
+    out2 = layer(q, v2, value_mask=mask)
+    np.testing.assert_allclose(np_(out), np_(out2), atol=1e-5)
+    w = np_(w)
+    assert np.all(w.transpose(0, 1, 2, 3)[np.broadcast_to(~mask[:, None, None, :], w.shape)] == 0)
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-6)
+
+
+def test_precomputed_key_value_equals_fresh_projection():
+    layer = MultiHeadCrossAttention(num_heads=2)
+    q = np.random.rand(2, 3, 8).astype("float32")
+    v = np.random.rand(2, 5, 6).astype("float32")
+    fresh = layer(q, v)
+    cached = layer(q, key_value=layer.precompute_key_value(v))
+    np.testing.assert_allclose(np_(fresh), np_(cached), atol=1e-6)
+
+
+def test_bad_input():
+    layer = MultiHeadCrossAttention(num_heads=2)
+    with pytest.raises(ValueError, match=r"batch sizes of `query` and `value` must match"):
+        layer(np.zeros((2, 3, 8), "float32"), np.zeros((3, 5, 6), "float32"))
+    with pytest.raises(ValueError, match=r"`value` must have rank 3; received shape \(2, 6\)"):
+        layer(np.zeros((2, 3, 8), "float32"), np.zeros((2, 6), "float32"))

@@ -1,0 +1,119 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_adl.layers import TransformerDecoderBlock
+from tests.harness import run_layer_test
+
+
+def np_(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+TARGET = np.random.RandomState(0).rand(2, 6, 8).astype("float32")
+SOURCE = np.random.RandomState(1).rand(2, 5, 12).astype("float32")
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_harness_encoder_decoder(norm_first):
+    run_layer_test(
+        TransformerDecoderBlock,
+        {"num_heads": 2, "intermediate_dim": 16, "dropout": 0.1, "norm_first": norm_first},
+        {"inputs": TARGET, "encoder_outputs": SOURCE},
+        (2, 6, 8),
+    )
+
+
+def test_harness_decoder_only():
+    run_layer_test(
+        TransformerDecoderBlock, {"num_heads": 2, "intermediate_dim": 16}, TARGET, (2, 6, 8)
+    )
+
+
+def test_causality():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    changed = TARGET.copy()
+    changed[:, 4:] = 7.0
+    a, b = np_(block(TARGET, SOURCE)), np_(block(changed, SOURCE))
+    np.testing.assert_allclose(a[:, :4], b[:, :4], atol=1e-5)
+    assert not np.allclose(a[:, 4:], b[:, 4:])
+
+
+def test_encoder_padding_changes_nothing_and_gets_zero_weight():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    out, scores = block(TARGET, SOURCE, encoder_padding_mask=mask, return_attention_scores=True)
+    changed = SOURCE.copy()
+    changed[~mask] = -9.0
+    np.testing.assert_allclose(
+        np_(block(TARGET, changed, encoder_padding_mask=mask)), np_(out), atol=1e-5
+    )
+    cross = np_(scores["cross_attention"])
+    assert np.all(cross[0, :, :, 3:] == 0)
+    np.testing.assert_allclose(cross.sum(-1), 1.0, rtol=1e-5)
+    self_w = np_(scores["self_attention"])
+    assert np.all(np.triu(np.ones((6, 6)), 1)[None, None].astype(bool) <= (self_w == 0))
+
+
+def test_decoder_padding_changes_no_unpadded_output():
+    tokens = keras.Input((None,), dtype="int32")
+    source = keras.Input((None, 12))
+    x = keras.layers.Embedding(30, 8, mask_zero=True)(tokens)
+    model = keras.Model([tokens, source], TransformerDecoderBlock(2, 16)(x, source))
+    a = np.array([[3, 4, 0], [5, 0, 0]])
+    b = np.array([[3, 4, 0, 0, 0], [5, 0, 0, 0, 0]])
+    ya, yb = np_(model([a, SOURCE])), np_(model([b, SOURCE]))
+    np.testing.assert_allclose(ya[0, :2], yb[0, :2], atol=1e-5)
+    np.testing.assert_allclose(ya[1, :1], yb[1, :1], atol=1e-5)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_incremental_decoding_equals_full_call(norm_first):
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=16, norm_first=norm_first)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    full = np_(block(TARGET, SOURCE, encoder_padding_mask=mask))
+    cache = block.initial_cache(2, 6)
+    memory = block.precompute_cross_attention(SOURCE)
+    outputs = []
+    for t in range(6):
+        out, cache = block(
+            TARGET[:, t : t + 1],
+            cross_attention_cache=memory,
+            encoder_padding_mask=mask,
+            cache=cache,
+            cache_index=t,
+        )
+        outputs.append(np_(out))
+    np.testing.assert_allclose(np.concatenate(outputs, 1), full, rtol=1e-5, atol=1e-5)
+
+
+def test_cached_step_compiles_with_xla():
+    import tensorflow as tf
+
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    block(TARGET, SOURCE)
+    memory = block.precompute_cross_attention(SOURCE)
+
+    @tf.function(jit_compile=True)
+    def step(x, cache, index):
+        return block(x, cross_attention_cache=memory, cache=cache, cache_index=index)
+
+    cache = block.initial_cache(2, 6)
+    outputs = []
+    for t in range(6):
+        out, cache = step(TARGET[:, t : t + 1], cache, tf.constant(t))
+        outputs.append(np_(out))
+    np.testing.assert_allclose(np.concatenate(outputs, 1), np_(block(TARGET, SOURCE)), atol=1e-4)
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_bad_input():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    with pytest.raises(ValueError, match=r"batch sizes of `inputs` and `encoder_outputs` must match"):
+        block(TARGET, SOURCE[:1])
+    decoder_only = TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    decoder_only(TARGET)
+    with pytest.raises(ValueError, match="built without them"):
+        decoder_only(TARGET, SOURCE)
+    with pytest.raises(ValueError, match=r"`encoder_outputs` must have rank 3; received shape \(2, 12\)"):
+        TransformerDecoderBlock(num_heads=2, intermediate_dim=16)(TARGET, SOURCE[:, 0])

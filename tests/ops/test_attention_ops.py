@@ -1,0 +1,101 @@
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from keras_adl.ops.attention import (
+    additive_scores,
+    causal_mask,
+    dot_scores,
+    large_negative,
+    masked_softmax,
+    merge_heads,
+    merge_masks,
+    split_heads,
+    weighted_sum,
+)
+
+
+def np_(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+def test_masked_softmax_matches_softmax_over_unmasked_and_zero_elsewhere():
+    scores = np.random.randn(3, 5).astype("float32")
+    mask = np.array([[1, 1, 0, 1, 0], [1, 0, 0, 0, 0], [1, 1, 1, 1, 1]], bool)
+    w = np_(masked_softmax(scores, mask))
+    for row in range(3):
+        kept = scores[row][mask[row]]
+        ref = np.exp(kept - kept.max()) / np.exp(kept - kept.max()).sum()
+        np.testing.assert_allclose(w[row][mask[row]], ref, rtol=1e-5)
+        assert np.all(w[row][~mask[row]] == 0.0)
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_fully_masked_row_is_zero_not_nan(dtype):
+    scores = ops.cast(np.random.randn(2, 4) * 100, dtype)
+    mask = np.array([[0, 0, 0, 0], [1, 0, 0, 1]], bool)
+    w = np_(ops.cast(masked_softmax(scores, mask), "float32"))
+    assert np.all(np.isfinite(w))
+    assert np.all(w[0] == 0)
+    assert w[1].sum() == pytest.approx(1.0, abs=1e-2)
+    assert keras.backend.standardize_dtype(masked_softmax(scores, mask).dtype) == dtype
+
+
+def test_large_negative_fits_the_dtype():
+    assert np.isfinite(np.float16(large_negative("float16")))
+    assert large_negative("float32") <= -1e9
+
+
+def test_masked_softmax_broadcasts_mask_over_heads():
+    scores = np.random.randn(2, 3, 4, 5).astype("float32")
+    mask = np.random.rand(2, 1, 4, 5) > 0.3
+    w = np_(masked_softmax(scores, mask))
+    assert np.all(w[np.broadcast_to(~mask, w.shape)] == 0)
+
+
+def test_additive_scores_formula_and_single_step():
+    q = np.random.randn(2, 3, 4).astype("float32")
+    k = np.random.randn(2, 5, 4).astype("float32")
+    v = np.random.randn(4).astype("float32")
+    b = np.random.randn(4).astype("float32")
+    e = np_(additive_scores(q, k, v, b))
+    ref = np.tanh(q[:, :, None, :] + k[:, None, :, :] + b) @ v
+    np.testing.assert_allclose(e, ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np_(additive_scores(q[:, 1], k, v, b)), ref[:, 1], rtol=1e-5, atol=1e-5)
+
+
+def test_dot_scores_formula_scale_and_single_step():
+    q = np.random.randn(2, 3, 4).astype("float32")
+    k = np.random.randn(2, 5, 4).astype("float32")
+    e = np_(dot_scores(q, k, scale=0.5))
+    np.testing.assert_allclose(e, 0.5 * np.einsum("bsd,btd->bst", q, k), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np_(dot_scores(q[:, 0], k)), np.einsum("bd,btd->bt", q[:, 0], k), rtol=1e-5)
+
+
+def test_causal_mask_with_offset():
+    m = np_(causal_mask(3, 3))
+    np.testing.assert_array_equal(m, np.tril(np.ones((3, 3), bool)))
+    m = np_(causal_mask(1, 5, offset=2))
+    np.testing.assert_array_equal(m, [[True, True, True, False, False]])
+
+
+def test_weighted_sum_and_merge_masks():
+    w = np.random.rand(2, 3, 4).astype("float32")
+    v = np.random.rand(2, 4, 6).astype("float32")
+    np.testing.assert_allclose(np_(weighted_sum(w, v)), w @ v, rtol=1e-5)
+    np.testing.assert_allclose(np_(weighted_sum(w[:, 0], v)), (w @ v)[:, 0], rtol=1e-5)
+    q = np.array([[1, 1, 0]], bool)
+    k = np.array([[1, 0, 1, 1]], bool)
+    m = np_(merge_masks(q, k, causal=causal_mask(3, 4)))
+    np.testing.assert_array_equal(m, q[:, :, None] & k[:, None, :] & np.tril(np.ones((3, 4), bool)))
+    assert merge_masks() is None
+
+
+def test_split_and_merge_heads_are_inverse():
+    x = np.random.rand(2, 5, 12).astype("float32")
+    heads = split_heads(x, 3)
+    assert tuple(heads.shape) == (2, 3, 5, 4)
+    np.testing.assert_array_equal(np_(heads)[:, 1], x[:, :, 4:8])
+    np.testing.assert_array_equal(np_(merge_heads(heads)), x)
