@@ -5,7 +5,13 @@ import math
 import keras
 from keras import ops
 
-from keras_adl.ops.attention import dot_scores, masked_softmax, merge_heads, split_heads
+from keras_adl.ops.attention import (
+    dot_scores,
+    masked_softmax,
+    merge_heads,
+    scaled_dot_product_attention,
+    split_heads,
+)
 from keras_adl.utils import check_positive_int, check_rate
 
 
@@ -81,22 +87,28 @@ class MultiHeadAttentionBase(keras.layers.Layer):
         self.output_dense.build((None, None, self.num_heads * value_dim))
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
-    def _attend(self, query, key, value, mask, training):
+    def _attend(self, query, key, value, mask, training, return_weights=False):
         """Scaled dot-product attention over heads, then the output projection.
 
         Args:
             query: ``[B, H, S, dk]``; key: ``[B, H, T, dk]``; value: ``[B, H, T, dv]``.
             mask: optional boolean, broadcastable to ``[B, S, T]`` (or ``[B, H, S, T]``).
+            return_weights: also return the attention weights.
 
         Returns:
-            ``(output [B, S, output_dim], weights [B, H, S, T])``.
+            ``output [B, S, output_dim]``, or ``(output, weights [B, H, S, T])``.
         """
-        scores = dot_scores(query, key, scale=1.0 / math.sqrt(self._key_dim))  # QKᵀ/sqrt(d)
         if mask is not None and len(mask.shape) == 3:
             mask = ops.expand_dims(mask, 1)  # broadcast over heads
-        weights = masked_softmax(scores, mask)
-        context = ops.matmul(self.dropout_layer(weights, training=training), value)
-        return self.output_dense(merge_heads(context)), weights
+        scale = 1.0 / math.sqrt(self._key_dim)
+        if return_weights or (training and self.dropout > 0):
+            # Composed ops: the weights are needed, or dropout acts on them.
+            weights = masked_softmax(dot_scores(query, key, scale=scale), mask)  # QKᵀ/sqrt(d)
+            context = ops.matmul(self.dropout_layer(weights, training=training), value)
+        else:
+            context = scaled_dot_product_attention(query, key, value, mask, scale)
+        output = self.output_dense(merge_heads(context))
+        return (output, weights) if return_weights else output
 
     def _split(self, x):
         return split_heads(x, self.num_heads)

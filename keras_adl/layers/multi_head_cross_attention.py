@@ -1,6 +1,7 @@
 """Multi-head cross-attention: queries from one sequence, keys and values from another."""
 
 import keras
+from keras import ops
 
 from keras_adl.layers._multi_head import MultiHeadAttentionBase
 from keras_adl.ops.attention import merge_masks
@@ -78,9 +79,9 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
     def precompute_key_value(self, value):
         """Projects the memory once: returns ``(keys [B, H, T, d_k], values [B, H, T, d_v])``."""
         check_rank("value", value, 3, "MultiHeadCrossAttention: ")
-        kv = self.key_value_dense(value)
         hk = self.num_heads * self._key_dim
-        return self._split(kv[..., :hk]), self._split(kv[..., hk:])
+        keys, values = ops.split(self.key_value_dense(value), [hk], axis=-1)
+        return self._split(keys), self._split(values)
 
     def call(
         self,
@@ -109,10 +110,7 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
         keys, values = key_value if key_value is not None else self.precompute_key_value(value)
         query_heads = self._split(self.query_dense(query))
         mask = merge_masks(query_mask, value_mask, attention_mask)
-        output, weights = self._attend(query_heads, keys, values, mask, training)
-        if return_attention_scores:
-            return output, weights
-        return output
+        return self._attend(query_heads, keys, values, mask, training, return_attention_scores)
 
     def compute_mask(self, inputs, previous_mask=None):
         return previous_mask

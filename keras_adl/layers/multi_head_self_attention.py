@@ -93,11 +93,9 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         check_rank("inputs", inputs, 3, "MultiHeadSelfAttention: ")
         if mask is None:
             mask = keras_mask_of(inputs)
-        qkv = self.qkv_dense(inputs)
         hk = self.num_heads * self._key_dim
-        query = self._split(qkv[..., :hk])
-        key = self._split(qkv[..., hk : 2 * hk])
-        value = self._split(qkv[..., 2 * hk :])
+        query, key, value = ops.split(self.qkv_dense(inputs), [hk, 2 * hk], axis=-1)
+        query, key, value = self._split(query), self._split(key), self._split(value)
 
         length = ops.shape(inputs)[1]
         key_mask, causal = mask, None
@@ -118,10 +116,8 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
             key_mask, causal = None, causal_mask(length, ops.shape(key)[2], offset=index)
         combined = merge_masks(mask, key_mask, attention_mask, causal)
 
-        output, weights = self._attend(query, key, value, combined, training)
-        results = (output,)
-        if return_attention_scores:
-            results += (weights,)
+        attended = self._attend(query, key, value, combined, training, return_attention_scores)
+        results = attended if return_attention_scores else (attended,)
         if cache is not None:
             results += (cache,)
         return results[0] if len(results) == 1 else results

@@ -144,13 +144,16 @@ class TransformerDecoderBlock(TransformerBlockBase):
                 x,
                 mask=padding_mask,
                 use_causal_mask=use_causal_mask,
-                return_attention_scores=True,
+                return_attention_scores=return_attention_scores,
                 cache=cache,
                 cache_index=cache_index,
                 training=training,
             )
-            scores["self_attention"] = out[1]
-            return (out[0],) + tuple(out[2:])
+            if not isinstance(out, tuple):
+                return out
+            if return_attention_scores:
+                scores["self_attention"], out = out[1], (out[0],) + out[2:]
+            return out
 
         x, extras = self._sublayer(inputs, self.self_attention_norm, self_attend, training)
         new_cache = extras[0] if cache is not None else None
@@ -158,16 +161,17 @@ class TransformerDecoderBlock(TransformerBlockBase):
         if self.cross_attention is not None:
 
             def cross_attend(h):
-                out, weights = self.cross_attention(
+                out = self.cross_attention(
                     h,
                     encoder_outputs,
                     query_mask=padding_mask,
                     value_mask=encoder_padding_mask,
                     key_value=cross_attention_cache,
-                    return_attention_scores=True,
+                    return_attention_scores=return_attention_scores,
                     training=training,
                 )
-                scores["cross_attention"] = weights
+                if return_attention_scores:
+                    scores["cross_attention"], out = out[1], out[0]
                 return out
 
             x, _ = self._sublayer(x, self.cross_attention_norm, cross_attend, training)

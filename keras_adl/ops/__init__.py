@@ -8,6 +8,7 @@ from keras_adl.ops.attention import (
     masked_softmax,
     merge_heads,
     merge_masks,
+    scaled_dot_product_attention,
     split_heads,
     weighted_sum,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "masked_softmax",
     "merge_heads",
     "merge_masks",
+    "scaled_dot_product_attention",
     "split_heads",
     "weighted_sum",
 ]

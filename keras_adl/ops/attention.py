@@ -213,6 +213,62 @@ def merge_masks(query_mask=None, key_mask=None, attention_mask=None, causal=None
     return mask
 
 
+def scaled_dot_product_attention(query, key, value, mask=None, scale=None):
+    """``softmax(scale · Q Kᵀ, masked) V`` with a memory-lean gradient.
+
+        S = scale · Q Kᵀ,   P = masked_softmax(S, mask),   O = P V
+
+    The backward pass uses ``rowsum(dP ∘ P) = rowsum(dO ∘ O)`` (the identity FlashAttention
+    relies on), so the softmax gradient ``dS = P ∘ (dP − rowsum(dO ∘ O))`` reads the small
+    ``[.., S, d]`` tensors instead of an extra pass over the ``[.., S, T]`` score tensor, and
+    the scale is applied to ``Q`` rather than to the scores. The gradients equal those of the
+    composed ops (`dot_scores`, `masked_softmax`, `weighted_sum`); use those when the weights
+    themselves are needed or dropout is applied to them.
+
+    Args:
+        query: ``[..., S, dk]`` (e.g. ``[B, H, S, dk]``).
+        key: ``[..., T, dk]``.
+        value: ``[..., T, dv]``.
+        mask: optional boolean, broadcastable to ``[..., S, T]``; fully masked rows give zero
+            context.
+        scale: optional float multiplying the scores (``1/sqrt(dk)`` for the Transformer).
+
+    Returns:
+        Context ``[..., S, dv]``.
+
+    Example:
+
+    >>> q = k = v = ops.ones((2, 4, 3, 8))
+    >>> tuple(scaled_dot_product_attention(q, k, v, scale=8 ** -0.5).shape)
+    (2, 4, 3, 8)
+    """
+
+    @ops.custom_gradient
+    def attend(query, key, value):
+        scaled = query * ops.cast(scale, query.dtype) if scale is not None else query
+        weights = masked_softmax(ops.matmul(scaled, ops.swapaxes(key, -1, -2)), mask)
+        context = ops.matmul(weights, value)
+
+        def grad(*args, upstream=None):
+            if upstream is None:
+                (upstream,) = args
+            d_value = ops.matmul(ops.swapaxes(weights, -1, -2), upstream)  # Pᵀ dO
+            d_weights = ops.matmul(upstream, ops.swapaxes(value, -1, -2))  # dO Vᵀ
+            row = ops.sum(
+                ops.cast(upstream, "float32") * ops.cast(context, "float32"), -1, keepdims=True
+            )  # rowsum(dO ∘ O) = rowsum(dP ∘ P)
+            d_scores = weights * (d_weights - ops.cast(row, weights.dtype))
+            d_query = ops.matmul(d_scores, key)
+            if scale is not None:
+                d_query = d_query * ops.cast(scale, d_query.dtype)
+            d_key = ops.matmul(ops.swapaxes(d_scores, -1, -2), scaled)
+            return d_query, d_key, d_value
+
+        return context, grad
+
+    return attend(query, key, value)
+
+
 def split_heads(x, num_heads):
     """``[B, T, H·d] → [B, H, T, d]``."""
     batch, length = ops.shape(x)[0], ops.shape(x)[1]

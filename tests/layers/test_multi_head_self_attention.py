@@ -122,3 +122,13 @@ def test_bad_input_raises_clear_errors():
         layer = MultiHeadSelfAttention(num_heads=2)
         layer.build((1, 1, 8))
         layer(np.zeros((1, 1, 8), "float32"), cache=layer.initial_cache(1, 4))
+
+
+def test_fast_path_equals_composed_path_with_masks():
+    # return_attention_scores=False uses scaled_dot_product_attention; True the composed ops.
+    layer = MultiHeadSelfAttention(num_heads=2)
+    x = np.random.rand(2, 5, 8).astype("float32")
+    mask = np.array([[1, 1, 1, 0, 0], [0, 0, 0, 0, 0]], bool)
+    fast = layer(x, mask=mask, use_causal_mask=True)
+    composed, _ = layer(x, mask=mask, use_causal_mask=True, return_attention_scores=True)
+    np.testing.assert_allclose(np_(fast), np_(composed), rtol=1e-5, atol=1e-6)

@@ -99,3 +99,56 @@ def test_split_and_merge_heads_are_inverse():
     assert tuple(heads.shape) == (2, 3, 5, 4)
     np.testing.assert_array_equal(np_(heads)[:, 1], x[:, :, 4:8])
     np.testing.assert_array_equal(np_(merge_heads(heads)), x)
+
+
+def _composed(q, k, v, mask, scale):
+    return weighted_sum(masked_softmax(dot_scores(q, k, scale=scale), mask), v)
+
+
+@pytest.mark.parametrize("use_mask", [False, True])
+def test_scaled_dot_product_attention_values_and_gradients_match_composed_ops(use_mask):
+    import tensorflow as tf
+
+    from keras_adl.ops.attention import scaled_dot_product_attention
+
+    rng = np.random.RandomState(3)
+    q, k, v = (tf.constant(rng.randn(2, 3, 4, 5).astype("float32")) for _ in range(3))
+    k = tf.constant(rng.randn(2, 3, 6, 5).astype("float32"))
+    v = tf.constant(rng.randn(2, 3, 6, 7).astype("float32"))
+    mask = None
+    if use_mask:
+        mask = rng.rand(2, 1, 4, 6) > 0.4
+        mask[0, 0, 1] = False  # a fully masked row
+    probe = tf.constant(rng.randn(2, 3, 4, 7).astype("float32"))
+    results = []
+    for fn in (scaled_dot_product_attention, _composed):
+        with tf.GradientTape() as tape:
+            tape.watch([q, k, v])
+            out = fn(q, k, v, mask, 0.4)
+            loss = tf.reduce_sum(tf.sin(out) * probe)
+        results.append([out] + tape.gradient(loss, [q, k, v]))
+    for fast, reference in zip(*results):
+        np.testing.assert_allclose(np_(fast), np_(reference), rtol=1e-4, atol=1e-5)
+    if use_mask:
+        assert np.all(np_(results[0][0])[0, :, 1] == 0)
+
+
+def test_scaled_dot_product_attention_compiles_and_runs_in_float16():
+    import tensorflow as tf
+
+    from keras_adl.ops.attention import scaled_dot_product_attention
+
+    q = tf.random.normal((2, 2, 3, 4), dtype="float16")
+    mask = tf.constant([[True, False, True]])
+
+    @tf.function(jit_compile=True)
+    def step(q):
+        with tf.GradientTape() as tape:
+            tape.watch(q)
+            out = scaled_dot_product_attention(q, q, q, mask, 0.5)
+            loss = tf.reduce_sum(tf.square(out))
+        return out, tape.gradient(loss, q)
+
+    out, grad = step(q)
+    assert out.dtype == tf.float16
+    assert np.all(np.isfinite(np_(grad))) and np.any(np_(grad) != 0)
