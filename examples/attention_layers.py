@@ -51,7 +51,8 @@ def build_model(dim=32):
     summary = keras.layers.GlobalAveragePooling1D()(x)  # mask-aware mean of the states
     context, weights = BahdanauAttention(dim)(summary, x, return_attention_scores=True)
     logits = keras.layers.Dense(VOCAB, name="logits")(context)
-    return keras.Model(tokens, {"logits": logits, "attention": weights})
+    # One model to train, one sharing its layers that also returns the attention weights.
+    return keras.Model(tokens, logits), keras.Model(tokens, {"logits": logits, "attention": weights})
 
 
 def plot_attention(tokens, weights, path):
@@ -85,16 +86,16 @@ def main(argv=None):
     x_train, y_train, _ = make_data(args.samples, args.max_len, rng)
     x_test, y_test, answer = make_data(max(args.samples // 4, 8), args.max_len, rng)
 
-    model = build_model()
+    model, inspector = build_model()
     model.compile(
         optimizer=keras.optimizers.Adam(3e-3),
-        loss={"logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
-        metrics={"logits": "accuracy"},
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
         jit_compile=True,
     )
-    model.fit(x_train, {"logits": y_train}, epochs=args.epochs, batch_size=64, verbose=2)
+    model.fit(x_train, y_train, epochs=args.epochs, batch_size=64, verbose=2)
 
-    out = model.predict(x_test, verbose=0)
+    out = inspector.predict(x_test, verbose=0)
     accuracy = float((out["logits"].argmax(-1) == y_test).mean())
     hit = float((out["attention"].argmax(-1) == answer).mean())
     print(f"held-out accuracy {accuracy:.3f}; attention peaks on the answer in {hit:.3f}")
@@ -104,7 +105,7 @@ def main(argv=None):
     print(f"attention picture: {picture}")
 
     export_dir = os.path.join(args.out, "saved_model")
-    model.export(export_dir, format="tf_saved_model", verbose=False)
+    inspector.export(export_dir, format="tf_saved_model", verbose=False)
     import tensorflow as tf
 
     reloaded = tf.saved_model.load(export_dir)
