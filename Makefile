@@ -20,8 +20,9 @@ install: $(STAMP)
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q
 
+# pytest exits 5 when no test is marked slow; that is not a failure here.
 test-slow: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow || [ $$? -eq 5 ]
 
 bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention.py

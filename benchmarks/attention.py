@@ -70,46 +70,59 @@ def forward(fn, jit):
     return tf.function(fn, jit_compile=jit)
 
 
-def rows_self_attention(sizes, iters, repeats):
-    batch, dim, heads = sizes["batch"], sizes["dim"], sizes["heads"]
+def compare(label, anchor_label, make_ours, make_anchor, target, sizes, iters, repeats):
+    """Rows comparing two layers' forward + backward time at each length, jit off and on.
+
+    ``make_ours()`` / ``make_anchor()`` return ``(layer, call)`` where ``call(layer, x)`` runs it.
+    """
+    batch, dim = sizes["batch"], sizes["dim"]
     rows = []
     for length in sizes["lengths"]:
         x = tf.random.normal((batch, length, dim))
-        ours = MultiHeadSelfAttention(num_heads=heads)
-        ours(x)
-        anchor = keras.layers.MultiHeadAttention(num_heads=heads, key_dim=dim // heads)
-        anchor(x, x)
+        (ours, ours_call), (anchor, anchor_call) = make_ours(), make_anchor()
+        ours_call(ours, x)
+        anchor_call(anchor, x)
         for jit in (False, True):
-            t_ours = median_seconds(train_step(ours, lambda l, x: l(x), jit), (x,), iters, repeats)
-            t_anchor = median_seconds(
-                train_step(anchor, lambda l, x: l(x, x), jit), (x,), iters, repeats
-            )
-            rows.append(
-                (f"MultiHeadSelfAttention T={length}", "keras MultiHeadAttention", jit,
-                 t_ours, t_anchor, 1.2)
-            )
+            t_ours = median_seconds(train_step(ours, ours_call, jit), (x,), iters, repeats)
+            t_anchor = median_seconds(train_step(anchor, anchor_call, jit), (x,), iters, repeats)
+            rows.append((f"{label} T={length}", anchor_label, jit, t_ours, t_anchor, target))
     return rows
+
+
+def rows_self_attention(sizes, iters, repeats):
+    heads, dim = sizes["heads"], sizes["dim"]
+    return compare(
+        "MultiHeadSelfAttention",
+        "keras MultiHeadAttention",
+        lambda: (MultiHeadSelfAttention(num_heads=heads), lambda l, x: l(x)),
+        lambda: (
+            keras.layers.MultiHeadAttention(num_heads=heads, key_dim=dim // heads),
+            lambda l, x: l(x, x),
+        ),
+        1.2,
+        sizes,
+        iters,
+        repeats,
+    )
 
 
 def rows_encoder_block(sizes, iters, repeats):
     import keras_hub
 
-    batch, dim, heads = sizes["batch"], sizes["dim"], sizes["heads"]
-    rows = []
-    for length in sizes["lengths"]:
-        x = tf.random.normal((batch, length, dim))
-        ours = TransformerEncoderBlock(num_heads=heads, intermediate_dim=4 * dim)
-        ours(x)
-        anchor = keras_hub.layers.TransformerEncoder(intermediate_dim=4 * dim, num_heads=heads)
-        anchor(x)
-        for jit in (False, True):
-            t_ours = median_seconds(train_step(ours, lambda l, x: l(x), jit), (x,), iters, repeats)
-            t_anchor = median_seconds(train_step(anchor, lambda l, x: l(x), jit), (x,), iters, repeats)
-            rows.append(
-                (f"TransformerEncoderBlock T={length}", "keras_hub TransformerEncoder", jit,
-                 t_ours, t_anchor, 1.0)
-            )
-    return rows
+    heads, dim = sizes["heads"], sizes["dim"]
+    return compare(
+        "TransformerEncoderBlock",
+        "keras_hub TransformerEncoder",
+        lambda: (TransformerEncoderBlock(heads, 4 * dim), lambda l, x: l(x)),
+        lambda: (
+            keras_hub.layers.TransformerEncoder(intermediate_dim=4 * dim, num_heads=heads),
+            lambda l, x: l(x),
+        ),
+        1.0,
+        sizes,
+        iters,
+        repeats,
+    )
 
 
 def rows_bahdanau_step(sizes, iters, repeats):

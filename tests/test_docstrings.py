@@ -1,0 +1,24 @@
+"""Every `Example:` in a public docstring runs and prints what it shows."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import keras_adl
+
+
+def _modules():
+    for info in pkgutil.walk_packages(keras_adl.__path__, "keras_adl."):
+        yield info.name
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.failed == 0, f"{result.failed} doctest failure(s) in {name}"
+    source = open(module.__file__).read()
+    if "Example:" in source:
+        assert result.attempted > 0, f"{name} documents an Example that doctest does not run"
