@@ -78,3 +78,22 @@ def keras_mask_of(x):
     layers that also take tensor keyword arguments read the mask from the tensor with this.
     """
     return getattr(x, "_keras_mask", None)
+
+
+def clone_initializer(initializer):
+    """A fresh copy of a Keras initializer.
+
+    Keras 3 initializers without an explicit seed are deterministic per instance, so passing one
+    instance to several sublayers gives every same-shaped weight the same initial values (e.g.
+    ``W_a == U_a``). Each sublayer or weight gets its own clone instead.
+    """
+    return initializer.__class__.from_config(initializer.get_config())
+
+
+def require_built(layer, method):
+    """Raises a clear error when ``method`` of an unbuilt layer needs its weights."""
+    if not layer.built:
+        raise ValueError(
+            f"{type(layer).__name__}: the layer must be built (called once, or `build()` with "
+            f"its input shapes) before `{method}`."
+        )

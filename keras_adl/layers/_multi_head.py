@@ -12,7 +12,7 @@ from keras_adl.ops.attention import (
     scaled_dot_product_attention,
     split_heads,
 )
-from keras_adl.utils import check_positive_int, check_rate
+from keras_adl.utils import check_positive_int, check_rate, clone_initializer, require_built
 
 
 class MultiHeadAttentionBase(keras.layers.Layer):
@@ -73,8 +73,8 @@ class MultiHeadAttentionBase(keras.layers.Layer):
         return keras.layers.Dense(
             units,
             use_bias=self.use_bias,
-            kernel_initializer=self.kernel_initializer,
-            bias_initializer=self.bias_initializer,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
             kernel_regularizer=self.kernel_regularizer,
             bias_regularizer=self.bias_regularizer,
             dtype=self.dtype_policy,

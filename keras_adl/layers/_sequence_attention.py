@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_adl.ops.attention import masked_softmax, weighted_sum
-from keras_adl.utils import check_rank, check_rate, check_same_dim, keras_mask_of
+from keras_adl.utils import check_rank, check_rate, check_same_dim, keras_mask_of, require_built
 
 
 class SequenceAttentionBase(keras.layers.Layer):
@@ -44,13 +44,8 @@ class SequenceAttentionBase(keras.layers.Layer):
         Returns:
             The processed keys to pass as ``processed_keys`` at every decoding step.
         """
-        where = f"{type(self).__name__}: "
-        check_rank("key", key, 3, where)
-        if not self.built:
-            raise ValueError(
-                f"{where}the layer must be built (called once, or `build()` with the query and "
-                "value shapes) before `precompute_keys`."
-            )
+        check_rank("key", key, 3, f"{type(self).__name__}: ")
+        require_built(self, "precompute_keys")
         return self._process_keys(key)
 
     def call(
@@ -74,8 +69,19 @@ class SequenceAttentionBase(keras.layers.Layer):
             value_mask = keras_mask_of(value)
         if value_mask is None and key is not None:
             value_mask = keras_mask_of(key)
+        if value_mask is not None:
+            check_rank("value_mask", value_mask, 2, where)
+            check_same_dim(
+                "value_mask", tuple(value_mask.shape), 1, "value", value_shape, 1,
+                "The time steps", where,
+            )
         if processed_keys is None:
             processed_keys = self._process_keys(value if key is None else key)
+        else:
+            keys_shape = check_rank("processed_keys", processed_keys, 3, where)
+            check_same_dim(
+                "processed_keys", keys_shape, 1, "value", value_shape, 1, "The time steps", where
+            )
 
         scores = self._score(query, processed_keys)  # [B, T] or [B, S, T]
         if value_mask is not None and len(query_shape) == 3:

@@ -2,7 +2,7 @@
 
 import keras
 
-from keras_adl.utils import check_positive_int, check_rate
+from keras_adl.utils import check_positive_int, check_rate, clone_initializer
 
 
 class TransformerBlockBase(keras.layers.Layer):
@@ -39,8 +39,8 @@ class TransformerBlockBase(keras.layers.Layer):
             num_heads=self.num_heads,
             key_dim=self.key_dim,
             dropout=self.dropout,
-            kernel_initializer=self.kernel_initializer,
-            bias_initializer=self.bias_initializer,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer),
             dtype=self.dtype_policy,
         )
 
@@ -65,16 +65,18 @@ class TransformerBlockBase(keras.layers.Layer):
     def _build_feed_forward(self, shape):
         """Builds FFN(x) = W_2 act(W_1 x + b_1) + b_2 with its norm and dropouts."""
         dim = shape[-1]
-        dense = dict(
-            kernel_initializer=self.kernel_initializer,
-            bias_initializer=self.bias_initializer,
-            dtype=self.dtype_policy,
-        )
+        def dense():
+            return dict(
+                kernel_initializer=clone_initializer(self.kernel_initializer),
+                bias_initializer=clone_initializer(self.bias_initializer),
+                dtype=self.dtype_policy,
+            )
+
         self.ffn_intermediate = keras.layers.Dense(
-            self.intermediate_dim, activation=self.activation, name="ffn_intermediate", **dense
+            self.intermediate_dim, activation=self.activation, name="ffn_intermediate", **dense()
         )
         self.ffn_intermediate.build(shape)
-        self.ffn_output = keras.layers.Dense(dim, name="ffn_output", **dense)
+        self.ffn_output = keras.layers.Dense(dim, name="ffn_output", **dense())
         self.ffn_output.build(tuple(shape[:-1]) + (self.intermediate_dim,))
         self.ffn_norm = self._norm("ffn_norm", shape)
         self.ffn_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)

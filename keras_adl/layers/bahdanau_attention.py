@@ -7,7 +7,7 @@ from keras import ops
 
 from keras_adl.layers._sequence_attention import SequenceAttentionBase
 from keras_adl.ops.attention import additive_scores
-from keras_adl.utils import check_positive_int
+from keras_adl.utils import check_positive_int, clone_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -80,7 +80,7 @@ class BahdanauAttention(SequenceAttentionBase):
         return keras.layers.Dense(
             self.units,
             use_bias=False,
-            kernel_initializer=self.kernel_initializer,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
             kernel_regularizer=self.kernel_regularizer,
             dtype=self.dtype_policy,
             name=name,
@@ -92,7 +92,9 @@ class BahdanauAttention(SequenceAttentionBase):
         self.key_dense = self._projection("key_projection")  # U_a
         self.key_dense.build(key_shape)
         self.attention_v = self.add_weight(
-            name="attention_v", shape=(self.units,), initializer=self.kernel_initializer
+            name="attention_v",
+            shape=(self.units,),
+            initializer=clone_initializer(self.kernel_initializer),
         )
         if self.normalize:
             self.attention_g = self.add_weight(

@@ -5,7 +5,7 @@ from keras import ops
 
 from keras_adl.layers._multi_head import MultiHeadAttentionBase
 from keras_adl.ops.attention import merge_masks
-from keras_adl.utils import check_rank, check_same_dim, keras_mask_of
+from keras_adl.utils import check_rank, check_same_dim, keras_mask_of, require_built
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -78,6 +78,7 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
 
     def precompute_key_value(self, value):
         """Projects the memory once: returns ``(keys [B, H, T, d_k], values [B, H, T, d_v])``."""
+        require_built(self, "precompute_key_value")
         check_rank("value", value, 3, "MultiHeadCrossAttention: ")
         hk = self.num_heads * self._key_dim
         keys, values = ops.split(self.key_value_dense(value), [hk], axis=-1)
@@ -105,6 +106,11 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
             )
             if value_mask is None:
                 value_mask = keras_mask_of(value)
+        if value_mask is not None:
+            # The memory's steps: from `value`, or from the precomputed keys [B, H, T, d].
+            memory = tuple(value.shape) if value is not None else (None, key_value[0].shape[2])
+            mask_shape = check_rank("value_mask", value_mask, 2, where)
+            check_same_dim("value_mask", mask_shape, 1, "value", memory, 1, "The time steps", where)
         if query_mask is None:
             query_mask = keras_mask_of(query)
         keys, values = key_value if key_value is not None else self.precompute_key_value(value)

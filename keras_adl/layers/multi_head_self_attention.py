@@ -5,7 +5,7 @@ from keras import ops
 
 from keras_adl.layers._multi_head import MultiHeadAttentionBase
 from keras_adl.ops.attention import causal_mask, merge_masks
-from keras_adl.utils import check_rank, keras_mask_of
+from keras_adl.utils import check_rank, check_same_dim, keras_mask_of, require_built
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -41,11 +41,13 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
             attend), combined with the padding and causal masks.
         use_causal_mask: if ``True``, step ``t`` attends only to steps ``≤ t``.
         return_attention_scores: if ``True``, also return the attention weights.
-        cache: optional ``(keys, values)`` tuple of shapes ``[B, H, T_max, d_k]`` and
-            ``[B, H, T_max, d_v]`` (see `initial_cache`) for incremental decoding. With a cache
-            the inputs are the new steps ``[B, S, D]`` and attention is causal over the cache.
+        cache: optional ``(keys, values, valid)`` tuple from `initial_cache` (or a previous
+            call) for incremental decoding. With a cache the inputs are the new steps
+            ``[B, S, D]``; they are written at ``cache_index`` (their padding mask into
+            ``valid``), and attention is causal over the cache and skips padded steps.
         cache_index: absolute position of the first new step (int or scalar tensor); required
-            with ``cache``.
+            with ``cache``. A Python int that would write past the end of the cache raises; a
+            tensor index is not checked (``slice_update`` would clamp it).
         training: whether dropout is active.
 
     Returns:
@@ -72,12 +74,55 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         self._build_output(key_dim, value_dim, output_dim)
 
     def initial_cache(self, batch_size, max_length):
-        """Zero ``(keys, values)`` cache for `max_length` decoding steps."""
+        """An empty cache for ``max_length`` decoding steps.
+
+        Returns:
+            ``(keys [B, H, T_max, d_k], values [B, H, T_max, d_v], valid [B, T_max])``: zero
+            keys and values, and a boolean mask of the slots holding a real (non-padding) step,
+            all ``False`` until written.
+        """
+        require_built(self, "initial_cache")
         dtype = self.compute_dtype
         return (
             ops.zeros((batch_size, self.num_heads, max_length, self._key_dim), dtype),
             ops.zeros((batch_size, self.num_heads, max_length, self._value_dim), dtype),
+            ops.zeros((batch_size, max_length), "bool"),
         )
+
+    def _update_cache(self, cache, key, value, mask, cache_index):
+        """Writes the new steps' keys, values and validity at ``cache_index``."""
+        where = "MultiHeadSelfAttention: "
+        if cache_index is None:
+            raise ValueError(f"{where}`cache_index` is required when `cache` is given.")
+        if not isinstance(cache, (tuple, list)) or len(cache) != 3:
+            raise ValueError(
+                f"{where}`cache` must be the (keys, values, valid) tuple of `initial_cache`; "
+                f"received {type(cache).__name__} of length {len(cache) if hasattr(cache, '__len__') else '?'}."
+            )
+        cached_keys, cached_values, valid = cache
+        expected = (key.shape[0], self.num_heads, None, self._key_dim)
+        got = tuple(cached_keys.shape)
+        if len(got) != 4 or any(e is not None and g is not None and e != g for e, g in zip(expected, got)):
+            raise ValueError(
+                f"{where}`cache` keys must have shape [B, num_heads, T_max, key_dim] = "
+                f"{expected}; received {got}."
+            )
+        steps, capacity = key.shape[2], got[2]
+        if isinstance(cache_index, int) and None not in (steps, capacity):
+            if cache_index < 0 or cache_index + steps > capacity:
+                raise ValueError(
+                    f"{where}writing {steps} step(s) at `cache_index`={cache_index} overflows a "
+                    f"cache of {capacity} steps; build it with a larger `max_length`."
+                )
+        index = ops.cast(cache_index, "int32")
+        zero = ops.zeros((), "int32")
+        start = [zero, zero, index, zero]
+        cached_keys = ops.slice_update(cached_keys, start, ops.cast(key, cached_keys.dtype))
+        cached_values = ops.slice_update(cached_values, start, ops.cast(value, cached_values.dtype))
+        if mask is None:
+            mask = ops.ones((ops.shape(key)[0], ops.shape(key)[2]), "bool")
+        valid = ops.slice_update(valid, [zero, index], ops.cast(mask, "bool"))
+        return cached_keys, cached_values, valid
 
     def call(
         self,
@@ -90,9 +135,13 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         cache_index=None,
         training=None,
     ):
-        check_rank("inputs", inputs, 3, "MultiHeadSelfAttention: ")
+        where = "MultiHeadSelfAttention: "
+        shape = check_rank("inputs", inputs, 3, where)
         if mask is None:
             mask = keras_mask_of(inputs)
+        if mask is not None:
+            check_rank("mask", mask, 2, where)
+            check_same_dim("mask", tuple(mask.shape), 1, "inputs", shape, 1, "The time steps", where)
         hk = self.num_heads * self._key_dim
         query, key, value = ops.split(self.qkv_dense(inputs), [hk, 2 * hk], axis=-1)
         query, key, value = self._split(query), self._split(key), self._split(value)
@@ -102,18 +151,11 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         if use_causal_mask:
             causal = causal_mask(length, length)
         if cache is not None:
-            if cache_index is None:
-                raise ValueError(
-                    "MultiHeadSelfAttention: `cache_index` is required when `cache` is given."
-                )
-            index = ops.cast(cache_index, "int32")
-            zero = ops.zeros((), "int32")
-            start = [zero, zero, index, zero]
-            key = ops.slice_update(cache[0], start, ops.cast(key, cache[0].dtype))
-            value = ops.slice_update(cache[1], start, ops.cast(value, cache[1].dtype))
-            cache = (key, value)
-            # Causal over the whole cache; this also hides the slots not written yet.
-            key_mask, causal = None, causal_mask(length, ops.shape(key)[2], offset=index)
+            cache = self._update_cache(cache, key, value, mask, cache_index)
+            key, value, key_mask = cache
+            # Causal over the whole cache (this also hides the slots not written yet); padded
+            # steps written earlier are hidden by the cache's validity mask.
+            causal = causal_mask(length, ops.shape(key)[2], offset=cache_index)
         combined = merge_masks(mask, key_mask, attention_mask, causal)
 
         attended = self._attend(query, key, value, combined, training, return_attention_scores)

@@ -5,7 +5,7 @@ import keras
 from keras_adl.layers._transformer_block import TransformerBlockBase
 from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
 from keras_adl.layers.multi_head_self_attention import MultiHeadSelfAttention
-from keras_adl.utils import check_rank, check_same_dim, keras_mask_of
+from keras_adl.utils import check_rank, check_same_dim, keras_mask_of, require_built
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -44,7 +44,8 @@ class TransformerDecoderBlock(TransformerBlockBase):
         inputs: decoder sequence ``[B, S, D]`` (the new steps when decoding with a cache).
         encoder_outputs: optional ``[B, T, D_enc]``.
         padding_mask: optional ``[B, S]`` decoder padding mask (defaults to the Keras mask of
-            ``inputs``); ignored for the cached keys, which are never padding.
+            ``inputs``); with a cache it is recorded for the new steps, so padded steps of a
+            prompt written through the cache are never attended to.
         encoder_padding_mask: optional ``[B, T]`` (defaults to the Keras mask of
             ``encoder_outputs``); masked encoder steps get zero cross-attention weight.
         use_causal_mask: causal self-attention (default ``True``; always on with a cache).
@@ -92,11 +93,14 @@ class TransformerDecoderBlock(TransformerBlockBase):
         self._build_feed_forward(shape)
 
     def initial_cache(self, batch_size, max_length):
-        """A zero self-attention cache for ``max_length`` decoding steps."""
+        """An empty self-attention cache for ``max_length`` decoding steps (see
+        `MultiHeadSelfAttention.initial_cache`)."""
+        require_built(self, "initial_cache")
         return self.self_attention.initial_cache(batch_size, max_length)
 
     def precompute_cross_attention(self, encoder_outputs):
         """Projected encoder keys and values, to pass as ``cross_attention_cache``."""
+        require_built(self, "precompute_cross_attention")
         if self.cross_attention is None:
             raise ValueError(
                 "TransformerDecoderBlock: this block was built without `encoder_outputs`, so it "

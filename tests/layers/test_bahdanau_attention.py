@@ -92,3 +92,18 @@ def test_bad_input():
         BahdanauAttention(0)
     with pytest.raises(ValueError, match="must be built"):
         BahdanauAttention(4).precompute_keys(VALUE)
+
+
+def test_projections_start_from_different_weights():
+    layer = BahdanauAttention(4)
+    layer(VALUE[:, 0], VALUE)  # query and key of the same size: W_a and U_a have one shape
+    assert not np.allclose(np_(layer.query_dense.kernel), np_(layer.key_dense.kernel))
+
+
+def test_mask_and_processed_keys_of_the_wrong_length_raise():
+    layer = BahdanauAttention(4)
+    with pytest.raises(ValueError, match=r"time steps of `value_mask` and `value` must match"):
+        layer(QUERY, VALUE, value_mask=np.ones((2, 4), bool))
+    keys = layer.precompute_keys(VALUE[:, :3])
+    with pytest.raises(ValueError, match=r"time steps of `processed_keys` and `value` must match"):
+        layer(QUERY, VALUE, processed_keys=keys)

@@ -54,3 +54,11 @@ def test_bad_input():
         layer(np.zeros((2, 3, 8), "float32"), np.zeros((3, 5, 6), "float32"))
     with pytest.raises(ValueError, match=r"`value` must have rank 3; received shape \(2, 6\)"):
         layer(np.zeros((2, 3, 8), "float32"), np.zeros((2, 6), "float32"))
+
+
+def test_value_mask_of_the_wrong_length_and_unbuilt_precompute_raise():
+    layer = MultiHeadCrossAttention(num_heads=2)
+    with pytest.raises(ValueError, match="must be built"):
+        layer.precompute_key_value(np.zeros((2, 5, 6), "float32"))
+    with pytest.raises(ValueError, match=r"time steps of `value_mask` and `value` must match"):
+        layer(np.zeros((2, 3, 8), "float32"), np.zeros((2, 5, 6), "float32"), value_mask=np.ones((2, 4), bool))

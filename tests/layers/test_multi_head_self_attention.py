@@ -132,3 +132,23 @@ def test_fast_path_equals_composed_path_with_masks():
     fast = layer(x, mask=mask, use_causal_mask=True)
     composed, _ = layer(x, mask=mask, use_causal_mask=True, return_attention_scores=True)
     np.testing.assert_allclose(np_(fast), np_(composed), rtol=1e-5, atol=1e-6)
+
+
+def test_prompt_chunk_then_single_steps_equals_full_call():
+    layer = MultiHeadSelfAttention(num_heads=2)
+    x = np.random.rand(2, 6, 8).astype("float32")
+    full = np_(layer(x, use_causal_mask=True))
+    out, cache = layer(x[:, :4], cache=layer.initial_cache(2, 6), cache_index=0)
+    steps = [np_(out)]
+    for t in (4, 5):
+        out, cache = layer(x[:, t : t + 1], cache=cache, cache_index=t)
+        steps.append(np_(out))
+    np.testing.assert_allclose(np.concatenate(steps, 1), full, rtol=1e-5, atol=1e-5)
+
+
+def test_mask_of_the_wrong_length_and_unbuilt_cache_raise():
+    layer = MultiHeadSelfAttention(num_heads=2)
+    with pytest.raises(ValueError, match="must be built"):
+        layer.initial_cache(1, 4)
+    with pytest.raises(ValueError, match=r"time steps of `mask` and `inputs` must match"):
+        layer(np.zeros((1, 3, 8), "float32"), mask=np.ones((1, 4), bool))

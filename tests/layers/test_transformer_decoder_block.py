@@ -117,3 +117,53 @@ def test_bad_input():
         decoder_only(TARGET, SOURCE)
     with pytest.raises(ValueError, match=r"`encoder_outputs` must have rank 3; received shape \(2, 12\)"):
         TransformerDecoderBlock(num_heads=2, intermediate_dim=16)(TARGET, SOURCE[:, 0])
+
+
+def test_sublayers_start_from_different_weights():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=8)
+    block(TARGET, TARGET)
+    kernels = [
+        block.self_attention.output_dense.kernel,
+        block.cross_attention.query_dense.kernel,
+        block.cross_attention.output_dense.kernel,
+        block.ffn_intermediate.kernel,
+        block.ffn_output.kernel,
+    ]
+    arrays = [np_(k) for k in kernels]
+    for i in range(len(arrays)):
+        for j in range(i + 1, len(arrays)):
+            assert not np.allclose(arrays[i], arrays[j]), (kernels[i].path, kernels[j].path)
+
+
+def test_left_padded_prompt_through_cache_equals_full_call():
+    # A prompt chunk with padding is written through the cache in one call; later steps must not
+    # attend to its padded slots, exactly as in the full masked call.
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    mask = np.array([[False, False, True, True, True, True], [True] * 6])
+    full = np_(block(TARGET, SOURCE, padding_mask=mask))
+    memory = block.precompute_cross_attention(SOURCE)
+    cache = block.initial_cache(2, 6)
+    prompt, cache = block(
+        TARGET[:, :3], cross_attention_cache=memory, padding_mask=mask[:, :3], cache=cache,
+        cache_index=0,
+    )
+    steps = [np_(prompt)]
+    for t in range(3, 6):
+        out, cache = block(TARGET[:, t : t + 1], cross_attention_cache=memory, cache=cache, cache_index=t)
+        steps.append(np_(out))
+    got = np.concatenate(steps, 1)
+    np.testing.assert_allclose(got[mask], full[mask], rtol=1e-5, atol=1e-5)
+
+
+def test_cache_errors():
+    block = TransformerDecoderBlock(num_heads=2, intermediate_dim=16)
+    with pytest.raises(ValueError, match="must be built"):
+        block.initial_cache(2, 4)
+    with pytest.raises(ValueError, match="must be built"):
+        block.precompute_cross_attention(SOURCE)
+    block(TARGET, SOURCE)
+    memory = block.precompute_cross_attention(SOURCE)
+    with pytest.raises(ValueError, match=r"overflows a cache of 4 steps"):
+        block(TARGET[:, :2], cross_attention_cache=memory, cache=block.initial_cache(2, 4), cache_index=3)
+    with pytest.raises(ValueError, match=r"`cache` must be the \(keys, values, valid\) tuple"):
+        block(TARGET[:, :1], cross_attention_cache=memory, cache=block.initial_cache(2, 4)[:2], cache_index=0)
