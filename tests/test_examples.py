@@ -17,11 +17,12 @@ def load_script(relative_path):
 
 
 def test_attention_layers_example_learns_to_attend(tmp_path):
-    # Fast learning test of the attention family (378 seeded steps): the model must answer the
-    # lookup and put its Bahdanau attention peak on the answer token. The example also writes
-    # its picture and checks the reloaded SavedModel predicts the same (it raises otherwise).
+    # Fast learning test of the attention family (the demo's 756 seeded steps; seeds 0-3 reached
+    # 0.99 training accuracy by epoch 9, 6, 6, 7 of 12): the model must answer the lookup and put
+    # its Bahdanau attention peak on the answer token. The example also writes its picture and
+    # checks that the reloaded SavedModel predicts the same (it raises otherwise).
     example = load_script("examples/attention_layers.py")
-    result = example.main(["--samples", "4000", "--epochs", "6", "--out", str(tmp_path)])
+    result = example.main(["--samples", "4000", "--epochs", "12", "--out", str(tmp_path)])
     assert result["accuracy"] >= 0.95
     assert result["attention_hit"] >= 0.9
     assert os.path.getsize(result["picture"]) > 1000
