@@ -95,14 +95,16 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         if cache_index is None:
             raise ValueError(f"{where}`cache_index` is required when `cache` is given.")
         if not isinstance(cache, (tuple, list)) or len(cache) != 3:
+            received = f"a {len(cache)}-tuple" if isinstance(cache, (tuple, list)) else type(cache).__name__
             raise ValueError(
                 f"{where}`cache` must be the (keys, values, valid) tuple of `initial_cache`; "
-                f"received {type(cache).__name__} of length {len(cache) if hasattr(cache, '__len__') else '?'}."
+                f"received {received}."
             )
         cached_keys, cached_values, valid = cache
         expected = (key.shape[0], self.num_heads, None, self._key_dim)
         got = tuple(cached_keys.shape)
-        if len(got) != 4 or any(e is not None and g is not None and e != g for e, g in zip(expected, got)):
+        mismatch = any(e is not None and g is not None and e != g for e, g in zip(expected, got))
+        if len(got) != 4 or mismatch:
             raise ValueError(
                 f"{where}`cache` keys must have shape [B, num_heads, T_max, key_dim] = "
                 f"{expected}; received {got}."
