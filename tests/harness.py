@@ -25,6 +25,11 @@ import numpy as np
 import tensorflow as tf
 
 
+def np_(x):
+    """A tensor as a numpy array (shared by the tests)."""
+    return keras.ops.convert_to_numpy(x)
+
+
 def _as_dict(input_data):
     if isinstance(input_data, dict):
         return dict(input_data)

@@ -4,9 +4,8 @@ import keras
 import numpy as np
 import pytest
 
+from tests.harness import np_
 
-def np_(x):
-    return keras.ops.convert_to_numpy(x)
 
 
 def check_sequence_query_equals_step_loop(layer, query, value, mask=None):

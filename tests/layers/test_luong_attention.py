@@ -3,12 +3,9 @@ import numpy as np
 import pytest
 
 from keras_adl.layers import LuongAttention
-from tests.harness import run_layer_test
+from tests.harness import np_, run_layer_test
 from tests.layers import sequence_attention_checks as checks
 
-
-def np_(x):
-    return keras.ops.convert_to_numpy(x)
 
 
 QUERY = np.random.RandomState(0).rand(2, 3, 8).astype("float32")

@@ -3,11 +3,8 @@ import numpy as np
 import pytest
 
 from keras_adl.layers import MultiHeadCrossAttention
-from tests.harness import run_layer_test
+from tests.harness import np_, run_layer_test
 
-
-def np_(x):
-    return keras.ops.convert_to_numpy(x)
 
 
 def test_harness():

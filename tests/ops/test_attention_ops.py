@@ -14,10 +14,8 @@ from keras_adl.ops.attention import (
     split_heads,
     weighted_sum,
 )
+from tests.harness import np_
 
-
-def np_(x):
-    return keras.ops.convert_to_numpy(x)
 
 
 def test_masked_softmax_matches_softmax_over_unmasked_and_zero_elsewhere():
