@@ -1,5 +1,6 @@
 """Public keras-adl layers. Importing this module registers every layer for `.keras` loading."""
 
+from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.layers.luong_attention import LuongAttention
 from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
@@ -9,6 +10,7 @@ from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 
 __all__ = [
+    "AttentionRNNDecoder",
     "BahdanauAttention",
     "LuongAttention",
     "MultiHeadCrossAttention",

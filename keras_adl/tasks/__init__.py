@@ -1,0 +1,5 @@
+"""Data: synthetic tasks of the papers and loaders of real data in standard formats."""
+
+from keras_adl.tasks.dates import CharVocabulary, date_arrays, generate_dates
+
+__all__ = ["CharVocabulary", "date_arrays", "generate_dates"]
