@@ -125,8 +125,16 @@ def run_layer_test(
             assert np.all(np.isfinite(keras.ops.convert_to_numpy(out))), "non-finite output"
 
     # 3. Symbolic call in a functional model, with a trainable probe on each float input.
+    # Dynamic time/step dims (only the last, feature dim of float inputs is fixed), as in a
+    # user's model over variable-length data; this is where shape-dependent ops break under XLA.
+    def _dynamic_shape(v):
+        if keras.backend.is_float_dtype(str(v.dtype)):
+            return (None,) * (v.ndim - 2) + v.shape[-1:]
+        return (None,) * (v.ndim - 1)
+
     symbolic = {
-        k: keras.Input(shape=v.shape[1:], dtype=str(v.dtype), name=k) for k, v in inputs.items()
+        k: keras.Input(shape=_dynamic_shape(v), dtype=str(v.dtype), name=k)
+        for k, v in inputs.items()
     }
     probed = {}
     probes = []

@@ -63,7 +63,12 @@ def masked_softmax(scores, mask=None, axis=-1):
     dtype = keras.backend.standardize_dtype(scores.dtype)
     if dtype in _LOW_PRECISION:
         scores = ops.cast(scores, "float32")
-    if mask is None:
+    if scores.shape[axis] == 1:
+        # One position: its weight is 1 (0 if masked). Skips Keras' size-1 softmax warning.
+        weights = ops.ones_like(scores)
+        if mask is not None:
+            weights = weights * ops.cast(mask, weights.dtype)
+    elif mask is None:
         weights = ops.softmax(scores, axis=axis)
     else:
         mask = ops.cast(mask, "bool")
@@ -103,7 +108,9 @@ def additive_scores(query, keys, attention_v, bias=None):
     hidden = ops.expand_dims(query, 2) + ops.expand_dims(keys, 1)  # [B, S, T, U]
     if bias is not None:
         hidden = hidden + bias
-    scores = ops.matmul(ops.tanh(hidden), attention_v)  # e = vᵀ tanh(W q + U k + b)
+    # e = vᵀ tanh(W q + U k + b), as a reduction: a rank-4 × rank-1 matmul lowers to a
+    # tensordot whose gradient XLA cannot compile inside a loop with dynamic lengths.
+    scores = ops.sum(ops.tanh(hidden) * attention_v, axis=-1)
     if single_step:
         scores = ops.squeeze(scores, 1)
     return scores

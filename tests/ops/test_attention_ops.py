@@ -152,3 +152,10 @@ def test_scaled_dot_product_attention_compiles_and_runs_in_float16():
     assert out.dtype == tf.float16
     np.testing.assert_allclose(np_(out).astype("float32"), np_(ref_out), rtol=1e-2, atol=1e-2)
     np.testing.assert_allclose(np_(grad).astype("float32"), np_(ref_grad), rtol=2e-2, atol=2e-2)
+
+
+def test_masked_softmax_over_one_position():
+    scores = np.random.randn(3, 1).astype("float32")
+    np.testing.assert_array_equal(np_(masked_softmax(scores)), np.ones((3, 1)))
+    mask = np.array([[True], [False], [True]])
+    np.testing.assert_array_equal(np_(masked_softmax(scores, mask)), mask.astype("float32"))

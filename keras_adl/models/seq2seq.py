@@ -1,0 +1,318 @@
+"""RNN encoder-decoder models with and without attention, and their decoding functions.
+
+`attention_seq2seq` is the RNNsearch model of Bahdanau et al. (2014): a bidirectional RNN
+encoder, and a decoder whose input at step ``s`` is ``[e(y_{s-1}); c_s]`` with ``c_s`` from
+attention over all encoder states. `encoder_decoder` is the classic baseline without attention
+(Cho et al. 2014): the decoder sees the same fixed summary ``c = [h→_T; h←_1]`` at every step.
+Both return a teacher-forced training model with named layers; `greedy_decode` and
+`beam_search` run inference from those layers as traceable functions (bounded TensorFlow
+loops, no Python-side state), so they export to a SavedModel.
+"""
+
+import keras
+from keras import ops
+
+from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
+from keras_adl.utils import check_choice, check_positive_int
+
+START, END, PAD = 1, 2, 0
+
+
+def _encoder_decoder(
+    source_vocab_size, target_vocab_size, embedding_dim, units, attention, cell, name, use_attention
+):
+    where = f"{name}: "
+    for arg, value in (
+        ("source_vocab_size", source_vocab_size),
+        ("target_vocab_size", target_vocab_size),
+        ("embedding_dim", embedding_dim),
+        ("units", units),
+    ):
+        check_positive_int(arg, value, where)
+    check_choice("cell", cell, ("gru", "lstm"), where)
+    check_choice("attention", attention, ("bahdanau", "luong"), where)
+    rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
+
+    source = keras.Input((None,), dtype="int32", name="source")
+    decoder_input = keras.Input((None,), dtype="int32", name="decoder_input")
+    embedded = keras.layers.Embedding(
+        source_vocab_size, embedding_dim, mask_zero=True, name="source_embedding"
+    )(source)
+    encoder = keras.layers.Bidirectional(
+        rnn(units, return_sequences=True, return_state=True), name="encoder"
+    )
+    encoded = encoder(embedded)
+    states = encoded[1:]  # GRU: [h→, h←]; LSTM: [h→, c→, h←, c←]
+    backward = states[len(states) // 2 :]
+    # s_0 = tanh(W_s h←_1) (Bahdanau et al. 2014, A.2.2); for an LSTM also the cell state.
+    initial_state = [
+        keras.layers.Dense(units, activation="tanh", name=f"bridge_{i}")(s)
+        for i, s in enumerate(backward)
+    ]
+    if use_attention:
+        memory = encoded[0]  # all encoder states [B, T, 2U]
+    else:
+        # One memory slot holding [h→_T; h←_1]: attention over it is always 1, so the decoder
+        # sees the same fixed context at every step.
+        summary = keras.layers.Concatenate(name="summary")([states[0], backward[0]])
+        memory = keras.layers.Reshape((1, 2 * units), name="fixed_context")(summary)
+    target_embedded = keras.layers.Embedding(
+        target_vocab_size, embedding_dim, mask_zero=True, name="target_embedding"
+    )(decoder_input)
+    outputs = AttentionRNNDecoder(units, attention=attention, cell=cell, name="decoder")(
+        target_embedded, memory, initial_state=initial_state
+    )
+    logits = keras.layers.Dense(target_vocab_size, name="logits")(outputs)
+    return keras.Model([source, decoder_input], logits, name=name)
+
+
+def attention_seq2seq(
+    source_vocab_size,
+    target_vocab_size,
+    embedding_dim=64,
+    units=128,
+    attention="bahdanau",
+    cell="gru",
+    name="attention_seq2seq",
+):
+    """The RNN encoder-decoder with attention (Bahdanau et al. 2014), teacher-forced.
+
+    Source and target ids use 0 for padding (masked throughout); decoding assumes ``<s>=1`` and
+    ``</s>=2`` as in `keras_adl.tasks.dates`.
+
+    Args:
+        source_vocab_size, target_vocab_size: vocabulary sizes (including the specials).
+        embedding_dim: size of both embeddings.
+        units: size of each encoder direction and of the decoder state.
+        attention: ``"bahdanau"`` or ``"luong"`` (``"general"`` score).
+        cell: ``"gru"`` or ``"lstm"``.
+        name: model name.
+
+    Returns:
+        A ``keras.Model`` mapping ``{"source": [B, T], "decoder_input": [B, S]}`` (the target
+        shifted right behind ``<s>``) to logits ``[B, S, target_vocab_size]``. Its layers are
+        named ``source_embedding``, ``encoder``, ``bridge_*``, ``target_embedding``,
+        ``decoder`` and ``logits``; `greedy_decode` and `beam_search` use them.
+
+    Example:
+
+    >>> model = attention_seq2seq(40, 15, embedding_dim=8, units=16)
+    >>> tuple(model.output.shape)
+    (None, None, 15)
+
+    References:
+        Bahdanau, Cho, Bengio (2014). Neural Machine Translation by Jointly Learning to Align
+        and Translate. arXiv:1409.0473.
+    """
+    return _encoder_decoder(
+        source_vocab_size, target_vocab_size, embedding_dim, units, attention, cell, name, True
+    )
+
+
+def encoder_decoder(
+    source_vocab_size,
+    target_vocab_size,
+    embedding_dim=64,
+    units=128,
+    cell="gru",
+    name="encoder_decoder",
+):
+    """The RNN encoder-decoder without attention (Cho et al. 2014), the classic baseline.
+
+    Identical to `attention_seq2seq` except that the memory is one slot holding the encoder
+    summary ``[h→_T; h←_1]``, so the context is the same at every decoder step. It exists to
+    show what attention buys on long inputs.
+
+    Args:
+        source_vocab_size, target_vocab_size, embedding_dim, units, cell, name: as in
+            `attention_seq2seq`.
+
+    Returns:
+        A ``keras.Model`` with the same inputs, outputs and layer names as `attention_seq2seq`.
+
+    Example:
+
+    >>> model = encoder_decoder(40, 15, embedding_dim=8, units=16)
+    >>> tuple(model.output.shape)
+    (None, None, 15)
+
+    References:
+        Cho et al. (2014). Learning Phrase Representations using RNN Encoder-Decoder for
+        Statistical Machine Translation. arXiv:1406.1078.
+    """
+    return _encoder_decoder(
+        source_vocab_size, target_vocab_size, embedding_dim, units, "bahdanau", cell, name, False
+    )
+
+
+def _encode(model, source):
+    """Memory, memory mask and initial decoder states of ``model`` for ``source`` ids."""
+    source_mask = ops.not_equal(source, PAD)
+    embedded = model.get_layer("source_embedding")(source)
+    encoded = model.get_layer("encoder")(embedded, mask=source_mask)
+    states = encoded[1:]
+    backward = states[len(states) // 2 :]
+    initial = [model.get_layer(f"bridge_{i}")(s) for i, s in enumerate(backward)]
+    try:
+        model.get_layer("fixed_context")
+    except ValueError:
+        return encoded[0], source_mask, initial
+    summary = ops.concatenate([states[0], backward[0]], axis=-1)
+    return ops.expand_dims(summary, 1), None, initial
+
+
+def greedy_decode(model, source, max_length):
+    """Greedy decoding with a model from `attention_seq2seq` or `encoder_decoder`.
+
+    A bounded loop over ``max_length`` steps (no Python-side state), so it traces into a
+    ``tf.function`` / SavedModel and compiles with XLA. After ``</s>`` a sequence emits padding.
+
+    Args:
+        model: the training model (or one reloaded from ``.keras``).
+        source: ``[B, T]`` int source ids, 0-padded.
+        max_length: number of target steps to produce (including ``</s>``).
+
+    Returns:
+        ``(tokens [B, max_length] int32, attention [B, max_length, T], log_likelihood [B])``;
+        the log-likelihood sums the chosen tokens' log-probabilities up to and including
+        ``</s>``.
+    """
+    source = ops.convert_to_tensor(source, "int32")
+    memory, memory_mask, states = _encode(model, source)
+    decoder = model.get_layer("decoder")
+    embedding = model.get_layer("target_embedding")
+    project = model.get_layer("logits")
+    keys = decoder.precompute_keys(memory)
+    batch = ops.shape(source)[0]
+
+    def body(t, token, states, done, score, tokens, attention):
+        output, weights, states = decoder.step(
+            embedding(token), list(states), memory, keys, memory_mask
+        )
+        log_probs = ops.log_softmax(ops.cast(project(output), "float32"), axis=-1)
+        chosen = ops.where(done, PAD, ops.cast(ops.argmax(log_probs, axis=-1), "int32"))
+        gained = ops.take_along_axis(log_probs, ops.expand_dims(chosen, -1), axis=-1)[:, 0]
+        score = score + ops.where(done, 0.0, gained)
+        zero = ops.zeros((), "int32")
+        tokens = ops.slice_update(tokens, [zero, t], ops.expand_dims(chosen, 1))
+        attention = ops.slice_update(
+            attention, [zero, t, zero], ops.expand_dims(ops.cast(weights, "float32"), 1)
+        )
+        done = ops.logical_or(done, ops.equal(chosen, END))
+        return t + 1, chosen, tuple(states), done, score, tokens, attention
+
+    loop = (
+        ops.zeros((), "int32"),
+        ops.full((batch,), START, "int32"),
+        tuple(states),
+        ops.zeros((batch,), "bool"),
+        ops.zeros((batch,), "float32"),
+        ops.zeros((batch, max_length), "int32"),
+        ops.zeros((batch, max_length, ops.shape(memory)[1]), "float32"),
+    )
+    result = ops.while_loop(
+        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
+    )
+    _, _, _, _, score, tokens, attention = result
+    return tokens, attention, score
+
+
+def beam_search(model, source, max_length, beam_width=4, length_penalty=0.0):
+    """Beam search with a model from `attention_seq2seq` or `encoder_decoder`.
+
+    Keeps the ``beam_width`` best partial hypotheses by summed log-probability; a finished
+    hypothesis (after ``</s>``) only extends with padding at no cost. The final choice divides
+    each hypothesis' score by the GNMT length penalty ``((5 + |y|) / 6)^α`` with
+    ``α = length_penalty`` (0 = plain log-likelihood). A bounded loop with no Python-side
+    state: it traces into a ``tf.function`` / SavedModel. ``beam_width=1`` is greedy decoding.
+
+    Args:
+        model: the training model (or one reloaded from ``.keras``).
+        source: ``[B, T]`` int source ids, 0-padded.
+        max_length: number of target steps (including ``</s>``).
+        beam_width: number of hypotheses kept per example.
+        length_penalty: ``α`` of the length penalty.
+
+    Returns:
+        ``(tokens [B, max_length] int32, attention [B, max_length, T], log_likelihood [B])``
+        of the best hypothesis; ``log_likelihood`` is its summed log-probability (without the
+        penalty).
+
+    References:
+        Wu et al. (2016). Google's Neural Machine Translation System, eq. 14. arXiv:1609.08144.
+    """
+    check_positive_int("beam_width", beam_width, "beam_search: ")
+    source = ops.convert_to_tensor(source, "int32")
+    memory, memory_mask, states = _encode(model, source)
+    decoder = model.get_layer("decoder")
+    embedding = model.get_layer("target_embedding")
+    project = model.get_layer("logits")
+    batch, steps, k = ops.shape(source)[0], ops.shape(memory)[1], beam_width
+    vocab = project.units
+
+    # Flatten (example, beam) into the batch: row b·K + j is beam j of example b.
+    def tile(x):
+        return None if x is None else ops.repeat(x, k, axis=0)
+
+    memory, memory_mask = tile(memory), tile(memory_mask)
+    states = tuple(tile(s) for s in states)
+    keys = decoder.precompute_keys(memory)
+    offsets = ops.expand_dims(ops.arange(batch, dtype="int32") * k, 1)  # [B, 1]
+    pad_only = ops.where(ops.arange(vocab) == PAD, 0.0, -1e9)  # finished beams emit padding
+
+    def body(t, token, states, done, lengths, scores, tokens, attention):
+        output, weights, states = decoder.step(
+            embedding(token), list(states), memory, keys, memory_mask
+        )
+        log_probs = ops.log_softmax(ops.cast(project(output), "float32"), axis=-1)
+        log_probs = ops.reshape(log_probs, (batch, k, vocab))
+        log_probs = ops.where(ops.expand_dims(done, -1), pad_only, log_probs)
+        total = ops.reshape(ops.expand_dims(scores, -1) + log_probs, (batch, k * vocab))
+        scores, flat = ops.top_k(total, k)
+        parent = ops.cast(flat // vocab, "int32")  # [B, K]
+        chosen = ops.cast(flat % vocab, "int32")
+        rows = ops.reshape(parent + offsets, (-1,))  # parent rows in the flat batch
+        states = tuple(ops.take(s, rows, axis=0) for s in states)
+        done = ops.take_along_axis(done, parent, axis=1)
+        lengths = ops.take_along_axis(lengths, parent, axis=1) + ops.cast(
+            ops.logical_not(done), "int32"
+        )
+        zero = ops.zeros((), "int32")
+        tokens = ops.take_along_axis(tokens, ops.expand_dims(parent, -1), axis=1)
+        tokens = ops.slice_update(tokens, [zero, zero, t], ops.expand_dims(chosen, -1))
+        step_weights = ops.reshape(
+            ops.take(ops.cast(weights, "float32"), rows, axis=0), (batch, k, 1, steps)
+        )
+        attention = ops.take_along_axis(
+            attention, ops.reshape(parent, (batch, k, 1, 1)), axis=1
+        )
+        attention = ops.slice_update(attention, [zero, zero, t, zero], step_weights)
+        done = ops.logical_or(done, ops.equal(chosen, END))
+        return (
+            t + 1, ops.reshape(chosen, (-1,)), states, done, lengths, scores, tokens, attention
+        )
+
+    first = ops.where(ops.arange(k) == 0, 0.0, -1e9)  # only beam 0 is live at the start
+    loop = (
+        ops.zeros((), "int32"),
+        ops.full((batch * k,), START, "int32"),
+        states,
+        ops.zeros((batch, k), "bool"),
+        ops.zeros((batch, k), "int32"),
+        ops.broadcast_to(first, (batch, k)),
+        ops.zeros((batch, k, max_length), "int32"),
+        ops.zeros((batch, k, max_length, steps), "float32"),
+    )
+    result = ops.while_loop(
+        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
+    )
+    _, _, _, _, lengths, scores, tokens, attention = result
+    penalty = ops.power((5.0 + ops.cast(lengths, "float32")) / 6.0, float(length_penalty))
+    best = ops.argmax(scores / penalty, axis=-1)  # [B]
+    best = ops.cast(ops.expand_dims(best, -1), "int32")
+    tokens = ops.take_along_axis(tokens, ops.expand_dims(best, -1), axis=1)[:, 0]
+    attention = ops.take_along_axis(
+        attention, ops.reshape(best, (batch, 1, 1, 1)), axis=1
+    )[:, 0]
+    score = ops.take_along_axis(scores, best, axis=1)[:, 0]
+    return tokens, attention, score
