@@ -1,0 +1,1 @@
+"""Delivery: distribution, tuning and export."""

@@ -1,0 +1,98 @@
+"""SavedModel export of sequence-to-sequence inference with a raw-string signature.
+
+The exported ``serving_default`` takes a batch of raw strings and returns the decoded strings,
+the token ids, the attention matrix and the log-likelihood. Tokenization lives only in the
+serving function (plain TensorFlow string ops, no lookup tables), so the SavedModel loads with
+``tf.saved_model.load`` in a process where ``keras_adl`` is not installed.
+"""
+
+import os
+import shutil
+import tempfile
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_adl.models.seq2seq import beam_search, greedy_decode
+
+
+def _code_point_table(vocab):
+    """int32 ``[128]``: ASCII code point → id (``<unk>`` for characters not in ``vocab``)."""
+    table = np.full(128, 3, "int32")
+    for char in vocab.chars:
+        if ord(char) < 128:
+            table[ord(char)] = vocab.encode([char], 1)[0, 0]
+    return table
+
+
+def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_width=1,
+                            lowercase=True):
+    """A ``tf.function`` from raw strings ``[B]`` to decoded outputs.
+
+    Args:
+        model: a model from `attention_seq2seq` or `encoder_decoder`.
+        source_vocab, target_vocab: `keras_adl.tasks.dates.CharVocabulary` objects (character
+            level; characters outside ASCII or the vocabulary map to ``<unk>``).
+        max_length: number of target steps to decode.
+        beam_width: 1 for greedy decoding, more for beam search.
+        lowercase: lower-case the input first.
+
+    Returns:
+        A ``tf.function`` with input signature ``[tf.TensorSpec([None], tf.string)]`` returning
+        a dict with ``output`` (strings ``[B]``), ``tokens`` ``[B, max_length]``, ``attention``
+        ``[B, max_length, T]`` and ``log_likelihood`` ``[B]``.
+    """
+    table = tf.constant(_code_point_table(source_vocab))
+    target_tokens = tf.constant([""] * 4 + list(target_vocab.chars))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def serve(inputs):
+        text = tf.strings.lower(inputs) if lowercase else inputs
+        code_points = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
+        ids = tf.gather(table, tf.minimum(code_points, 127))
+        ids = tf.where(code_points > 127, 3, ids).to_tensor(default_value=0)
+        if beam_width > 1:
+            tokens, attention, score = beam_search(model, ids, max_length, beam_width)
+        else:
+            tokens, attention, score = greedy_decode(model, ids, max_length)
+        tokens = tf.convert_to_tensor(tokens)
+        # Specials (<pad>, <s>, </s>, <unk>) render as ""; decoding emits padding after </s>.
+        output = tf.strings.reduce_join(tf.gather(target_tokens, tokens), axis=-1)
+        return {"output": output, "tokens": tokens, "attention": attention, "log_likelihood": score}
+
+    return serve
+
+
+def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, beam_width=1):
+    """Writes a SavedModel whose ``serving_default`` decodes raw strings.
+
+    The directory is written next to ``export_dir`` under a temporary name and renamed at the
+    end, so a failed export leaves nothing behind.
+
+    Args:
+        model: a model from `attention_seq2seq` or `encoder_decoder`.
+        export_dir: where to write; must not exist.
+        source_vocab, target_vocab, max_length, beam_width: as in `make_seq2seq_serving_fn`.
+
+    Raises:
+        FileExistsError: ``export_dir`` already exists.
+    """
+    if os.path.exists(export_dir):
+        raise FileExistsError(f"export directory {export_dir!r} already exists; choose a new one.")
+    parent = os.path.dirname(os.path.abspath(export_dir))
+    os.makedirs(parent, exist_ok=True)
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint(
+        "serve",
+        make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_width),
+    )
+    staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
+    try:
+        archive.write_out(staging, verbose=False)
+        os.rename(staging, export_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return export_dir
