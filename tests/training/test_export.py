@@ -65,11 +65,12 @@ def test_existing_export_dir_is_refused_and_failures_leave_nothing(tmp_path, mon
     with pytest.raises(FileExistsError, match="already exists"):
         export_seq2seq(model, str(existing), SOURCE_VOCAB, TARGET_VOCAB, 11)
 
-    def half_write(self, path, verbose=None):
+    def half_write(self, path, *args, **kwargs):
         open(os.path.join(path, "saved_model.pb"), "w").write("partial")
         raise OSError("disk full")
 
-    monkeypatch.setattr(keras.export.ExportArchive, "write_out", half_write)
+    # ExportArchive() returns the backend's archive class; patch that class's writer.
+    monkeypatch.setattr(type(keras.export.ExportArchive()), "write_out", half_write)
     with pytest.raises(OSError, match="disk full"):
         export_seq2seq(model, str(tmp_path / "new"), SOURCE_VOCAB, TARGET_VOCAB, 11)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exists"]
