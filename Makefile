@@ -27,10 +27,11 @@ test-slow: $(STAMP)
 bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention.py
 
-# Trains the attention-layers example, prints its held-out figures, writes
-# runs/attention_layers/attention.png, exports a SavedModel and checks the reloaded model.
+# Trains the attention seq2seq on date normalisation (under a minute on 2 cores), prints held-out
+# exact match and translations, writes runs/dates/attention.png, exports a SavedModel, reloads it
+# and predicts from raw strings.
 demo: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) examples/attention_layers.py --out runs/attention_layers
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) examples/seq2seq_dates.py --out runs/dates
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -29,6 +29,18 @@ def test_attention_layers_example_learns_to_attend(tmp_path):
     assert os.path.isdir(tmp_path / "saved_model")
 
 
+def test_seq2seq_dates_example_smoke(tmp_path):
+    # Tiny settings: the learning itself is tested in tests/models/test_seq2seq.py; this runs the
+    # demo's whole path (fit, decode, picture, export, reload, serve raw strings). The script
+    # raises if the reloaded SavedModel disagrees with the in-memory model.
+    example = load_script("examples/seq2seq_dates.py")
+    result = example.main(
+        ["--train", "256", "--test", "32", "--epochs", "1", "--units", "16", "--out", str(tmp_path)]
+    )
+    assert os.path.getsize(result["picture"]) > 1000
+    assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
 def test_attention_benchmark_smoke():
     out = subprocess.run(
         [sys.executable, os.path.join(ROOT, "benchmarks", "attention.py"), "--smoke"],
