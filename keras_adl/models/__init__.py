@@ -6,5 +6,18 @@ from keras_adl.models.seq2seq import (
     encoder_decoder,
     greedy_decode,
 )
+from keras_adl.models.transformer import (
+    transformer_classifier,
+    transformer_greedy_decode,
+    transformer_seq2seq,
+)
 
-__all__ = ["attention_seq2seq", "beam_search", "encoder_decoder", "greedy_decode"]
+__all__ = [
+    "attention_seq2seq",
+    "beam_search",
+    "encoder_decoder",
+    "greedy_decode",
+    "transformer_classifier",
+    "transformer_greedy_decode",
+    "transformer_seq2seq",
+]

@@ -1,0 +1,200 @@
+"""Transformer builders (Vaswani et al. 2017) and cached greedy decoding."""
+
+import keras
+from keras import ops
+
+from keras_adl.layers.positional_encoding import PositionalEncoding
+from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
+from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_adl.models.seq2seq import END, PAD, START
+from keras_adl.utils import check_positive_int, check_rate
+
+
+def _check(where, **values):
+    for name, value in values.items():
+        check_positive_int(name, value, where)
+
+
+def _encoder(source, vocab_size, model_dim, num_heads, intermediate_dim, num_layers, dropout):
+    x = keras.layers.Embedding(vocab_size, model_dim, mask_zero=True, name="source_embedding")(
+        source
+    )
+    x = PositionalEncoding(name="source_position")(x)
+    x = keras.layers.Dropout(dropout, name="source_dropout")(x)
+    for i in range(num_layers):
+        x = TransformerEncoderBlock(num_heads, intermediate_dim, dropout=dropout, name=f"encoder_{i}")(x)
+    return x
+
+
+def transformer_seq2seq(
+    source_vocab_size,
+    target_vocab_size,
+    model_dim=64,
+    num_heads=4,
+    intermediate_dim=128,
+    num_layers=2,
+    dropout=0.0,
+    name="transformer_seq2seq",
+):
+    """The Transformer encoder-decoder, teacher-forced (post-norm, sinusoidal positions).
+
+    Ids use 0 for padding (masked throughout); decoding assumes ``<s>=1`` and ``</s>=2``.
+
+    Args:
+        source_vocab_size, target_vocab_size: vocabulary sizes.
+        model_dim: model width ``D`` (divisible by ``num_heads``).
+        num_heads: attention heads.
+        intermediate_dim: feed-forward hidden size.
+        num_layers: encoder and decoder blocks each.
+        dropout: dropout rate.
+        name: model name.
+
+    Returns:
+        A ``keras.Model`` mapping ``{"source": [B, T], "decoder_input": [B, S]}`` to logits
+        ``[B, S, target_vocab_size]``, with layers named ``source_embedding``,
+        ``source_position``, ``encoder_i``, ``target_embedding``, ``target_position``,
+        ``decoder_i`` and ``logits`` (used by `transformer_greedy_decode`).
+
+    Example:
+
+    >>> model = transformer_seq2seq(40, 15, model_dim=16, num_heads=2, intermediate_dim=32)
+    >>> tuple(model.output.shape)
+    (None, None, 15)
+
+    References:
+        Vaswani et al. (2017). Attention Is All You Need. arXiv:1706.03762.
+    """
+    where = f"{name}: "
+    _check(where, source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size,
+           model_dim=model_dim, num_heads=num_heads, intermediate_dim=intermediate_dim,
+           num_layers=num_layers)
+    check_rate("dropout", dropout, where)
+    source = keras.Input((None,), dtype="int32", name="source")
+    decoder_input = keras.Input((None,), dtype="int32", name="decoder_input")
+    memory = _encoder(source, source_vocab_size, model_dim, num_heads, intermediate_dim,
+                      num_layers, dropout)
+    y = keras.layers.Embedding(target_vocab_size, model_dim, mask_zero=True,
+                               name="target_embedding")(decoder_input)
+    y = PositionalEncoding(name="target_position")(y)
+    y = keras.layers.Dropout(dropout, name="target_dropout")(y)
+    for i in range(num_layers):
+        y = TransformerDecoderBlock(num_heads, intermediate_dim, dropout=dropout,
+                                    name=f"decoder_{i}")(y, memory)
+    logits = keras.layers.Dense(target_vocab_size, name="logits")(y)
+    return keras.Model([source, decoder_input], logits, name=name)
+
+
+def transformer_classifier(
+    vocab_size,
+    num_classes,
+    model_dim=64,
+    num_heads=4,
+    intermediate_dim=128,
+    num_layers=2,
+    dropout=0.0,
+    name="transformer_classifier",
+):
+    """A Transformer encoder with masked mean pooling and a softmax classifier.
+
+    Args:
+        vocab_size: vocabulary size (0 is padding).
+        num_classes: number of classes.
+        model_dim, num_heads, intermediate_dim, num_layers, dropout: as in
+            `transformer_seq2seq`.
+        name: model name.
+
+    Returns:
+        A ``keras.Model`` from token ids ``[B, T]`` to logits ``[B, num_classes]``.
+
+    Example:
+
+    >>> model = transformer_classifier(100, 3, model_dim=16, num_heads=2, intermediate_dim=32)
+    >>> tuple(model.output.shape)
+    (None, 3)
+    """
+    where = f"{name}: "
+    _check(where, vocab_size=vocab_size, num_classes=num_classes, model_dim=model_dim,
+           num_heads=num_heads, intermediate_dim=intermediate_dim, num_layers=num_layers)
+    check_rate("dropout", dropout, where)
+    tokens = keras.Input((None,), dtype="int32", name="tokens")
+    x = _encoder(tokens, vocab_size, model_dim, num_heads, intermediate_dim, num_layers, dropout)
+    x = keras.layers.GlobalAveragePooling1D(name="pool")(x)  # mean over unmasked steps
+    logits = keras.layers.Dense(num_classes, name="logits")(x)
+    return keras.Model(tokens, logits, name=name)
+
+
+def _count_blocks(model, prefix):
+    count = 0
+    while any(layer.name == f"{prefix}_{count}" for layer in model.layers):
+        count += 1
+    return count
+
+
+def transformer_greedy_decode(model, source, max_length):
+    """Greedy decoding with key/value caches for a model from `transformer_seq2seq`.
+
+    The encoder runs once; each decoder block gets a fixed-size self-attention cache and its
+    cross-attention keys/values precomputed, so each step processes one token (O(T) attention
+    per step). A bounded loop with no Python-side state: it traces into a ``tf.function`` /
+    SavedModel and compiles with XLA.
+
+    Args:
+        model: the training model (or one reloaded from ``.keras``).
+        source: ``[B, T]`` int ids, 0-padded.
+        max_length: number of target steps (including ``</s>``).
+
+    Returns:
+        ``(tokens [B, max_length] int32, attention [B, max_length, T], log_likelihood [B])``;
+        ``attention`` is the last decoder block's cross-attention averaged over heads.
+    """
+    source = ops.convert_to_tensor(source, "int32")
+    source_mask = ops.not_equal(source, PAD)
+    memory = model.get_layer("source_position")(model.get_layer("source_embedding")(source))
+    for i in range(_count_blocks(model, "encoder")):
+        memory = model.get_layer(f"encoder_{i}")(memory, padding_mask=source_mask)
+    blocks = [model.get_layer(f"decoder_{i}") for i in range(_count_blocks(model, "decoder"))]
+    embedding = model.get_layer("target_embedding")
+    position = model.get_layer("target_position")
+    project = model.get_layer("logits")
+    batch = ops.shape(source)[0]
+    cross = tuple(block.precompute_cross_attention(memory) for block in blocks)
+    caches = tuple(tuple(block.initial_cache(batch, max_length)) for block in blocks)
+
+    def body(t, token, caches, done, score, tokens, attention):
+        x = position(embedding(ops.expand_dims(token, 1)), start_index=t)
+        new_caches = []
+        for block, cache, cross_cache in zip(blocks, caches, cross):
+            x, scores, cache = block(
+                x,
+                cross_attention_cache=cross_cache,
+                encoder_padding_mask=source_mask,
+                cache=cache,
+                cache_index=t,
+                return_attention_scores=True,
+            )
+            new_caches.append(tuple(cache))
+        log_probs = ops.log_softmax(ops.cast(project(x[:, 0]), "float32"), axis=-1)
+        chosen = ops.where(done, PAD, ops.cast(ops.argmax(log_probs, axis=-1), "int32"))
+        gained = ops.take_along_axis(log_probs, ops.expand_dims(chosen, -1), axis=-1)[:, 0]
+        score = score + ops.where(done, 0.0, gained)
+        zero = ops.zeros((), "int32")
+        tokens = ops.slice_update(tokens, [zero, t], ops.expand_dims(chosen, 1))
+        weights = ops.mean(ops.cast(scores["cross_attention"], "float32"), axis=1)  # [B, 1, T]
+        attention = ops.slice_update(attention, [zero, t, zero], weights)
+        done = ops.logical_or(done, ops.equal(chosen, END))
+        return t + 1, chosen, tuple(new_caches), done, score, tokens, attention
+
+    loop = (
+        ops.zeros((), "int32"),
+        ops.full((batch,), START, "int32"),
+        caches,
+        ops.zeros((batch,), "bool"),
+        ops.zeros((batch,), "float32"),
+        ops.zeros((batch, max_length), "int32"),
+        ops.zeros((batch, max_length, ops.shape(source)[1]), "float32"),
+    )
+    result = ops.while_loop(
+        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
+    )
+    _, _, _, _, score, tokens, attention = result
+    return tokens, attention, score
