@@ -6,6 +6,7 @@ from keras_adl.models.seq2seq import (
     encoder_decoder,
     greedy_decode,
 )
+from keras_adl.models.pointer import pointer_decode, pointer_network
 from keras_adl.models.transformer import (
     transformer_classifier,
     transformer_greedy_decode,
@@ -17,6 +18,8 @@ __all__ = [
     "beam_search",
     "encoder_decoder",
     "greedy_decode",
+    "pointer_decode",
+    "pointer_network",
     "transformer_classifier",
     "transformer_greedy_decode",
     "transformer_seq2seq",
