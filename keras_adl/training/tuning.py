@@ -1,0 +1,93 @@
+"""keras-tuner HyperModels, one per builder.
+
+Requires the ``tuner`` extra (``keras-tuner``, ``tensorboard``, ``scipy``, ``scikit-learn``):
+keras-tuner 1.4.8 on TensorFlow 2.21 fails every trial without ``tensorboard``, and
+``BayesianOptimization`` needs scipy and scikit-learn.
+"""
+
+import keras
+import keras_tuner
+
+from keras_adl.models.pointer import pointer_network
+from keras_adl.models.seq2seq import attention_seq2seq, encoder_decoder
+from keras_adl.models.transformer import transformer_seq2seq
+
+
+def _compile(model, hp, loss, default_lr):
+    learning_rate = hp.Float("learning_rate", 1e-4, 1e-2, sampling="log", default=default_lr)
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=5.0),
+        loss=loss,
+        metrics=["accuracy"],
+        jit_compile=True,
+    )
+    return model
+
+
+class Seq2SeqHyperModel(keras_tuner.HyperModel):
+    """Searches `attention_seq2seq` / `encoder_decoder`.
+
+    Hyperparameters: ``model`` (``"attention"`` or ``"no_attention"``); ``attention``
+    (``"bahdanau"``/``"luong"``, only in the ``"attention"`` scope); ``cell``; ``units``;
+    ``embedding_dim``; ``learning_rate``.
+
+    Args:
+        source_vocab_size, target_vocab_size: vocabulary sizes.
+    """
+
+    def __init__(self, source_vocab_size, target_vocab_size, name="seq2seq", tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.source_vocab_size = source_vocab_size
+        self.target_vocab_size = target_vocab_size
+
+    def build(self, hp):
+        kind = hp.Choice("model", ["attention", "no_attention"], default="attention")
+        units = hp.Choice("units", [32, 64, 128], default=64)
+        embedding_dim = hp.Choice("embedding_dim", [16, 32, 64], default=32)
+        cell = hp.Choice("cell", ["gru", "lstm"], default="gru")
+        sizes = (self.source_vocab_size, self.target_vocab_size, embedding_dim, units)
+        if kind == "attention":
+            with hp.conditional_scope("model", ["attention"]):
+                attention = hp.Choice("attention", ["bahdanau", "luong"], default="bahdanau")
+            model = attention_seq2seq(*sizes, attention=attention, cell=cell)
+        else:
+            model = encoder_decoder(*sizes, cell=cell)
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return _compile(model, hp, loss, 3e-3)
+
+
+class TransformerSeq2SeqHyperModel(keras_tuner.HyperModel):
+    """Searches `transformer_seq2seq`: ``model_dim``, ``num_heads``, ``num_layers``,
+    ``intermediate_factor`` (FFN size / model_dim), ``dropout``, ``learning_rate``."""
+
+    def __init__(self, source_vocab_size, target_vocab_size, name="transformer_seq2seq",
+                 tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.source_vocab_size = source_vocab_size
+        self.target_vocab_size = target_vocab_size
+
+    def build(self, hp):
+        model_dim = hp.Choice("model_dim", [32, 64, 128], default=64)
+        model = transformer_seq2seq(
+            self.source_vocab_size,
+            self.target_vocab_size,
+            model_dim=model_dim,
+            num_heads=hp.Choice("num_heads", [2, 4], default=4),
+            intermediate_dim=model_dim * hp.Choice("intermediate_factor", [2, 4], default=2),
+            num_layers=hp.Int("num_layers", 1, 4, default=2),
+            dropout=hp.Float("dropout", 0.0, 0.3, step=0.1, default=0.0),
+        )
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return _compile(model, hp, loss, 1e-3)
+
+
+class PointerNetworkHyperModel(keras_tuner.HyperModel):
+    """Searches `pointer_network`: ``units``, ``learning_rate``."""
+
+    def __init__(self, input_dim=1, name="pointer_network", tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.input_dim = input_dim
+
+    def build(self, hp):
+        model = pointer_network(self.input_dim, units=hp.Choice("units", [32, 64, 128], default=128))
+        return _compile(model, hp, keras.losses.SparseCategoricalCrossentropy(), 2e-3)
