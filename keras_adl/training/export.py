@@ -14,6 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_adl.models.pointer import pointer_decode
 from keras_adl.models.seq2seq import beam_search, greedy_decode
 
 
@@ -27,7 +28,7 @@ def _code_point_table(vocab):
 
 
 def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_width=1,
-                            lowercase=True):
+                            lowercase=True, decode=None):
     """A ``tf.function`` from raw strings ``[B]`` to decoded outputs.
 
     Args:
@@ -37,6 +38,9 @@ def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_
         max_length: number of target steps to decode.
         beam_width: 1 for greedy decoding, more for beam search.
         lowercase: lower-case the input first.
+        decode: optional ``decode(model, ids, max_length) -> (tokens, attention, score)``,
+            e.g. `keras_adl.models.transformer_greedy_decode`; by default greedy decoding
+            (``beam_width=1``) or beam search.
 
     Returns:
         A ``tf.function`` with input signature ``[tf.TensorSpec([None], tf.string)]`` returning
@@ -52,7 +56,9 @@ def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_
         code_points = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
         ids = tf.gather(table, tf.minimum(code_points, 127))
         ids = tf.where(code_points > 127, 3, ids).to_tensor(default_value=0)
-        if beam_width > 1:
+        if decode is not None:
+            tokens, attention, score = decode(model, ids, max_length)
+        elif beam_width > 1:
             tokens, attention, score = beam_search(model, ids, max_length, beam_width)
         else:
             tokens, attention, score = greedy_decode(model, ids, max_length)
@@ -64,16 +70,40 @@ def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_
     return serve
 
 
-def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, beam_width=1):
-    """Writes a SavedModel whose ``serving_default`` decodes raw strings.
+def make_pointer_serving_fn(model):
+    """A ``tf.function`` from raw strings of numbers to the pointer network's sorting order.
+
+    Each input string holds whitespace- or comma-separated numbers (``"0.3 0.1, 0.2"``); all
+    strings of one request must hold the same count.
+
+    Returns:
+        A ``tf.function`` returning ``order`` ``[B, N]`` (positions in output order) and
+        ``output`` (the numbers in that order, as a space-separated string).
+    """
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def serve(inputs):
+        parts = tf.strings.split(tf.strings.regex_replace(inputs, ",", " "))
+        values = tf.strings.to_number(parts, tf.float32)
+        lengths = values.row_lengths()
+        tf.debugging.assert_equal(
+            lengths, lengths[0], message="every input of one request needs the same count"
+        )
+        dense = values.to_tensor()
+        order, _ = pointer_decode(model, dense[..., None])
+        ordered = tf.gather(dense, tf.convert_to_tensor(order), batch_dims=1)
+        output = tf.strings.reduce_join(tf.strings.as_string(ordered, precision=4), axis=-1,
+                                        separator=" ")
+        return {"order": tf.convert_to_tensor(order), "output": output}
+
+    return serve
+
+
+def export_serving_fn(model, export_dir, serving_fn):
+    """Writes ``model`` with ``serving_fn`` as its ``serving_default`` SavedModel signature.
 
     The directory is written next to ``export_dir`` under a temporary name and renamed at the
     end, so a failed export leaves nothing behind.
-
-    Args:
-        model: a model from `attention_seq2seq` or `encoder_decoder`.
-        export_dir: where to write; must not exist.
-        source_vocab, target_vocab, max_length, beam_width: as in `make_seq2seq_serving_fn`.
 
     Raises:
         FileExistsError: ``export_dir`` already exists.
@@ -84,10 +114,7 @@ def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, be
     os.makedirs(parent, exist_ok=True)
     archive = keras.export.ExportArchive()
     archive.track(model)
-    archive.add_endpoint(
-        "serve",
-        make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_width),
-    )
+    archive.add_endpoint("serve", serving_fn)
     staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
     try:
         archive.write_out(staging, verbose=False)
@@ -96,3 +123,20 @@ def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, be
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return export_dir
+
+
+def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, beam_width=1,
+                   decode=None):
+    """Writes a SavedModel whose ``serving_default`` decodes raw strings.
+
+    Args:
+        model: a model from `attention_seq2seq`, `encoder_decoder` (or `transformer_seq2seq`
+            with ``decode=transformer_greedy_decode``).
+        export_dir: where to write; must not exist (nothing is left behind on failure).
+        source_vocab, target_vocab, max_length, beam_width, decode: as in
+            `make_seq2seq_serving_fn`.
+    """
+    serving_fn = make_seq2seq_serving_fn(
+        model, source_vocab, target_vocab, max_length, beam_width, decode=decode
+    )
+    return export_serving_fn(model, export_dir, serving_fn)

@@ -1,0 +1,282 @@
+"""``keras-adl``: train, tune, export and serve keras-adl models from the command line.
+
+    keras-adl train dates --model attention_seq2seq --epochs 3 --out runs/dates
+    keras-adl tune dates --model attention_seq2seq --trials 4 --out runs/tune
+    keras-adl export runs/dates exports/dates
+    keras-adl predict exports/dates "3 May 1998" "12/31/1999"
+
+Errors (unknown names, missing files, an existing export directory, bad input) print one line
+``keras-adl: error: …`` and exit with status 1 (2 for bad command-line syntax).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+TASKS = {
+    "dates": ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq"),
+    "sort": ("pointer_network",),
+}
+DATE_MAX_LENGTH = 11
+
+
+class CLIError(Exception):
+    """An error reported to the user as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, f"keras-adl: error: {message}\n")
+
+
+def _parser():
+    parser = _Parser(prog="keras-adl", description="Train, tune, export and serve keras-adl models.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    train = commands.add_parser("train", help="train a model on a task")
+    train.add_argument("task", help=f"one of {sorted(TASKS)}")
+    train.add_argument("--model", help="builder name (default: the task's first)")
+    train.add_argument("--epochs", type=int, default=3)
+    train.add_argument("--batch-size", type=int, default=64)
+    train.add_argument("--samples", type=int, default=20000, help="training examples")
+    train.add_argument("--strategy", default="auto", help="auto | mirrored | default")
+    train.add_argument("--out", required=True, help="run directory")
+    tune = commands.add_parser("tune", help="random search over a builder's hyperparameters")
+    tune.add_argument("task")
+    tune.add_argument("--model")
+    tune.add_argument("--trials", type=int, default=4)
+    tune.add_argument("--epochs", type=int, default=1)
+    tune.add_argument("--samples", type=int, default=5000)
+    tune.add_argument("--out", required=True)
+    export = commands.add_parser("export", help="export a trained run as a SavedModel")
+    export.add_argument("run_dir")
+    export.add_argument("export_dir")
+    export.add_argument("--beam-width", type=int, default=1)
+    predict = commands.add_parser("predict", help="run an exported SavedModel on raw inputs")
+    predict.add_argument("export_dir")
+    predict.add_argument("inputs", nargs="+")
+    return parser
+
+
+def _resolve(task, model):
+    if task not in TASKS:
+        raise CLIError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+    model = model or TASKS[task][0]
+    if model not in TASKS[task]:
+        raise CLIError(f"unknown model {model!r} for task {task!r}; choose one of {list(TASKS[task])}")
+    return task, model
+
+
+def _positive(name, value):
+    if value <= 0:
+        raise CLIError(f"--{name} must be a positive integer; received {value}")
+
+
+def _task_data(task, samples, seed):
+    """(inputs dict, targets) for a task."""
+    if task == "dates":
+        from keras_adl.tasks.dates import date_arrays
+
+        data = date_arrays(samples, seed=seed)
+        return {"source": data["source"], "decoder_input": data["decoder_input"]}, data["target"], data
+    from keras_adl.tasks.sorting import sort_arrays
+
+    data = sort_arrays(samples, length=10, seed=seed)
+    return {"inputs": data["inputs"], "decoder_input": data["decoder_input"]}, data["target"], data
+
+
+def _build(task, model_name, jit_compile):
+    import keras
+
+    from keras_adl import models
+    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+
+    if task == "dates":
+        model = getattr(models, model_name)(len(SOURCE_VOCAB), len(TARGET_VOCAB))
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        learning_rate = 1e-3 if model_name == "transformer_seq2seq" else 3e-3
+    else:
+        model = models.pointer_network()
+        loss = keras.losses.SparseCategoricalCrossentropy()
+        learning_rate = 2e-3
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=5.0),
+        loss=loss,
+        metrics=["accuracy"],
+        jit_compile=jit_compile,
+    )
+    return model
+
+
+def _decode_fn(model_name):
+    from keras_adl import models
+
+    if model_name == "transformer_seq2seq":
+        return models.transformer_greedy_decode
+    return models.greedy_decode
+
+
+def run_training(task, model_name, epochs, batch_size, samples, strategy, out, callbacks=()):
+    """Trains, evaluates, saves ``model.keras`` + ``run.json`` and a picture in ``out``.
+
+    Returns:
+        ``(model, history, metrics)``.
+    """
+    import keras
+    import numpy as np
+
+    from keras_adl.training.distribute import build_in_scope, get_strategy
+
+    os.makedirs(out, exist_ok=True)
+    strategy = get_strategy(strategy)
+    # XLA fails under MirroredStrategy on logical CPUs; compile only without distribution.
+    jit = strategy.num_replicas_in_sync == 1
+    model = build_in_scope(strategy, _build, task, model_name, jit)
+    x, y, _ = _task_data(task, samples, seed=0)
+    backup = keras.callbacks.BackupAndRestore(os.path.join(out, "backup"))
+    history = model.fit(x, y, epochs=epochs, batch_size=batch_size, verbose=2,
+                        callbacks=[backup, *callbacks])
+    model.save(os.path.join(out, "model.keras"))
+    metrics = _evaluate(task, model_name, model, out)
+    with open(os.path.join(out, "run.json"), "w") as f:
+        json.dump({"task": task, "model": model_name, "epochs": epochs, "metrics": metrics}, f,
+                  indent=2)
+    print(json.dumps(metrics))
+    return model, history, metrics
+
+
+def _evaluate(task, model_name, model, out):
+    import keras
+    import numpy as np
+
+    from keras_adl.plotting import plot_attention
+
+    _, _, test = _task_data(task, 500, seed=1)
+    if task == "sort":
+        from keras_adl.models import pointer_decode
+
+        order, probabilities = pointer_decode(model, test["inputs"])
+        order = keras.ops.convert_to_numpy(order)
+        exact = float(np.mean(np.all(order == test["target"], axis=1)))
+        plot_attention(keras.ops.convert_to_numpy(probabilities)[0],
+                       [f"{v:.2f}" for v in test["inputs"][0, :, 0]],
+                       [str(i) for i in order[0]], os.path.join(out, "attention.png"),
+                       title="pointer distribution per output step")
+        return {"held_out_fully_sorted": exact}
+    from keras_adl.tasks.dates import TARGET_VOCAB
+
+    tokens, attention, _ = _decode_fn(model_name)(model, test["source"], DATE_MAX_LENGTH)
+    predictions = TARGET_VOCAB.decode(keras.ops.convert_to_numpy(tokens))
+    exact = float(np.mean([p == t for p, t in zip(predictions, test["target_text"])]))
+    plot_attention(keras.ops.convert_to_numpy(attention)[0], list(test["source_text"][0]),
+                   list(predictions[0]) + ["</s>"], os.path.join(out, "attention.png"),
+                   title=f"{model_name}: attention")
+    for source, prediction in list(zip(test["source_text"], predictions))[:3]:
+        print(f"  {source} -> {prediction}")
+    return {"held_out_exact_match": exact}
+
+
+def _tune(args):
+    import keras_tuner
+
+    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+    from keras_adl.training import tuning
+
+    task, model_name = _resolve(args.task, args.model)
+    if task == "sort":
+        hypermodel = tuning.PointerNetworkHyperModel()
+    elif model_name == "transformer_seq2seq":
+        hypermodel = tuning.TransformerSeq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB))
+    else:
+        hypermodel = tuning.Seq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB))
+    x, y, _ = _task_data(task, args.samples, seed=0)
+    validation = _task_data(task, max(args.samples // 5, 64), seed=1)[:2]
+    tuner = keras_tuner.RandomSearch(hypermodel, objective="val_loss", max_trials=args.trials,
+                                     directory=args.out, project_name=f"{task}_{model_name}")
+    tuner.search(x, y, validation_data=validation, epochs=args.epochs, batch_size=64, verbose=2)
+    best = tuner.get_best_hyperparameters(1)[0]
+    print(json.dumps({"best_hyperparameters": best.values}))
+
+
+def _export(args):
+    import keras
+
+    import keras_adl  # noqa: F401  (registers the layers for loading)
+    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+    from keras_adl.training import export
+
+    run_file = os.path.join(args.run_dir, "run.json")
+    model_file = os.path.join(args.run_dir, "model.keras")
+    for path in (run_file, model_file):
+        if not os.path.isfile(path):
+            raise CLIError(f"{path} not found; is {args.run_dir!r} a directory written by `keras-adl train`?")
+    if os.path.exists(args.export_dir):
+        raise CLIError(f"export directory {args.export_dir!r} already exists; choose a new one")
+    with open(run_file) as f:
+        run = json.load(f)
+    model = keras.saving.load_model(model_file)
+    if run["task"] == "sort":
+        export.export_serving_fn(model, args.export_dir, export.make_pointer_serving_fn(model))
+    else:
+        decode = None if run["model"] != "transformer_seq2seq" else _decode_fn(run["model"])
+        export.export_seq2seq(model, args.export_dir, SOURCE_VOCAB, TARGET_VOCAB,
+                              DATE_MAX_LENGTH, beam_width=args.beam_width, decode=decode)
+    print(f"exported {args.run_dir} to {args.export_dir}")
+
+
+def _predict(args):
+    import tensorflow as tf
+
+    if not os.path.isfile(os.path.join(args.export_dir, "saved_model.pb")):
+        raise CLIError(f"no SavedModel in {args.export_dir!r}")
+    if any(not text.strip() for text in args.inputs):
+        raise CLIError("inputs must not be empty")
+    loaded = tf.saved_model.load(args.export_dir)
+    try:
+        outputs = loaded.signatures["serving_default"](inputs=tf.constant(args.inputs))
+    except (tf.errors.InvalidArgumentError, ValueError) as error:
+        raise CLIError(f"the model could not read these inputs: {_tf_message(error)}") from None
+    for text, output in zip(args.inputs, outputs["output"].numpy()):
+        print(f"{text}\t{output.decode()}")
+
+
+def _tf_message(error):
+    """The useful part of a TensorFlow runtime error: an assertion's text, else its first line."""
+    import re
+
+    text = str(error)
+    found = re.search(r"assertion failed: \[([^\]]+)\]", text) or re.search(
+        r"StringToNumberOp could not correctly convert string: ([^\n]+)", text
+    )
+    if found:
+        return found.group(0) if "StringToNumber" in found.group(0) else found.group(1)
+    return text.strip().splitlines()[0]
+
+
+def main(argv=None):
+    """Entry point of the ``keras-adl`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        if args.command == "train":
+            task, model_name = _resolve(args.task, args.model)
+            for name in ("epochs", "batch_size", "samples"):
+                _positive(name.replace("_", "-"), getattr(args, name))
+            if args.strategy not in ("auto", "mirrored", "default"):
+                raise CLIError(f"--strategy must be auto, mirrored or default; received {args.strategy!r}")
+            run_training(task, model_name, args.epochs, args.batch_size, args.samples,
+                         args.strategy, args.out)
+        elif args.command == "tune":
+            _tune(args)
+        elif args.command == "export":
+            _export(args)
+        else:
+            _predict(args)
+    except (CLIError, FileExistsError, FileNotFoundError) as error:
+        print(f"keras-adl: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""The keras-adl command line: the delivery path end to end, and its one-line errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from keras_adl import cli
+
+
+def _run(argv, capsys):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_train_export_predict_dates(tmp_path, capsys):
+    run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
+    code, out, _ = _run(["train", "dates", "--samples", "128", "--epochs", "1", "--batch-size",
+                         "32", "--out", run_dir], capsys)
+    assert code == 0
+    for name in ("model.keras", "run.json", "attention.png"):
+        assert os.path.isfile(os.path.join(run_dir, name)), name
+    assert "held_out_exact_match" in json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
+    assert not os.path.exists(os.path.join(run_dir, "backup"))  # removed after a finished run
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    code, out, _ = _run(["predict", export_dir, "3 May 1998", "12/31/1999"], capsys)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["3 May 1998", "12/31/1999"]
+
+
+def test_train_export_predict_sort_with_the_transformer_too(tmp_path, capsys):
+    run_dir, export_dir = str(tmp_path / "sort"), str(tmp_path / "sort_export")
+    assert _run(["train", "sort", "--samples", "64", "--epochs", "1", "--out", run_dir], capsys)[0] == 0
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    code, out, _ = _run(["predict", export_dir, "0.5 0.1 0.9", "0.3, 0.2, 0.1"], capsys)
+    assert code == 0
+    values = [sorted(line.split("\t")[1].split()) for line in out.strip().splitlines()]
+    assert values == [sorted(["0.5000", "0.1000", "0.9000"]), sorted(["0.3000", "0.2000", "0.1000"])]
+    code, _, err = _run(["predict", export_dir, "0.5 0.1", "0.3 0.2 0.1"], capsys)
+    assert code == 1 and "same count" in err and len(err.strip().splitlines()) == 1
+    code, _, err = _run(["predict", export_dir, "0.5 zero 0.1"], capsys)
+    assert code == 1 and "could not read these inputs" in err and "Traceback" not in err
+    transformer_dir = str(tmp_path / "transformer")
+    assert _run(["train", "dates", "--model", "transformer_seq2seq", "--samples", "64",
+                 "--epochs", "1", "--out", transformer_dir], capsys)[0] == 0
+    assert _run(["export", transformer_dir, str(tmp_path / "t_export")], capsys)[0] == 0
+
+
+class _Interrupt(keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == 0:
+            raise KeyboardInterrupt("simulated interruption after epoch 1")
+
+
+def test_interrupted_training_resumes_from_backup(tmp_path):
+    out = str(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        cli.run_training("dates", "attention_seq2seq", 3, 32, 64, "default", out, [_Interrupt()])
+    assert os.path.isdir(os.path.join(out, "backup"))
+    _, history, _ = cli.run_training("dates", "attention_seq2seq", 3, 32, 64, "default", out)
+    assert history.epoch == [1, 2]  # epoch 0 was restored, not rerun
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "poems", "--out", "x"], "unknown task 'poems'"),
+        (["train", "dates", "--model", "lstm", "--out", "x"], "unknown model 'lstm' for task 'dates'"),
+        (["train", "dates", "--epochs", "0", "--out", "x"], "--epochs must be a positive integer"),
+        (["train", "dates", "--strategy", "tpu", "--out", "x"], "--strategy must be"),
+        (["export", "no/such/run", "y"], "no/such/run/run.json not found"),
+        (["predict", "no/such/export", "3 may 1998"], "no SavedModel in 'no/such/export'"),
+    ],
+)
+def test_errors_are_one_line(argv, message, capsys):
+    code, _, err = _run(argv, capsys)
+    assert code == 1
+    assert err.strip().splitlines() == [err.strip()] and message in err
+
+
+def test_existing_export_dir_is_refused_and_left_untouched(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text("{}")
+    (run_dir / "model.keras").write_text("")
+    existing = tmp_path / "export"
+    existing.mkdir()
+    code, _, err = _run(["export", str(run_dir), str(existing)], capsys)
+    assert code == 1 and "already exists" in err
+    assert list(existing.iterdir()) == []
+
+
+def _our_lines(stderr):
+    # TensorFlow's own start-up log lines (absl, before it initialises logging) may precede ours.
+    return [line for line in stderr.strip().splitlines() if line.startswith("keras-adl:")]
+
+
+def test_console_entry_reports_syntax_errors_without_traceback():
+    result = subprocess.run([sys.executable, "-m", "keras_adl.cli"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2
+    assert _our_lines(result.stderr) == [result.stderr.strip().splitlines()[-1]]
+    assert "Traceback" not in result.stderr
+    result = subprocess.run([sys.executable, "-m", "keras_adl.cli", "train", "poems", "--out", "x"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert _our_lines(result.stderr) == ["keras-adl: error: unknown task 'poems'; choose one of ['dates', 'sort']"]
