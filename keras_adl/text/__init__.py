@@ -1,0 +1,5 @@
+"""Raw-text preprocessing with tensorflow-text, in-graph (the one package importing it)."""
+
+from keras_adl.text.tokenizer import TextPairTokenizer
+
+__all__ = ["TextPairTokenizer"]

@@ -1,0 +1,119 @@
+"""Word- or character-level tokenization of text pairs with tensorflow-text, inside tf.data.
+
+The vocabularies are built from the training data. The same in-graph ops tokenize inside the
+exported serving function, so a reloaded SavedModel needs ``import tensorflow_text`` (the ops
+are registered by that import) but not keras_adl.
+"""
+
+import collections
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
+PAD, START, END, UNK = 0, 1, 2, 3
+
+
+class TextPairTokenizer:
+    """Tokenizes (source, target) text pairs to fixed-shape, padded id batches.
+
+    Args:
+        source_vocabulary, target_vocabulary: token lists (without the specials, which take
+            ids 0-3: ``<pad>``, ``<s>``, ``</s>``, ``<unk>``).
+        level: ``"word"`` (``tensorflow_text.WhitespaceTokenizer``, lower-cased) or
+            ``"char"`` (``tensorflow_text.UnicodeCharTokenizer``).
+
+    Example:
+
+    >>> tok = TextPairTokenizer.build(["a b", "b c"], ["x y", "y"], min_count=1)
+    >>> tok.source_vocabulary
+    ['b', 'a', 'c']
+    >>> tok.encode_source(tf.constant(["a b zz"]), 5).numpy().tolist()
+    [[5, 4, 3, 0, 0]]
+    """
+
+    def __init__(self, source_vocabulary, target_vocabulary, level="word"):
+        if level not in ("word", "char"):
+            raise ValueError(f"`level` must be 'word' or 'char'; received {level!r}.")
+        self.level = level
+        self.source_vocabulary = list(source_vocabulary)
+        self.target_vocabulary = list(target_vocabulary)
+        self._source_table = self._table(self.source_vocabulary)
+        self._target_table = self._table(self.target_vocabulary)
+        self._target_tokens = tf.constant([""] * len(SPECIALS) + self.target_vocabulary)
+
+    @staticmethod
+    def _table(vocabulary):
+        keys = tf.constant(vocabulary or [""], tf.string)
+        values = tf.range(len(SPECIALS), len(SPECIALS) + max(len(vocabulary), 1), dtype=tf.int64)
+        return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), UNK)
+
+    def _tokenize(self, strings):
+        if self.level == "word":
+            return tf_text.WhitespaceTokenizer().tokenize(tf.strings.lower(strings))
+        codes = tf_text.UnicodeCharTokenizer().tokenize(strings)
+        return tf.strings.unicode_encode(tf.expand_dims(codes, -1), "UTF-8")
+
+    @classmethod
+    def build(cls, sources, targets, level="word", min_count=1, max_size=None):
+        """Builds the vocabularies from training pairs (most frequent first, ties by name)."""
+        probe = cls([], [], level)
+
+        def count(texts):
+            counter = collections.Counter()
+            dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
+            for tokens in dataset.map(probe._tokenize):
+                counter.update(t.decode() for t in tokens.flat_values.numpy())
+            kept = [t for t, c in counter.items() if c >= min_count]
+            kept.sort(key=lambda t: (-counter[t], t))
+            return kept[:max_size] if max_size else kept
+
+        return cls(count(sources), count(targets), level)
+
+    def _ids(self, table, strings, length, add_start=False, add_end=False):
+        ids = table.lookup(self._tokenize(strings))
+        column = tf.concat([tf.shape(strings)[0:1], [1]], 0)
+
+        def marker(value):
+            marks = tf.RaggedTensor.from_tensor(tf.fill(column, tf.constant(value, tf.int64)))
+            return marks.with_row_splits_dtype(ids.row_splits.dtype)
+
+        if add_start:
+            ids = tf.concat([marker(START), ids], axis=1)
+        if add_end:
+            ids = tf.concat([ids, marker(END)], axis=1)
+        return tf.cast(ids.to_tensor(default_value=PAD, shape=[None, length]), tf.int32)
+
+    def encode_source(self, strings, length):
+        """Source ids ``[B, length]`` for a string batch ``[B]``: 0-padded, and truncated to
+        ``length`` (a truncated target loses its ``</s>``)."""
+        return self._ids(self._source_table, strings, length)
+
+    def encode_target(self, strings, length):
+        """``(decoder_input, target)`` ``[B, length]``: ``<s> y`` and ``y </s>``."""
+        return (self._ids(self._target_table, strings, length, add_start=True),
+                self._ids(self._target_table, strings, length, add_end=True))
+
+    def decode_target(self, ids):
+        """Strings from target ids (specials dropped; words joined by spaces)."""
+        tokens = tf.gather(self._target_tokens, tf.cast(ids, tf.int32))
+        separator = " " if self.level == "word" else ""
+        joined = tf.strings.reduce_join(tokens, axis=-1, separator=separator)
+        return tf.strings.strip(tf.strings.regex_replace(joined, " +", " ")) if separator else joined
+
+    def dataset(self, sources, targets, batch_size, source_length, target_length, shuffle=True,
+                seed=0):
+        """A ``tf.data.Dataset`` of ``({"source", "decoder_input"}, target)`` fixed-shape
+        batches, tokenized in-graph (the last partial batch is dropped so shapes never change)."""
+        dataset = tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
+        if shuffle:
+            dataset = dataset.shuffle(len(sources), seed=seed)
+
+        def encode(source, target):
+            decoder_input, target_ids = self.encode_target(target, target_length)
+            return {"source": self.encode_source(source, source_length),
+                    "decoder_input": decoder_input}, target_ids
+
+        return dataset.batch(batch_size, drop_remainder=True).map(
+            encode, num_parallel_calls=tf.data.AUTOTUNE
+        ).prefetch(tf.data.AUTOTUNE)
