@@ -4,6 +4,7 @@
     keras-adl tune dates --model attention_seq2seq --trials 4 --out runs/tune
     keras-adl export runs/dates exports/dates
     keras-adl predict exports/dates "3 May 1998" "12/31/1999"
+    keras-adl train pairs --data my_pairs.tsv --out runs/mine   # your source<TAB>target file
 
 Errors (unknown names, missing files, an existing export directory, bad input) print one line
 ``keras-adl: error: …`` and exit with status 1 (2 for bad command-line syntax).
@@ -14,10 +15,8 @@ import json
 import os
 import sys
 
-TASKS = {
-    "dates": ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq"),
-    "sort": ("pointer_network",),
-}
+SEQ2SEQ = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
+TASKS = {"dates": SEQ2SEQ, "pairs": SEQ2SEQ, "sort": ("pointer_network",)}
 DATE_MAX_LENGTH = 11
 
 
@@ -40,6 +39,9 @@ def _parser():
     train.add_argument("--batch-size", type=int, default=64)
     train.add_argument("--samples", type=int, default=20000, help="training examples")
     train.add_argument("--strategy", default="auto", help="auto | mirrored | default")
+    train.add_argument("--data", help="task 'pairs': a UTF-8 source<TAB>target file")
+    train.add_argument("--max-length", type=int, default=32,
+                       help="task 'pairs': tokens kept per source and target")
     train.add_argument("--out", required=True, help="run directory")
     tune = commands.add_parser("tune", help="random search over a builder's hyperparameters")
     tune.add_argument("task")
@@ -85,14 +87,15 @@ def _task_data(task, samples, seed):
     return {"inputs": data["inputs"], "decoder_input": data["decoder_input"]}, data["target"], data
 
 
-def _build(task, model_name, jit_compile):
+def _build(task, model_name, jit_compile, vocab_sizes=None):
     import keras
 
     from keras_adl import models
     from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
 
-    if task == "dates":
-        model = getattr(models, model_name)(len(SOURCE_VOCAB), len(TARGET_VOCAB))
+    if task in ("dates", "pairs"):
+        vocab_sizes = vocab_sizes or (len(SOURCE_VOCAB), len(TARGET_VOCAB))
+        model = getattr(models, model_name)(*vocab_sizes)
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         learning_rate = 1e-3 if model_name == "transformer_seq2seq" else 3e-3
     else:
@@ -116,31 +119,55 @@ def _decode_fn(model_name):
     return models.greedy_decode
 
 
-def run_training(task, model_name, epochs, batch_size, samples, strategy, out, callbacks=()):
-    """Trains, evaluates, saves ``model.keras`` + ``run.json`` and a picture in ``out``.
+def run_training(task, model_name, epochs, batch_size, samples, strategy, out, callbacks=(),
+                 data=None, max_length=32):
+    """Trains, evaluates, saves ``model.keras`` + ``run.json`` (+ ``vocab.json`` for text
+    pairs) and a picture in ``out``.
 
     Returns:
         ``(model, history, metrics)``.
     """
     import keras
-    import numpy as np
 
     from keras_adl.training.distribute import build_in_scope, get_strategy
 
-    os.makedirs(out, exist_ok=True)
     strategy = get_strategy(strategy)
     # XLA fails under MirroredStrategy on logical CPUs; compile only without distribution.
     jit = strategy.num_replicas_in_sync == 1
-    model = build_in_scope(strategy, _build, task, model_name, jit)
-    x, y, _ = _task_data(task, samples, seed=0)
+    run = {"task": task, "model": model_name, "epochs": epochs}
+    if task == "pairs":
+        from keras_adl.tasks.text_pairs import load_text_pairs
+        from keras_adl.text import TextPairTokenizer
+
+        sources, targets = load_text_pairs(data)
+        tokenizer = TextPairTokenizer.build(sources, targets)
+        sizes = (len(tokenizer.source_vocabulary) + 4, len(tokenizer.target_vocabulary) + 4)
+        os.makedirs(out, exist_ok=True)
+        model = build_in_scope(strategy, _build, task, model_name, jit, sizes)
+        batch_size = min(batch_size, len(sources))
+        train = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
+        fit_args = (train,)
+        run["max_length"] = max_length
+        with open(os.path.join(out, "vocab.json"), "w") as f:
+            json.dump(tokenizer.to_config(), f)
+    else:
+        os.makedirs(out, exist_ok=True)
+        model = build_in_scope(strategy, _build, task, model_name, jit)
+        x, y, _ = _task_data(task, samples, seed=0)
+        fit_args = (x, y)
     backup = keras.callbacks.BackupAndRestore(os.path.join(out, "backup"))
-    history = model.fit(x, y, epochs=epochs, batch_size=batch_size, verbose=2,
+    history = model.fit(*fit_args, epochs=epochs, verbose=2,
+                        batch_size=None if task == "pairs" else batch_size,
+                        shuffle=task != "pairs",  # the text-pair dataset shuffles itself
                         callbacks=[backup, *callbacks])
     model.save(os.path.join(out, "model.keras"))
-    metrics = _evaluate(task, model_name, model, out)
+    if task == "pairs":
+        metrics = _evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, out)
+    else:
+        metrics = _evaluate(task, model_name, model, out)
+    run["metrics"] = metrics
     with open(os.path.join(out, "run.json"), "w") as f:
-        json.dump({"task": task, "model": model_name, "epochs": epochs, "metrics": metrics}, f,
-                  indent=2)
+        json.dump(run, f, indent=2)
     print(json.dumps(metrics))
     return model, history, metrics
 
@@ -176,6 +203,28 @@ def _evaluate(task, model_name, model, out):
     return {"held_out_exact_match": exact}
 
 
+def _evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, out):
+    """Exact match on (up to 500 of) the training pairs: user data has no held-out split."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from keras_adl.plotting import plot_attention
+
+    sources, targets = sources[:500], targets[:500]
+    ids = tokenizer.encode_source(tf.constant(sources), max_length)
+    tokens, attention, _ = _decode_fn(model_name)(model, ids, max_length)
+    predictions = [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
+    exact = float(np.mean([p == t.lower() for p, t in zip(predictions, targets)]))
+    source_tokens = sources[0].lower().split()
+    plot_attention(keras.ops.convert_to_numpy(attention)[0], source_tokens,
+                   predictions[0].split() + ["</s>"], os.path.join(out, "attention.png"),
+                   title=f"{model_name}: attention")
+    for source, prediction in list(zip(sources, predictions))[:3]:
+        print(f"  {source} -> {prediction}")
+    return {"train_exact_match": exact}
+
+
 def _tune(args):
     import keras_tuner
 
@@ -183,6 +232,8 @@ def _tune(args):
     from keras_adl.training import tuning
 
     task, model_name = _resolve(args.task, args.model)
+    if task == "pairs":
+        raise CLIError("tune runs on the generated tasks 'dates' and 'sort'")
     if task == "sort":
         hypermodel = tuning.PointerNetworkHyperModel()
     elif model_name == "transformer_seq2seq":
@@ -217,6 +268,14 @@ def _export(args):
     model = keras.saving.load_model(model_file)
     if run["task"] == "sort":
         export.export_serving_fn(model, args.export_dir, export.make_pointer_serving_fn(model))
+    elif run["task"] == "pairs":
+        from keras_adl.text import TextPairTokenizer
+
+        with open(os.path.join(args.run_dir, "vocab.json")) as f:
+            tokenizer = TextPairTokenizer.from_config(json.load(f))
+        serve = export.make_text_pair_serving_fn(model, tokenizer, run["max_length"],
+                                                 run["max_length"], decode=_decode_fn(run["model"]))
+        export.export_serving_fn(model, args.export_dir, serve, resources=tokenizer.tables)
     else:
         decode = None if run["model"] != "transformer_seq2seq" else _decode_fn(run["model"])
         export.export_seq2seq(model, args.export_dir, SOURCE_VOCAB, TARGET_VOCAB,
@@ -226,6 +285,7 @@ def _export(args):
 
 def _predict(args):
     import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the ops of exported text-pair models)
 
     if not os.path.isfile(os.path.join(args.export_dir, "saved_model.pb")):
         raise CLIError(f"no SavedModel in {args.export_dir!r}")
@@ -264,15 +324,18 @@ def main(argv=None):
                 _positive(name.replace("_", "-"), getattr(args, name))
             if args.strategy not in ("auto", "mirrored", "default"):
                 raise CLIError(f"--strategy must be auto, mirrored or default; received {args.strategy!r}")
+            if task == "pairs" and not args.data:
+                raise CLIError("task 'pairs' needs --data FILE (one source<TAB>target pair per line)")
+            _positive("max-length", args.max_length)
             run_training(task, model_name, args.epochs, args.batch_size, args.samples,
-                         args.strategy, args.out)
+                         args.strategy, args.out, data=args.data, max_length=args.max_length)
         elif args.command == "tune":
             _tune(args)
         elif args.command == "export":
             _export(args)
         else:
             _predict(args)
-    except (CLIError, FileExistsError, FileNotFoundError) as error:
+    except (CLIError, FileExistsError, FileNotFoundError, ValueError) as error:
         print(f"keras-adl: error: {error}", file=sys.stderr)
         return 1
     return 0

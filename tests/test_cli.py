@@ -51,6 +51,52 @@ def test_train_export_predict_sort_with_the_transformer_too(tmp_path, capsys):
     assert _run(["export", transformer_dir, str(tmp_path / "t_export")], capsys)[0] == 0
 
 
+RELOAD_TEXT = r"""
+import json, sys
+sys.modules["keras_adl"] = None  # only tensorflow and tensorflow_text may be needed
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+loaded = tf.saved_model.load(sys.argv[1])
+out = loaded.signatures["serving_default"](inputs=tf.constant(json.loads(sys.argv[2])))
+print(json.dumps([s.decode() for s in out["output"].numpy()]))
+"""
+
+
+def test_train_export_predict_users_text_pairs(tmp_path, capsys):
+    numbers = ["one", "two", "three", "four"]
+    french = ["un", "deux", "trois", "quatre"]
+    lines = [f"{numbers[i]} {numbers[j]}\t{french[i]} {french[j]}" for i in range(4) for j in range(4)]
+    data = tmp_path / "pairs.tsv"
+    data.write_text("\n".join(lines * 4) + "\n")
+    run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
+    code, _, err = _run(["train", "pairs", "--data", str(data), "--epochs", "1", "--batch-size",
+                         "16", "--max-length", "6", "--out", run_dir], capsys)
+    assert code == 0, err
+    assert set(json.load(open(os.path.join(run_dir, "vocab.json")))["target"]) == set(french)
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    inputs = ["one two", "Four three"]
+    code, out, _ = _run(["predict", export_dir, *inputs], capsys)
+    assert code == 0
+    predicted = [line.split("\t")[1] if "\t" in line else "" for line in out.splitlines()]
+    result = subprocess.run([sys.executable, "-c", RELOAD_TEXT, export_dir, json.dumps(inputs)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == predicted
+    assert all(set(p.split()) <= set(french) for p in predicted)
+
+
+def test_text_pair_errors_are_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("good\tbon\nno tab here\n")
+    code, _, err = _run(["train", "pairs", "--data", str(bad), "--out", str(tmp_path / "r")], capsys)
+    assert code == 1 and err.strip() == f"keras-adl: error: {bad}:2: expected 'source<TAB>target', found 0 tab(s)"
+    code, _, err = _run(["train", "pairs", "--out", str(tmp_path / "r")], capsys)
+    assert code == 1 and "needs --data FILE" in err
+    code, _, err = _run(["train", "pairs", "--data", str(tmp_path / "none.tsv"), "--out", "x"], capsys)
+    assert code == 1 and "not found" in err
+    assert not os.path.exists(tmp_path / "r")
+
+
 class _Interrupt(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if epoch == 0:

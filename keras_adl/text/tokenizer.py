@@ -101,6 +101,20 @@ class TextPairTokenizer:
         joined = tf.strings.reduce_join(tokens, axis=-1, separator=separator)
         return tf.strings.strip(tf.strings.regex_replace(joined, " +", " ")) if separator else joined
 
+    def to_config(self):
+        """A JSON-serialisable description, for `from_config`."""
+        return {"level": self.level, "source": self.source_vocabulary,
+                "target": self.target_vocabulary}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(config["source"], config["target"], config["level"])
+
+    @property
+    def tables(self):
+        """The lookup tables, to track when exporting a function that uses this tokenizer."""
+        return [self._source_table, self._target_table]
+
     def dataset(self, sources, targets, batch_size, source_length, target_length, shuffle=True,
                 seed=0):
         """A ``tf.data.Dataset`` of ``({"source", "decoder_input"}, target)`` fixed-shape

@@ -99,11 +99,36 @@ def make_pointer_serving_fn(model):
     return serve
 
 
-def export_serving_fn(model, export_dir, serving_fn):
+def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decode=None):
+    """A ``tf.function`` from raw strings to decoded strings for a model trained on text pairs
+    tokenized by a `keras_adl.text.TextPairTokenizer` (tensorflow-text ops in the graph).
+
+    Returns:
+        A ``tf.function`` returning ``output``, ``tokens``, ``attention`` and
+        ``log_likelihood`` as `make_seq2seq_serving_fn` does.
+    """
+    decode = decode or greedy_decode
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def serve(inputs):
+        ids = tokenizer.encode_source(inputs, source_length)
+        tokens, attention, score = decode(model, ids, max_length)
+        tokens = tf.convert_to_tensor(tokens)
+        return {"output": tokenizer.decode_target(tokens), "tokens": tokens,
+                "attention": attention, "log_likelihood": score}
+
+    return serve
+
+
+def export_serving_fn(model, export_dir, serving_fn, resources=()):
     """Writes ``model`` with ``serving_fn`` as its ``serving_default`` SavedModel signature.
 
     The directory is written next to ``export_dir`` under a temporary name and renamed at the
     end, so a failed export leaves nothing behind.
+
+    Args:
+        resources: extra TensorFlow resources the function uses (e.g. a tokenizer's lookup
+            tables) to track in the SavedModel.
 
     Raises:
         FileExistsError: ``export_dir`` already exists.
@@ -114,6 +139,8 @@ def export_serving_fn(model, export_dir, serving_fn):
     os.makedirs(parent, exist_ok=True)
     archive = keras.export.ExportArchive()
     archive.track(model)
+    for resource in resources:
+        archive.track(resource)
     archive.add_endpoint("serve", serving_fn)
     staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
     try:
