@@ -51,12 +51,15 @@ def main(argv=None):
     model.fit({"source": train["source"], "decoder_input": train["decoder_input"]},
               train["target"], batch_size=64, epochs=args.epochs, verbose=2)
 
-    tokens, attention, _ = greedy_decode(model, test["source"], MAX_LENGTH)
-    tokens, attention = keras.ops.convert_to_numpy(tokens), keras.ops.convert_to_numpy(attention)
+    tokens, attention, greedy_ll = (keras.ops.convert_to_numpy(x) for x in
+                                    greedy_decode(model, test["source"], MAX_LENGTH))
+    beam_tokens, _, beam_ll = (keras.ops.convert_to_numpy(x) for x in
+                               beam_search(model, test["source"], MAX_LENGTH, beam_width=4))
     greedy = exact_match(tokens, test["target_text"])
-    beam = exact_match(keras.ops.convert_to_numpy(
-        beam_search(model, test["source"], MAX_LENGTH, beam_width=4)[0]), test["target_text"])
+    beam = exact_match(beam_tokens, test["target_text"])
     print(f"held-out exact match ({args.test} dates): greedy {greedy:.4f}, beam-4 {beam:.4f}")
+    print(f"held-out mean log-likelihood: greedy {greedy_ll.mean():.5f}, beam-4 "
+          f"{beam_ll.mean():.5f}; beam ≥ greedy on {np.mean(beam_ll >= greedy_ll - 1e-5):.4f}")
     predictions = TARGET_VOCAB.decode(tokens)
     for source, prediction in list(zip(test["source_text"], predictions))[:5]:
         print(f"  {source:30s} -> {prediction}")

@@ -156,7 +156,7 @@ def run_training(task, model_name, epochs, batch_size, samples, strategy, out, c
         x, y, _ = _task_data(task, samples, seed=0)
         fit_args = (x, y)
     backup = keras.callbacks.BackupAndRestore(os.path.join(out, "backup"))
-    history = model.fit(*fit_args, epochs=epochs, verbose=2,
+    history = model.fit(*fit_args, epochs=epochs, verbose=1,
                         batch_size=None if task == "pairs" else batch_size,
                         shuffle=task != "pairs",  # the text-pair dataset shuffles itself
                         callbacks=[backup, *callbacks])
@@ -244,7 +244,8 @@ def _tune(args):
     validation = _task_data(task, max(args.samples // 5, 64), seed=1)[:2]
     tuner = keras_tuner.RandomSearch(hypermodel, objective="val_loss", max_trials=args.trials,
                                      directory=args.out, project_name=f"{task}_{model_name}")
-    tuner.search(x, y, validation_data=validation, epochs=args.epochs, batch_size=64, verbose=2)
+    _positive("trials", args.trials)
+    tuner.search(x, y, validation_data=validation, epochs=args.epochs, batch_size=64, verbose=1)
     best = tuner.get_best_hyperparameters(1)[0]
     print(json.dumps({"best_hyperparameters": best.values}))
 

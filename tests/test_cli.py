@@ -97,6 +97,16 @@ def test_text_pair_errors_are_one_line(tmp_path, capsys):
     assert not os.path.exists(tmp_path / "r")
 
 
+def test_tune_reports_best_hyperparameters(tmp_path, capsys):
+    code, out, err = _run(["tune", "sort", "--trials", "2", "--epochs", "1", "--samples", "64",
+                           "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
+    assert {"units", "learning_rate"} <= set(best)
+    code, _, err = _run(["tune", "pairs", "--out", str(tmp_path)], capsys)
+    assert code == 1 and "generated tasks" in err
+
+
 class _Interrupt(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if epoch == 0:

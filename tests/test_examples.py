@@ -50,3 +50,10 @@ def test_attention_benchmark_smoke():
         check=True,
     ).stdout
     assert "MultiHeadSelfAttention" in out and "Bahdanau step" in out
+
+
+def test_attention_vs_length_benchmark_smoke():
+    benchmark = load_script("benchmarks/attention_vs_length.py")
+    results = benchmark.main(["--smoke"])
+    assert set(results) == {"attention_seq2seq", "encoder_decoder"}
+    assert [row[0] for row in results["attention_seq2seq"][0]] == ["4-10", "11-20", "21-32"]

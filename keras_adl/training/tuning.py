@@ -10,7 +10,7 @@ import keras_tuner
 
 from keras_adl.models.pointer import pointer_network
 from keras_adl.models.seq2seq import attention_seq2seq, encoder_decoder
-from keras_adl.models.transformer import transformer_seq2seq
+from keras_adl.models.transformer import transformer_classifier, transformer_seq2seq
 
 
 def _compile(model, hp, loss, default_lr):
@@ -91,3 +91,27 @@ class PointerNetworkHyperModel(keras_tuner.HyperModel):
     def build(self, hp):
         model = pointer_network(self.input_dim, units=hp.Choice("units", [32, 64, 128], default=128))
         return _compile(model, hp, keras.losses.SparseCategoricalCrossentropy(), 2e-3)
+
+
+class TransformerClassifierHyperModel(keras_tuner.HyperModel):
+    """Searches `transformer_classifier`: ``model_dim``, ``num_heads``, ``num_layers``,
+    ``dropout``, ``learning_rate``."""
+
+    def __init__(self, vocab_size, num_classes, name="transformer_classifier", tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.vocab_size = vocab_size
+        self.num_classes = num_classes
+
+    def build(self, hp):
+        model_dim = hp.Choice("model_dim", [32, 64, 128], default=64)
+        model = transformer_classifier(
+            self.vocab_size,
+            self.num_classes,
+            model_dim=model_dim,
+            num_heads=hp.Choice("num_heads", [2, 4], default=4),
+            intermediate_dim=2 * model_dim,
+            num_layers=hp.Int("num_layers", 1, 4, default=2),
+            dropout=hp.Float("dropout", 0.0, 0.3, step=0.1, default=0.1),
+        )
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return _compile(model, hp, loss, 1e-3)

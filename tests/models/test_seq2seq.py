@@ -120,6 +120,17 @@ def test_baseline_and_lstm_variants_train_and_decode(cell):
     np.testing.assert_allclose(np_(attention), 1.0)
 
 
+def test_baseline_keras_round_trip(tmp_path):
+    model = encoder_decoder(len(SOURCE_VOCAB), len(TARGET_VOCAB), 8, 16)
+    data = date_arrays(4, seed=6)
+    path = os.path.join(tmp_path, "baseline.keras")
+    model.save(path)
+    reloaded = keras.saving.load_model(path)
+    np.testing.assert_allclose(np_(reloaded(_inputs(data))), np_(model(_inputs(data))), atol=1e-6)
+    np.testing.assert_array_equal(np_(greedy_decode(reloaded, data["source"], 6)[0]),
+                                  np_(greedy_decode(model, data["source"], 6)[0]))
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="attention_seq2seq: `units` must be a positive integer"):
         attention_seq2seq(10, 10, units=0)

@@ -83,6 +83,15 @@ def test_transformer_classifier_padding_and_fit():
     assert np.isfinite(history.history["loss"][-1])
 
 
+def test_transformer_classifier_keras_round_trip(tmp_path):
+    model = transformer_classifier(30, 3, model_dim=16, num_heads=2, intermediate_dim=32)
+    tokens = np.array([[4, 5, 6, 0], [7, 8, 0, 0]])
+    path = os.path.join(tmp_path, "classifier.keras")
+    model.save(path)
+    np.testing.assert_allclose(np_(keras.saving.load_model(path)(tokens)), np_(model(tokens)),
+                               atol=1e-6)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="transformer_seq2seq: `num_layers` must be a positive integer"):
         transformer_seq2seq(10, 10, num_layers=0)

@@ -7,6 +7,7 @@ from keras_adl.tasks.sorting import sort_arrays
 from keras_adl.training.tuning import (
     PointerNetworkHyperModel,
     Seq2SeqHyperModel,
+    TransformerClassifierHyperModel,
     TransformerSeq2SeqHyperModel,
 )
 
@@ -55,6 +56,8 @@ def test_conditional_scope_hides_attention_kind_without_attention():
     [
         (TransformerSeq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB)), _dates(64, 2)),
         (PointerNetworkHyperModel(), None),
+        (TransformerClassifierHyperModel(20, 3),
+         (np.random.RandomState(0).randint(1, 20, (32, 7)), np.arange(32) % 3)),
     ],
 )
 def test_other_hypermodels_build_and_fit(hypermodel, data):
