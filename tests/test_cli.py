@@ -165,4 +165,4 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     result = subprocess.run([sys.executable, "-m", "keras_adl.cli", "train", "poems", "--out", "x"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert _our_lines(result.stderr) == ["keras-adl: error: unknown task 'poems'; choose one of ['dates', 'sort']"]
+    assert _our_lines(result.stderr) == ["keras-adl: error: unknown task 'poems'; choose one of ['dates', 'pairs', 'sort']"]
