@@ -13,9 +13,8 @@ import keras
 from keras import ops
 
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
+from keras_adl.models._decoding import END, PAD, START, greedy_loop
 from keras_adl.utils import check_choice, check_positive_int
-
-START, END, PAD = 1, 2, 0
 
 
 def _encoder_decoder(
@@ -183,38 +182,14 @@ def greedy_decode(model, source, max_length):
     embedding = model.get_layer("target_embedding")
     project = model.get_layer("logits")
     keys = decoder.precompute_keys(memory)
-    batch = ops.shape(source)[0]
 
-    def body(t, token, states, done, score, tokens, attention):
+    def step(t, token, states):
         output, weights, states = decoder.step(
             embedding(token), list(states), memory, keys, memory_mask
         )
-        log_probs = ops.log_softmax(ops.cast(project(output), "float32"), axis=-1)
-        chosen = ops.where(done, PAD, ops.cast(ops.argmax(log_probs, axis=-1), "int32"))
-        gained = ops.take_along_axis(log_probs, ops.expand_dims(chosen, -1), axis=-1)[:, 0]
-        score = score + ops.where(done, 0.0, gained)
-        zero = ops.zeros((), "int32")
-        tokens = ops.slice_update(tokens, [zero, t], ops.expand_dims(chosen, 1))
-        attention = ops.slice_update(
-            attention, [zero, t, zero], ops.expand_dims(ops.cast(weights, "float32"), 1)
-        )
-        done = ops.logical_or(done, ops.equal(chosen, END))
-        return t + 1, chosen, tuple(states), done, score, tokens, attention
+        return project(output), weights, tuple(states)
 
-    loop = (
-        ops.zeros((), "int32"),
-        ops.full((batch,), START, "int32"),
-        tuple(states),
-        ops.zeros((batch,), "bool"),
-        ops.zeros((batch,), "float32"),
-        ops.zeros((batch, max_length), "int32"),
-        ops.zeros((batch, max_length, ops.shape(memory)[1]), "float32"),
-    )
-    result = ops.while_loop(
-        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
-    )
-    _, _, _, _, score, tokens, attention = result
-    return tokens, attention, score
+    return greedy_loop(step, tuple(states), ops.shape(source)[0], max_length, ops.shape(memory)[1])
 
 
 def beam_search(model, source, max_length, beam_width=4, length_penalty=0.0):

@@ -6,7 +6,7 @@ from keras import ops
 from keras_adl.layers.positional_encoding import PositionalEncoding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
-from keras_adl.models.seq2seq import END, PAD, START
+from keras_adl.models._decoding import PAD, greedy_loop
 from keras_adl.utils import check_positive_int, check_rate
 
 
@@ -160,7 +160,7 @@ def transformer_greedy_decode(model, source, max_length):
     cross = tuple(block.precompute_cross_attention(memory) for block in blocks)
     caches = tuple(tuple(block.initial_cache(batch, max_length)) for block in blocks)
 
-    def body(t, token, caches, done, score, tokens, attention):
+    def step(t, token, caches):
         x = position(embedding(ops.expand_dims(token, 1)), start_index=t)
         new_caches = []
         for block, cache, cross_cache in zip(blocks, caches, cross):
@@ -173,28 +173,7 @@ def transformer_greedy_decode(model, source, max_length):
                 return_attention_scores=True,
             )
             new_caches.append(tuple(cache))
-        log_probs = ops.log_softmax(ops.cast(project(x[:, 0]), "float32"), axis=-1)
-        chosen = ops.where(done, PAD, ops.cast(ops.argmax(log_probs, axis=-1), "int32"))
-        gained = ops.take_along_axis(log_probs, ops.expand_dims(chosen, -1), axis=-1)[:, 0]
-        score = score + ops.where(done, 0.0, gained)
-        zero = ops.zeros((), "int32")
-        tokens = ops.slice_update(tokens, [zero, t], ops.expand_dims(chosen, 1))
-        weights = ops.mean(ops.cast(scores["cross_attention"], "float32"), axis=1)  # [B, 1, T]
-        attention = ops.slice_update(attention, [zero, t, zero], weights)
-        done = ops.logical_or(done, ops.equal(chosen, END))
-        return t + 1, chosen, tuple(new_caches), done, score, tokens, attention
+        weights = ops.mean(ops.cast(scores["cross_attention"], "float32"), axis=1)[:, 0]  # [B, T]
+        return project(x[:, 0]), weights, tuple(new_caches)
 
-    loop = (
-        ops.zeros((), "int32"),
-        ops.full((batch,), START, "int32"),
-        caches,
-        ops.zeros((batch,), "bool"),
-        ops.zeros((batch,), "float32"),
-        ops.zeros((batch, max_length), "int32"),
-        ops.zeros((batch, max_length, ops.shape(source)[1]), "float32"),
-    )
-    result = ops.while_loop(
-        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
-    )
-    _, _, _, _, score, tokens, attention = result
-    return tokens, attention, score
+    return greedy_loop(step, caches, batch, max_length, ops.shape(source)[1])
