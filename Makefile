@@ -26,6 +26,7 @@ test-slow: $(STAMP)
 
 bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention.py
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention_vs_length.py
 
 # Trains the attention seq2seq on date normalisation (under a minute on 2 cores), prints held-out
 # exact match and translations, writes runs/dates/attention.png, exports a SavedModel, reloads it
