@@ -92,6 +92,7 @@ def _build(task, model_name, jit_compile, vocab_sizes=None):
 
     from keras_adl import models
     from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+    from keras_adl.training.recipes import compile_for_training
 
     if task in ("dates", "pairs"):
         vocab_sizes = vocab_sizes or (len(SOURCE_VOCAB), len(TARGET_VOCAB))
@@ -102,13 +103,7 @@ def _build(task, model_name, jit_compile, vocab_sizes=None):
         model = models.pointer_network()
         loss = keras.losses.SparseCategoricalCrossentropy()
         learning_rate = 2e-3
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=5.0),
-        loss=loss,
-        metrics=["accuracy"],
-        jit_compile=jit_compile,
-    )
-    return model
+    return compile_for_training(model, loss, learning_rate, jit_compile)
 
 
 def _decode_fn(model_name):

@@ -11,17 +11,12 @@ import keras_tuner
 from keras_adl.models.pointer import pointer_network
 from keras_adl.models.seq2seq import attention_seq2seq, encoder_decoder
 from keras_adl.models.transformer import transformer_classifier, transformer_seq2seq
+from keras_adl.training.recipes import compile_for_training
 
 
 def _compile(model, hp, loss, default_lr):
     learning_rate = hp.Float("learning_rate", 1e-4, 1e-2, sampling="log", default=default_lr)
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=5.0),
-        loss=loss,
-        metrics=["accuracy"],
-        jit_compile=True,
-    )
-    return model
+    return compile_for_training(model, loss, learning_rate)
 
 
 class Seq2SeqHyperModel(keras_tuner.HyperModel):
