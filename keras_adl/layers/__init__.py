@@ -2,9 +2,11 @@
 
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
+from keras_adl.layers.dnc_cell import DNCCell
 from keras_adl.layers.luong_attention import LuongAttention
 from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
 from keras_adl.layers.multi_head_self_attention import MultiHeadSelfAttention
+from keras_adl.layers.ntm_cell import NTMCell
 from keras_adl.layers.positional_encoding import PositionalEncoding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
@@ -12,9 +14,11 @@ from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 __all__ = [
     "AttentionRNNDecoder",
     "BahdanauAttention",
+    "DNCCell",
     "LuongAttention",
     "MultiHeadCrossAttention",
     "MultiHeadSelfAttention",
+    "NTMCell",
     "PositionalEncoding",
     "TransformerDecoderBlock",
     "TransformerEncoderBlock",

@@ -1,5 +1,19 @@
-"""The papers' math as pure `keras.ops` functions (no weights, no state)."""
+"""The papers' math as pure `keras.ops` functions (no weights, no state): attention and memory addressing."""
 
+from keras_adl.ops.addressing import (
+    allocation_weights,
+    circular_shift,
+    content_addressing,
+    directional_read_weights,
+    erase_and_write,
+    interpolate,
+    oneplus,
+    read_memory,
+    sharpen,
+    update_precedence,
+    update_temporal_link,
+    update_usage,
+)
 from keras_adl.ops.attention import (
     additive_scores,
     causal_mask,
@@ -14,6 +28,18 @@ from keras_adl.ops.attention import (
 )
 
 __all__ = [
+    "allocation_weights",
+    "circular_shift",
+    "content_addressing",
+    "directional_read_weights",
+    "erase_and_write",
+    "interpolate",
+    "oneplus",
+    "read_memory",
+    "sharpen",
+    "update_precedence",
+    "update_temporal_link",
+    "update_usage",
     "additive_scores",
     "causal_mask",
     "dot_scores",

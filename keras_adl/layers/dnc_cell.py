@@ -1,0 +1,216 @@
+"""The Differentiable Neural Computer as a Keras RNN cell."""
+
+import keras
+from keras import ops
+
+from keras_adl.layers._memory_cell import MemoryCellBase, split_sizes
+from keras_adl.ops.addressing import (
+    allocation_weights,
+    content_addressing,
+    directional_read_weights,
+    erase_and_write,
+    oneplus,
+    read_memory,
+    update_precedence,
+    update_temporal_link,
+    update_usage,
+)
+
+
+@keras.saving.register_keras_serializable(package="keras_adl")
+class DNCCell(MemoryCellBase):
+    """Differentiable Neural Computer cell (Graves et al. 2016), for ``keras.layers.RNN``.
+
+    The controller reads ``[x_t; r_{t−1}]``; its output ``h_t`` is mapped to the interface
+    vector: read keys ``k^r`` and strengths ``β^r = oneplus(·)``, write key ``k^w`` and strength
+    ``β^w``, erase vector ``e = σ(·)``, write vector ``v``, free gates ``f = σ(·)``, allocation
+    gate ``g^a = σ(·)``, write gate ``g^w = σ(·)`` and read modes ``π = softmax(·)``. Then, as
+    in the paper's Methods:
+
+        u_t = (u_{t−1} + w^w_{t−1} − u_{t−1} ∘ w^w_{t−1}) ∘ Π_i (1 − f^i w^{r,i}_{t−1})   usage
+        a_t = allocation(u_t)                   free slots first, least used first
+        w^w = g^w (g^a a_t + (1 − g^a) C(M_{t−1}, k^w, β^w))               write weights
+        M_t = M_{t−1} ∘ (1 − w^w eᵀ) + w^w vᵀ                              write
+        L_t, p_t = temporal link and precedence updates                  (zero diagonal)
+        w^r = π_b Lᵀ_t w^r_{t−1} + π_c C(M_t, k^r, β^r) + π_f L_t w^r_{t−1}   read weights
+        r = M_tᵀ w^r                                                     read
+
+    With several write heads, each keeps its own link matrix and precedence, the heads
+    allocate in turn (each sees the usage the previous ones will claim), and each read head
+    has ``1 + 2·Hw`` modes ordered (backward per write head, content, forward per write head).
+    The output is ``[h_t; r_t]``. All memory state starts at zero except the memory itself
+    (``memory_init``); the memory math runs in ``float32``, also under ``mixed_float16``.
+    The link matrix costs ``O(N²)`` memory and time per step and write head.
+
+    Args:
+        controller_units: size of the controller output ``h``.
+        memory_size: number of memory slots ``N``.
+        memory_width: width ``W`` of a slot.
+        num_read_heads: number of read heads ``R``.
+        num_write_heads: number of write heads ``Hw``.
+        controller: ``"lstm"`` or ``"dense"`` (feed-forward ReLU).
+        memory_init: ``"constant"`` (1e-6, not trained), ``"learned"`` or ``"random"`` (see
+            `NTMCell`).
+        clip_value: clip the controller output and the interface vector to ``±clip_value``;
+            ``None`` disables.
+        return_addressing: append the read and write weights to the output (see
+            `split_output`).
+        kernel_initializer: of the controller and interface kernels.
+        **kwargs: standard layer arguments.
+
+    Call arguments:
+        inputs: ``[B, D]``, one step's input.
+        states: list of states in the order of `state_names`: the controller's (``h, c`` for
+            an LSTM), ``memory [B, N·W]``, ``usage [B, N]``, ``link [B, Hw·N·N]``,
+            ``precedence [B, Hw·N]``, ``read_weights [B, R·N]``, ``write_weights [B, Hw·N]``,
+            ``reads [B, R·W]``.
+        training: passed to the controller.
+
+    Returns:
+        ``(output, new_states)`` with ``output [B, controller_units + R·W]`` (plus
+        ``(R + Hw)·N`` with ``return_addressing=True``).
+
+    Example:
+
+    >>> rnn = keras.layers.RNN(DNCCell(16, memory_size=8, memory_width=4, num_read_heads=2),
+    ...                        return_sequences=True)
+    >>> tuple(rnn(ops.zeros((2, 5, 3))).shape)
+    (2, 5, 24)
+
+    References:
+        Graves et al. (2016). Hybrid computing using a neural network with dynamic external
+        memory. Nature 538, 471-476.
+    """
+
+    def __init__(
+        self,
+        controller_units,
+        memory_size,
+        memory_width,
+        num_read_heads=4,
+        num_write_heads=1,
+        controller="lstm",
+        memory_init="constant",
+        clip_value=20.0,
+        return_addressing=False,
+        kernel_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(
+            controller_units=controller_units,
+            memory_size=memory_size,
+            memory_width=memory_width,
+            num_read_heads=num_read_heads,
+            num_write_heads=num_write_heads,
+            controller=controller,
+            memory_init=memory_init,
+            clip_value=clip_value,
+            return_addressing=return_addressing,
+            kernel_initializer=kernel_initializer,
+            **kwargs,
+        )
+
+    @property
+    def num_read_modes(self):
+        """``1 + 2·Hw``: backward per write head, content, forward per write head."""
+        return 1 + 2 * self.num_write_heads
+
+    def _interface_sizes(self):
+        r, hw, w = self.num_read_heads, self.num_write_heads, self.memory_width
+        return [
+            r * w,  # read keys
+            r,  # read strengths
+            hw * w,  # write keys
+            hw,  # write strengths
+            hw * w,  # erase vectors
+            hw * w,  # write vectors
+            r,  # free gates
+            hw,  # allocation gates
+            hw,  # write gates
+            r * self.num_read_modes,  # read modes
+        ]
+
+    def _interface_size(self):
+        return sum(self._interface_sizes())
+
+    def _memory_state_shapes(self):
+        n, w, r, hw = self.memory_size, self.memory_width, self.num_read_heads, self.num_write_heads
+        return [
+            ("memory", (n, w)),
+            ("usage", (n,)),
+            ("link", (hw, n, n)),
+            ("precedence", (hw, n)),
+            ("read_weights", (r, n)),
+            ("write_weights", (hw, n)),
+            ("reads", (r, w)),
+        ]
+
+    def _initial_memory_states(self, memory, batch_size):
+        shapes = self._memory_state_shapes()[1:]
+        zeros = [ops.zeros((batch_size,) + shape, "float32") for _, shape in shapes]
+        return [memory] + zeros
+
+    def _parse_interface(self, interface):
+        r, hw, w = self.num_read_heads, self.num_write_heads, self.memory_width
+        (read_keys, read_strengths, write_keys, write_strengths, erase, write_vectors,
+         free_gates, allocation_gates, write_gates, read_modes) = split_sizes(
+            interface, self._interface_sizes())
+        return {
+            "read_keys": ops.reshape(read_keys, (-1, r, w)),
+            "read_strengths": oneplus(read_strengths),
+            "write_keys": ops.reshape(write_keys, (-1, hw, w)),
+            "write_strengths": oneplus(write_strengths),
+            "erase": ops.sigmoid(ops.reshape(erase, (-1, hw, w))),
+            "write_vectors": ops.reshape(write_vectors, (-1, hw, w)),
+            "free_gates": ops.sigmoid(free_gates),
+            "allocation_gates": ops.sigmoid(allocation_gates),
+            "write_gates": ops.sigmoid(write_gates),
+            "read_modes": ops.softmax(ops.reshape(read_modes, (-1, r, self.num_read_modes)), -1),
+        }
+
+    def _memory_step(self, interface, states):
+        p = self._parse_interface(interface)
+        memory = states["memory"]
+        usage = update_usage(states["usage"], states["write_weights"], p["free_gates"],
+                             states["read_weights"])
+
+        # Write weights: each write head allocates from the usage the previous heads claim.
+        write_content = content_addressing(memory, p["write_keys"], p["write_strengths"])
+        allocation_gates, write_gates = p["allocation_gates"], p["write_gates"]
+        allocations, claimed = [], usage
+        for h in range(self.num_write_heads):
+            allocation = allocation_weights(claimed)
+            allocations.append(allocation)
+            claimed = claimed + (1.0 - claimed) * (
+                allocation_gates[:, h : h + 1] * write_gates[:, h : h + 1] * allocation)
+        allocation = ops.stack(allocations, axis=1)  # [B, Hw, N]
+        g_a, g_w = allocation_gates[:, :, None], write_gates[:, :, None]
+        write_weights = g_w * (g_a * allocation + (1.0 - g_a) * write_content)
+
+        memory = erase_and_write(memory, write_weights, p["erase"], p["write_vectors"])
+        link = update_temporal_link(states["link"], states["precedence"], write_weights)
+        precedence = update_precedence(states["precedence"], write_weights)
+
+        # Read weights: backward / content / forward, mixed by the read modes.
+        hw = self.num_write_heads
+        previous_reads = states["read_weights"]
+        read_content = content_addressing(memory, p["read_keys"], p["read_strengths"])
+        backward = directional_read_weights(link, previous_reads, forward=False)  # [B,R,Hw,N]
+        forward = directional_read_weights(link, previous_reads, forward=True)
+        modes = p["read_modes"]
+        read_weights = (
+            ops.sum(modes[:, :, :hw, None] * backward, axis=2)
+            + modes[:, :, hw : hw + 1] * read_content
+            + ops.sum(modes[:, :, hw + 1 :, None] * forward, axis=2)
+        )
+        reads = read_memory(memory, read_weights)
+        new_states = {
+            "memory": memory,
+            "usage": usage,
+            "link": link,
+            "precedence": precedence,
+            "read_weights": read_weights,
+            "write_weights": write_weights,
+            "reads": reads,
+        }
+        return new_states, reads, read_weights, write_weights

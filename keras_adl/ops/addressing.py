@@ -1,0 +1,387 @@
+"""Memory addressing of the Neural Turing Machine and the Differentiable Neural Computer.
+
+Pure ``keras.ops`` functions, batch-first and multi-head. Shapes use ``B`` for batch, ``N`` for
+memory slots, ``W`` for the memory (word) width, ``H`` for heads (read or write), ``R`` for read
+heads and ``S = 2·shift_range + 1`` for the number of allowed shifts. Weightings are
+distributions (or sub-distributions) over the ``N`` slots, in the last axis.
+
+The functions compute in the dtype of their inputs; the memory cells call them in ``float32``
+(also under ``mixed_float16``), because products of many usages and ``γ``-powers underflow in
+``float16``.
+
+References:
+    - Graves, Wayne, Danihelka (2014). Neural Turing Machines. arXiv:1410.5401. (NTM)
+    - Graves et al. (2016). Hybrid computing using a neural network with dynamic external
+      memory. Nature 538, 471-476. (DNC; equations numbered as in its Methods section.)
+"""
+
+from keras import ops
+
+from keras_adl.utils import check_rank, check_same_dim
+
+#: Added under square roots and inside normalisers, as in both papers' reference code.
+EPSILON = 1e-6
+
+
+def _last_dim(name, x, where):
+    n = x.shape[-1]
+    if n is None:
+        raise ValueError(f"{where}the last dimension of `{name}` must be static; received shape "
+                         f"{tuple(x.shape)}.")
+    return int(n)
+
+
+def oneplus(x):
+    """``1 + softplus(x)``: maps reals to ``[1, ∞)`` (key strengths, sharpening ``γ``).
+
+    Example:
+
+    >>> float(ops.convert_to_numpy(oneplus(ops.array(0.0))))  # 1 + ln 2
+    1.6931471824645996
+    """
+    return 1.0 + ops.softplus(x)
+
+
+def content_addressing(memory, keys, strengths, epsilon=EPSILON):
+    """Content-based addressing: a softmax over slots of the keys' cosine similarity.
+
+        w^c_h(i) = exp(β_h K[k_h, M_i]) / Σ_j exp(β_h K[k_h, M_j]),
+        K[u, v] = u·v / (‖u‖ ‖v‖)                      (NTM eq. 5-6; DNC eq. "C")
+
+    The norms are ``sqrt(Σ x² + ε)``, so zero memory or zero keys give a cosine of 0 and
+    uniform, finite weights; the softmax subtracts its maximum, so huge strengths stay finite.
+
+    Args:
+        memory: ``[B, N, W]``.
+        keys: ``[B, H, W]``, one key per head.
+        strengths: ``[B, H]``, key strengths ``β ≥ 0``.
+        epsilon: added to the squared norms.
+
+    Returns:
+        Content weights ``[B, H, N]``; each row sums to 1.
+
+    Example:
+
+    >>> memory = ops.convert_to_tensor([[[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]])
+    >>> w = content_addressing(memory, ops.array([[[0.0, 2.0]]]), ops.array([[50.0]]))
+    >>> int(ops.convert_to_numpy(ops.argmax(w, axis=-1))[0, 0])
+    1
+    """
+    where = "content_addressing: "
+    m_shape = check_rank("memory", memory, 3, where)
+    k_shape = check_rank("keys", keys, 3, where)
+    check_rank("strengths", strengths, 2, where)
+    check_same_dim("memory", m_shape, 2, "keys", k_shape, 2, "The width W", where)
+    dot = ops.einsum("bhw,bnw->bhn", keys, memory)
+    key_norm = ops.sqrt(ops.sum(ops.square(keys), axis=-1) + epsilon)  # [B, H]
+    memory_norm = ops.sqrt(ops.sum(ops.square(memory), axis=-1) + epsilon)  # [B, N]
+    cosine = dot / (key_norm[:, :, None] * memory_norm[:, None, :])
+    return ops.softmax(strengths[:, :, None] * cosine, axis=-1)
+
+
+def interpolate(content_weights, previous_weights, gate):
+    """Interpolation with the previous weighting: ``w^g = g w^c + (1 − g) w_{t−1}`` (NTM eq. 7).
+
+    Args:
+        content_weights: ``[B, H, N]``.
+        previous_weights: ``[B, H, N]``.
+        gate: interpolation gates in ``[0, 1]``, ``[B, H]`` (or ``[B, H, 1]``).
+
+    Returns:
+        ``[B, H, N]``.
+
+    Example:
+
+    >>> w = interpolate(ops.ones((1, 1, 2)), ops.zeros((1, 1, 2)), ops.array([[0.25]]))
+    >>> ops.convert_to_numpy(w)
+    array([[[0.25, 0.25]]], dtype=float32)
+    """
+    if len(gate.shape) == len(content_weights.shape) - 1:
+        gate = ops.expand_dims(gate, -1)
+    return gate * content_weights + (1.0 - gate) * previous_weights
+
+
+def circular_shift(weights, shift_weights):
+    """Rotation of each weighting by a distribution over shifts (NTM eq. 8).
+
+        w̃(i) = Σ_j w(j) s(i − j mod N)
+
+    Index ``k`` of ``shift_weights`` is the shift ``k − R`` (``R = (S − 1) / 2``): with
+    ``S = 3``, index 0 moves weight one slot left, index 1 keeps it, index 2 moves it one slot
+    right, wrapping around the ``N`` slots. Computed as ``Σ_k s_k · roll(w, k − R)``: ``S`` rolls
+    of ``[B, H, N]``, not an ``N × N`` circulant matrix.
+
+    Args:
+        weights: ``[B, H, N]``.
+        shift_weights: ``[B, H, S]`` with odd ``S``, a distribution over shifts.
+
+    Returns:
+        ``[B, H, N]``.
+
+    Example:
+
+    >>> w = ops.convert_to_tensor([[[0.0, 1.0, 0.0, 0.0]]])
+    >>> right = ops.convert_to_tensor([[[0.0, 0.0, 1.0]]])
+    >>> ops.convert_to_numpy(circular_shift(w, right))
+    array([[[0., 0., 1., 0.]]], dtype=float32)
+    """
+    where = "circular_shift: "
+    w_shape = check_rank("weights", weights, 3, where)
+    s_shape = check_rank("shift_weights", shift_weights, 3, where)
+    num_shifts = _last_dim("shift_weights", shift_weights, where)
+    if num_shifts % 2 != 1:
+        raise ValueError(f"{where}the last dimension of `shift_weights` (shifts −R..R) must be "
+                         f"odd; received shape {s_shape}.")
+    del w_shape
+    radius = num_shifts // 2
+    shifted = 0.0
+    for k in range(num_shifts):
+        # roll(w, d)[i] = w[i − d]: the weight at slot j moves to slot j + d.
+        shifted = shifted + shift_weights[:, :, k : k + 1] * ops.roll(weights, k - radius, axis=-1)
+    return shifted
+
+
+def sharpen(weights, gamma, epsilon=EPSILON):
+    """Sharpening ``w(i) = w̃(i)^γ / Σ_j w̃(j)^γ`` with ``γ ≥ 1`` (NTM eq. 9).
+
+    Computed in log space, ``softmax(γ · log(w̃ + ε))``, so a huge ``γ`` gives a one-hot weighting
+    instead of ``0/0``, and zero weights stay finite.
+
+    Args:
+        weights: ``[B, H, N]``, non-negative.
+        gamma: ``[B, H]`` (or ``[B, H, 1]``).
+        epsilon: added inside the logarithm.
+
+    Returns:
+        ``[B, H, N]``, rows summing to 1.
+
+    Example:
+
+    >>> w = sharpen(ops.convert_to_tensor([[[0.2, 0.8]]]), ops.array([[2.0]]))
+    >>> [round(float(x), 4) for x in ops.convert_to_numpy(w)[0, 0]]
+    [0.0588, 0.9412]
+    """
+    if len(gamma.shape) == len(weights.shape) - 1:
+        gamma = ops.expand_dims(gamma, -1)
+    return ops.softmax(gamma * ops.log(weights + epsilon), axis=-1)
+
+
+def erase_and_write(memory, weights, erase, add):
+    """The NTM/DNC write: erase then add, for every write head at once (NTM eq. 3-4).
+
+        M ← M ∘ Π_h (1 − w_h e_hᵀ) + Σ_h w_h a_hᵀ
+
+    Args:
+        memory: ``[B, N, W]``.
+        weights: write weights ``[B, H, N]``.
+        erase: erase vectors in ``[0, 1]``, ``[B, H, W]``.
+        add: add (write) vectors ``[B, H, W]``.
+
+    Returns:
+        The new memory ``[B, N, W]``.
+
+    Example:
+
+    >>> m = erase_and_write(ops.ones((1, 2, 2)), ops.convert_to_tensor([[[1.0, 0.0]]]),
+    ...                     ops.ones((1, 1, 2)), ops.convert_to_tensor([[[3.0, 4.0]]]))
+    >>> ops.convert_to_numpy(m)
+    array([[[3., 4.],
+            [1., 1.]]], dtype=float32)
+    """
+    where = "erase_and_write: "
+    m_shape = check_rank("memory", memory, 3, where)
+    w_shape = check_rank("weights", weights, 3, where)
+    check_rank("erase", erase, 3, where)
+    check_rank("add", add, 3, where)
+    check_same_dim("memory", m_shape, 1, "weights", w_shape, 2, "The number of slots N", where)
+    keep = ops.prod(1.0 - weights[:, :, :, None] * erase[:, :, None, :], axis=1)  # [B, N, W]
+    written = ops.einsum("bhn,bhw->bnw", weights, add)
+    return memory * keep + written
+
+
+def read_memory(memory, weights):
+    """The read vectors ``r_h = Σ_i w_h(i) M_i`` (NTM eq. 2), ``[B, H, W]``.
+
+    Args:
+        memory: ``[B, N, W]``.
+        weights: read weights ``[B, H, N]``.
+
+    Returns:
+        ``[B, H, W]``.
+
+    Example:
+
+    >>> r = read_memory(ops.convert_to_tensor([[[1.0, 2.0], [3.0, 4.0]]]),
+    ...                 ops.convert_to_tensor([[[0.5, 0.5]]]))
+    >>> ops.convert_to_numpy(r)
+    array([[[2., 3.]]], dtype=float32)
+    """
+    where = "read_memory: "
+    m_shape = check_rank("memory", memory, 3, where)
+    w_shape = check_rank("weights", weights, 3, where)
+    check_same_dim("memory", m_shape, 1, "weights", w_shape, 2, "The number of slots N", where)
+    return ops.einsum("bhn,bnw->bhw", weights, memory)
+
+
+def update_usage(usage, write_weights, free_gates, read_weights):
+    """The DNC usage vector after the previous write and this step's free gates.
+
+        ψ_t = Π_i (1 − f^i_t w^{r,i}_{t−1})                          (retention)
+        u_t = (u_{t−1} + w^w_{t−1} − u_{t−1} ∘ w^w_{t−1}) ∘ ψ_t
+
+    With several write heads, ``w^w`` is their union ``1 − Π_h (1 − w^w_h)``.
+
+    Args:
+        usage: ``[B, N]``, in ``[0, 1]``.
+        write_weights: the previous step's write weights, ``[B, N]`` or ``[B, H, N]``.
+        free_gates: ``[B, R]`` in ``[0, 1]``.
+        read_weights: the previous step's read weights ``[B, R, N]``.
+
+    Returns:
+        The new usage ``[B, N]``, in ``[0, 1]``.
+
+    Example:
+
+    >>> u = update_usage(ops.zeros((1, 2)), ops.convert_to_tensor([[1.0, 0.0]]),
+    ...                  ops.zeros((1, 1)), ops.zeros((1, 1, 2)))
+    >>> ops.convert_to_numpy(u)
+    array([[1., 0.]], dtype=float32)
+    """
+    where = "update_usage: "
+    check_rank("usage", usage, 2, where)
+    check_rank("write_weights", write_weights, (2, 3), where)
+    check_rank("free_gates", free_gates, 2, where)
+    check_rank("read_weights", read_weights, 3, where)
+    if len(write_weights.shape) == 3:
+        write_weights = 1.0 - ops.prod(1.0 - write_weights, axis=1)
+    usage = usage + write_weights - usage * write_weights
+    retention = ops.prod(1.0 - free_gates[:, :, None] * read_weights, axis=1)
+    return usage * retention
+
+
+def allocation_weights(usage, epsilon=EPSILON):
+    """The DNC allocation weighting: free slots first, least used first (DNC eq. "a").
+
+        φ = slots sorted by ascending usage,
+        a[φ_j] = (1 − u[φ_j]) Π_{i<j} u[φ_i]
+
+    Usage is first mapped to ``ε + (1 − ε) u`` so that the products have no zero factor (their
+    gradient divides by them) and ties break deterministically toward the lower slot index.
+    The sort is a ``top_k`` of the free-ness ``1 − u``; the sorted allocation is put back in slot
+    order by a gather with the inverse permutation (``argsort`` of the order), written as a
+    one-hot contraction so that it compiles under XLA in a recurrent loop's gradient.
+
+    Args:
+        usage: ``[B, N]`` in ``[0, 1]`` (``N`` static).
+        epsilon: the floor on usage.
+
+    Returns:
+        ``[B, N]``, summing to at most 1.
+
+    Example:
+
+    >>> a = allocation_weights(ops.convert_to_tensor([[0.9, 0.1, 0.5]]))
+    >>> int(ops.convert_to_numpy(ops.argmax(a, axis=-1))[0])
+    1
+    """
+    where = "allocation_weights: "
+    check_rank("usage", usage, 2, where)
+    num_slots = _last_dim("usage", usage, where)
+    usage = epsilon + (1.0 - epsilon) * usage
+    free = 1.0 - usage
+    _, order = ops.top_k(free, k=num_slots, sorted=True)  # φ: slots by ascending usage
+    # Permutations as one-hot contractions (O(N²), like the link matrix): their gradient has no
+    # dynamic shapes, which XLA cannot compile inside the backward pass of a recurrent loop.
+    sort = ops.one_hot(order, num_slots, dtype=usage.dtype)  # sort[b, j, n] = [φ_j == n]
+    sorted_usage = ops.einsum("bjn,bn->bj", sort, usage)
+    cumulative = ops.cumprod(sorted_usage, axis=-1)
+    exclusive = ops.concatenate([ops.ones_like(cumulative[:, :1]), cumulative[:, :-1]], axis=-1)
+    sorted_allocation = (1.0 - sorted_usage) * exclusive
+    inverse = ops.one_hot(ops.argsort(order, axis=-1), num_slots, dtype=usage.dtype)
+    return ops.einsum("bnj,bj->bn", inverse, sorted_allocation)  # gather by φ⁻¹
+
+
+def update_precedence(precedence, write_weights):
+    """The DNC precedence weighting ``p_t = (1 − Σ_i w^w_t(i)) p_{t−1} + w^w_t``.
+
+    ``p_t(i)`` is the degree to which slot ``i`` was the last one written; it sums to ≤ 1.
+
+    Args:
+        precedence: ``[..., N]`` (e.g. ``[B, N]`` or ``[B, H, N]`` per write head).
+        write_weights: this step's write weights, the shape of ``precedence``.
+
+    Returns:
+        The new precedence, the shape of ``precedence``.
+
+    Example:
+
+    >>> p = update_precedence(ops.convert_to_tensor([[1.0, 0.0]]),
+    ...                       ops.convert_to_tensor([[0.0, 0.5]]))
+    >>> ops.convert_to_numpy(p)
+    array([[0.5, 0.5]], dtype=float32)
+    """
+    return (1.0 - ops.sum(write_weights, axis=-1, keepdims=True)) * precedence + write_weights
+
+
+def update_temporal_link(link, precedence, write_weights):
+    """The DNC temporal link matrix: ``L[i, j]`` is the degree to which slot ``i`` was written
+    right after slot ``j``.
+
+        L_t[i, j] = (1 − w^w_t[i] − w^w_t[j]) L_{t−1}[i, j] + w^w_t[i] p_{t−1}[j],   L_t[i, i] = 0
+
+    Entries stay in ``[0, 1]`` and rows and columns sum to at most 1.
+
+    Args:
+        link: the previous link ``[..., N, N]`` (e.g. ``[B, H, N, N]`` per write head).
+        precedence: the *previous* precedence ``p_{t−1}``, ``[..., N]``.
+        write_weights: this step's write weights ``[..., N]``.
+
+    Returns:
+        The new link ``[..., N, N]`` with a zero diagonal.
+
+    Example:
+
+    >>> link = update_temporal_link(ops.zeros((1, 2, 2)), ops.convert_to_tensor([[1.0, 0.0]]),
+    ...                             ops.convert_to_tensor([[0.0, 1.0]]))
+    >>> ops.convert_to_numpy(link)  # slot 1 was written after slot 0
+    array([[[0., 0.],
+            [1., 0.]]], dtype=float32)
+    """
+    num_slots = _last_dim("link", link, "update_temporal_link: ")
+    w_i = write_weights[..., :, None]
+    w_j = write_weights[..., None, :]
+    link = (1.0 - w_i - w_j) * link + w_i * precedence[..., None, :]
+    off_diagonal = 1.0 - ops.eye(num_slots, dtype=link.dtype)
+    return link * off_diagonal
+
+
+def directional_read_weights(link, read_weights, forward):
+    """Forward ``f = L w^r_{t−1}`` or backward ``b = Lᵀ w^r_{t−1}`` read weightings (DNC).
+
+    Forward moves each read head to the slots written right after the ones it read; backward
+    to those written right before.
+
+    Args:
+        link: ``[B, N, N]``, or ``[B, Hw, N, N]`` with one link matrix per write head.
+        read_weights: the previous read weights ``[B, R, N]``.
+        forward: ``True`` for ``L w``, ``False`` for ``Lᵀ w``.
+
+    Returns:
+        ``[B, R, N]`` for a rank-3 ``link``, ``[B, R, Hw, N]`` for a rank-4 ``link``.
+
+    Example:
+
+    >>> link = ops.convert_to_tensor([[[0.0, 0.0], [1.0, 0.0]]])  # 1 written after 0
+    >>> w = ops.convert_to_tensor([[[1.0, 0.0]]])                  # reading slot 0
+    >>> ops.convert_to_numpy(directional_read_weights(link, w, forward=True))
+    array([[[0., 1.]]], dtype=float32)
+    """
+    where = "directional_read_weights: "
+    l_shape = check_rank("link", link, (3, 4), where)
+    r_shape = check_rank("read_weights", read_weights, 3, where)
+    check_same_dim("link", l_shape, -1, "read_weights", r_shape, 2, "The number of slots N", where)
+    if len(l_shape) == 3:
+        equation = "bij,brj->bri" if forward else "bij,bri->brj"
+    else:
+        equation = "bhij,brj->brhi" if forward else "bhij,bri->brhj"
+    return ops.einsum(equation, link, read_weights)
