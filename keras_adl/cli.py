@@ -5,6 +5,9 @@
     keras-adl export runs/dates exports/dates
     keras-adl predict exports/dates "3 May 1998" "12/31/1999"
     keras-adl train pairs --data my_pairs.tsv --out runs/mine   # your source<TAB>target file
+    keras-adl train copy --model ntm --epochs 10 --out runs/copy   # NTM / DNC / LSTM
+    keras-adl export runs/copy exports/copy
+    keras-adl predict exports/copy 10110010 01100110 11110000   # the copied bit vectors
 
 Errors (unknown names, missing files, an existing export directory, bad input) print one line
 ``keras-adl: error: …`` and exit with status 1 (2 for bad command-line syntax).
@@ -16,7 +19,10 @@ import os
 import sys
 
 SEQ2SEQ = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
-TASKS = {"dates": SEQ2SEQ, "pairs": SEQ2SEQ, "sort": ("pointer_network",)}
+MEMORY = ("ntm", "dnc", "lstm")
+MEMORY_TASKS = ("copy", "repeat_copy", "associative_recall", "priority_sort")
+TASKS = {"dates": SEQ2SEQ, "pairs": SEQ2SEQ, "sort": ("pointer_network",),
+         **{task: MEMORY for task in MEMORY_TASKS}}
 DATE_MAX_LENGTH = 11
 
 
@@ -36,8 +42,10 @@ def _parser():
     train.add_argument("task", help=f"one of {sorted(TASKS)}")
     train.add_argument("--model", help="builder name (default: the task's first)")
     train.add_argument("--epochs", type=int, default=3)
-    train.add_argument("--batch-size", type=int, default=64)
-    train.add_argument("--samples", type=int, default=20000, help="training examples")
+    train.add_argument("--batch-size", type=int, default=None,
+                       help="default 64 (32 for the memory tasks, the NTM/DNC recipe)")
+    train.add_argument("--samples", type=int, default=20000,
+                       help="training examples (for the memory tasks: fresh sequences per epoch)")
     train.add_argument("--strategy", default="auto", help="auto | mirrored | default")
     train.add_argument("--data", help="task 'pairs': a UTF-8 source<TAB>target file")
     train.add_argument("--max-length", type=int, default=32,
@@ -130,6 +138,10 @@ def run_training(task, model_name, epochs, batch_size, samples, strategy, out, c
     # XLA fails under MirroredStrategy on logical CPUs; compile only without distribution.
     jit = strategy.num_replicas_in_sync == 1
     run = {"task": task, "model": model_name, "epochs": epochs}
+    if task in MEMORY_TASKS:
+        return _train_memory(task, model_name, epochs, batch_size or 32, samples, strategy, jit,
+                             out, callbacks, run)
+    batch_size = batch_size or 64
     if task == "pairs":
         from keras_adl.tasks.text_pairs import load_text_pairs
         from keras_adl.text import TextPairTokenizer
@@ -165,6 +177,62 @@ def run_training(task, model_name, epochs, batch_size, samples, strategy, out, c
         json.dump(run, f, indent=2)
     print(json.dumps(metrics))
     return model, history, metrics
+
+
+def _train_memory(task, model_name, epochs, batch_size, samples, strategy, jit, out, callbacks,
+                  run):
+    """Trains an NTM / DNC / LSTM on an algorithmic task with fresh sequences every step."""
+    import keras
+
+    from keras_adl.models.memory import compile_memory_model, memory_sequence_model
+    from keras_adl.tasks.algorithmic import task_dataset, task_dims
+    from keras_adl.training.distribute import build_in_scope
+
+    def build():
+        return compile_memory_model(memory_sequence_model(*task_dims(task), cell=model_name),
+                                    jit_compile=jit)
+
+    os.makedirs(out, exist_ok=True)
+    model = build_in_scope(strategy, build)
+    steps = max(samples // batch_size, 1)
+    train = task_dataset(task, batch_size, seed=0)
+    backup = keras.callbacks.BackupAndRestore(os.path.join(out, "backup"))
+    history = model.fit(train, steps_per_epoch=steps, epochs=epochs, verbose=1,
+                        callbacks=[backup, *callbacks])
+    model.save(os.path.join(out, "model.keras"))
+    metrics = _evaluate_memory(task, model_name, model, out)
+    run["metrics"] = metrics
+    with open(os.path.join(out, "run.json"), "w") as f:
+        json.dump(run, f, indent=2)
+    print(json.dumps(metrics))
+    return model, history, metrics
+
+
+def _evaluate_memory(task, model_name, model, out):
+    """Held-out bit errors per sequence (and, for copy, at longer lengths) and a picture."""
+    from keras_adl.tasks.algorithmic import TASKS
+
+    held_out = TASKS[task](256, seed=1)
+    result = model.evaluate(*held_out[:2], sample_weight=held_out[2], verbose=0,
+                            return_dict=True)
+    metrics = {"held_out_bit_errors_per_sequence": result["bit_errors"],
+               "held_out_bits_per_sequence": result["bits_per_sequence"]}
+    if task == "copy":
+        for length in (30, 50):
+            x, y, w = TASKS[task](64, length, length, seed=2)
+            longer = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
+            metrics[f"bit_errors_per_sequence_length_{length}"] = longer["bit_errors"]
+    if model_name != "lstm":
+        from keras_adl.models.memory import addressing_model
+        from keras_adl.plotting import plot_memory_addressing
+
+        x, y, w = TASKS[task](1, seed=3)
+        steps = int(w[0].nonzero()[0][-1]) + 1  # up to the last answer step
+        outputs = addressing_model(model)(x[:, :steps])
+        plot_memory_addressing(outputs["write_weights"][0], outputs["read_weights"][0],
+                               os.path.join(out, "addressing.png"),
+                               title=f"{model_name} on {task}: memory addressing")
+    return metrics
 
 
 def _evaluate(task, model_name, model, out):
@@ -228,7 +296,9 @@ def _tune(args):
 
     task, model_name = _resolve(args.task, args.model)
     if task == "pairs":
-        raise CLIError("tune runs on the generated tasks 'dates' and 'sort'")
+        raise CLIError("tune runs on the generated tasks, not on 'pairs'")
+    if task in MEMORY_TASKS:
+        return _tune_memory(args, task, model_name)
     if task == "sort":
         hypermodel = tuning.PointerNetworkHyperModel()
     elif model_name == "transformer_seq2seq":
@@ -241,6 +311,24 @@ def _tune(args):
                                      directory=args.out, project_name=f"{task}_{model_name}")
     _positive("trials", args.trials)
     tuner.search(x, y, validation_data=validation, epochs=args.epochs, batch_size=64, verbose=1)
+    best = tuner.get_best_hyperparameters(1)[0]
+    print(json.dumps({"best_hyperparameters": best.values}))
+
+
+def _tune_memory(args, task, model_name):
+    import keras_tuner
+
+    from keras_adl.tasks.algorithmic import TASKS, task_dataset, task_dims
+    from keras_adl.training.tuning import MemorySequenceHyperModel
+
+    _positive("trials", args.trials)
+    hypermodel = MemorySequenceHyperModel(*task_dims(task), cell=model_name)
+    validation = TASKS[task](max(args.samples // 5, 64), seed=1)
+    tuner = keras_tuner.RandomSearch(
+        hypermodel, objective=keras_tuner.Objective("val_bit_errors", "min"),
+        max_trials=args.trials, directory=args.out, project_name=f"{task}_{model_name}")
+    tuner.search(task_dataset(task, 32, seed=0), steps_per_epoch=max(args.samples // 32, 1),
+                 validation_data=validation, epochs=args.epochs, verbose=1)
     best = tuner.get_best_hyperparameters(1)[0]
     print(json.dumps({"best_hyperparameters": best.values}))
 
@@ -262,7 +350,11 @@ def _export(args):
     with open(run_file) as f:
         run = json.load(f)
     model = keras.saving.load_model(model_file)
-    if run["task"] == "sort":
+    if run["task"] in MEMORY_TASKS:
+        model.export(args.export_dir, format="tf_saved_model", verbose=False)
+        with open(os.path.join(args.export_dir, "keras_adl_task.json"), "w") as f:
+            json.dump({"task": run["task"], "model": run["model"]}, f)
+    elif run["task"] == "sort":
         export.export_serving_fn(model, args.export_dir, export.make_pointer_serving_fn(model))
     elif run["task"] == "pairs":
         from keras_adl.text import TextPairTokenizer
@@ -287,6 +379,9 @@ def _predict(args):
         raise CLIError(f"no SavedModel in {args.export_dir!r}")
     if any(not text.strip() for text in args.inputs):
         raise CLIError("inputs must not be empty")
+    task_file = os.path.join(args.export_dir, "keras_adl_task.json")
+    if os.path.isfile(task_file):
+        return _predict_memory(args, task_file)
     loaded = tf.saved_model.load(args.export_dir)
     try:
         outputs = loaded.signatures["serving_default"](inputs=tf.constant(args.inputs))
@@ -294,6 +389,33 @@ def _predict(args):
         raise CLIError(f"the model could not read these inputs: {_tf_message(error)}") from None
     for text, output in zip(args.inputs, outputs["output"].numpy()):
         print(f"{text}\t{output.decode()}")
+
+
+def _predict_memory(args, task_file):
+    """Runs an exported copy model on bit vectors given as strings of 0/1."""
+    import numpy as np
+    import tensorflow as tf
+
+    with open(task_file) as f:
+        task = json.load(f)["task"]
+    if task != "copy":
+        raise CLIError(f"predict reads copy-task bit vectors; a {task!r} model takes "
+                       "[batch, time, features] arrays through the Python API")
+    bits = len(args.inputs[0])
+    if any(len(v) != bits or set(v) - {"0", "1"} for v in args.inputs):
+        raise CLIError("inputs must be bit vectors of one length, e.g. 10110010 01100110")
+    loaded = tf.saved_model.load(args.export_dir)
+    width = int(loaded.signatures["serving_default"].structured_input_signature[1]
+                ["inputs"].shape[-1])
+    if bits != width - 1:
+        raise CLIError(f"this model copies {width - 1}-bit vectors; received {bits} bits")
+    length = len(args.inputs)
+    x = np.zeros((1, 2 * length + 1, width), "float32")
+    x[0, :length, :bits] = [[float(c) for c in v] for v in args.inputs]
+    x[0, length, bits] = 1.0
+    logits = loaded.serve(tf.constant(x)).numpy()[0, length + 1 :]
+    for source, row in zip(args.inputs, logits):
+        print(f"{source}\t{''.join('1' if v > 0 else '0' for v in row)}")
 
 
 def _tf_message(error):
@@ -317,7 +439,8 @@ def main(argv=None):
         if args.command == "train":
             task, model_name = _resolve(args.task, args.model)
             for name in ("epochs", "batch_size", "samples"):
-                _positive(name.replace("_", "-"), getattr(args, name))
+                if getattr(args, name) is not None:
+                    _positive(name.replace("_", "-"), getattr(args, name))
             if args.strategy not in ("auto", "mirrored", "default"):
                 raise CLIError(f"--strategy must be auto, mirrored or default; received {args.strategy!r}")
             if task == "pairs" and not args.data:

@@ -135,11 +135,16 @@ class MemoryCellBase(keras.layers.Layer):
                              "`return_addressing=True`.")
         n, r, w = self.memory_size, self.num_read_heads, self.num_write_heads
         base = self.controller_units + r * self.memory_width
-        lead = tuple(ops.shape(outputs)[:-1])
+
+        def heads(flat, count):  # [..., count·N] → [..., count, N], without a static reshape
+            if count == 1:
+                return ops.expand_dims(flat, -2)
+            return ops.stack(ops.split(flat, count, axis=-1), axis=-2)
+
         return {
             "output": outputs[..., :base],
-            "read_weights": ops.reshape(outputs[..., base : base + r * n], lead + (r, n)),
-            "write_weights": ops.reshape(outputs[..., base + r * n :], lead + (w, n)),
+            "read_weights": heads(outputs[..., base : base + r * n], r),
+            "write_weights": heads(outputs[..., base + r * n :], w),
         }
 
     # Weights ----------------------------------------------------------------------------------

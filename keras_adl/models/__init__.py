@@ -6,6 +6,11 @@ from keras_adl.models.seq2seq import (
     encoder_decoder,
     greedy_decode,
 )
+from keras_adl.models.memory import (
+    addressing_model,
+    compile_memory_model,
+    memory_sequence_model,
+)
 from keras_adl.models.pointer import pointer_decode, pointer_network
 from keras_adl.models.transformer import (
     transformer_classifier,
@@ -14,6 +19,9 @@ from keras_adl.models.transformer import (
 )
 
 __all__ = [
+    "addressing_model",
+    "compile_memory_model",
+    "memory_sequence_model",
     "attention_seq2seq",
     "beam_search",
     "encoder_decoder",

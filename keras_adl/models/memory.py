@@ -1,6 +1,7 @@
 """Memory-augmented sequence models: NTM, DNC and the LSTM baseline of the papers."""
 
 import keras
+import numpy as np
 
 from keras_adl.layers.dnc_cell import DNCCell
 from keras_adl.layers.ntm_cell import NTMCell
@@ -136,3 +137,47 @@ def compile_memory_model(model, learning_rate=1e-3, clipnorm=50.0, jit_compile=T
         jit_compile=jit_compile,
     )
     return model
+
+
+def addressing_model(model):
+    """A copy of a trained NTM/DNC `memory_sequence_model` that also outputs its addressing.
+
+    The copy shares no variables with ``model``: it is rebuilt with ``return_addressing=True``
+    and the trained weights are copied into it.
+
+    Args:
+        model: a model from `memory_sequence_model` with ``cell="ntm"`` or ``"dnc"``.
+
+    Returns:
+        A ``keras.Model`` whose output is a dict: ``"logits"`` ``[B, T, output_dim]``,
+        ``"read_weights"`` ``[B, T, R, N]``, ``"write_weights"`` ``[B, T, Hw, N]``.
+
+    Example:
+
+    >>> model = memory_sequence_model(9, 8, memory_size=16, memory_width=8, controller_units=32)
+    >>> outputs = addressing_model(model)(np.zeros((1, 5, 9), "float32"))
+    >>> tuple(outputs["write_weights"].shape)
+    (1, 5, 1, 16)
+    """
+    try:
+        rnn = model.get_layer("memory")
+    except ValueError:
+        rnn = None
+    if rnn is None or not isinstance(rnn.cell, (NTMCell, DNCCell)):
+        raise ValueError("addressing_model: `model` must come from memory_sequence_model with "
+                         f"cell='ntm' or 'dnc'; received a model named {model.name!r}.")
+    if rnn.cell.return_addressing:
+        return model
+    config = rnn.cell.get_config()
+    config["return_addressing"] = True
+    cell = type(rnn.cell).from_config(config)
+    logits = model.get_layer("logits")
+    inputs = keras.Input((None, model.input.shape[-1]), name="inputs")
+    hidden = keras.layers.RNN(cell, return_sequences=True, name="memory")(inputs)
+    parts = cell.split_output(hidden)
+    dense = keras.layers.Dense.from_config(logits.get_config())
+    outputs = {"logits": dense(parts["output"]), "read_weights": parts["read_weights"],
+               "write_weights": parts["write_weights"]}
+    copy = keras.Model(inputs, outputs, name=f"{model.name}_addressing")
+    copy.set_weights(model.get_weights())
+    return copy

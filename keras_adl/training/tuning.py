@@ -8,6 +8,7 @@ keras-tuner 1.4.8 on TensorFlow 2.21 fails every trial without ``tensorboard``, 
 import keras
 import keras_tuner
 
+from keras_adl.models.memory import compile_memory_model, memory_sequence_model
 from keras_adl.models.pointer import pointer_network
 from keras_adl.models.seq2seq import attention_seq2seq, encoder_decoder
 from keras_adl.models.transformer import transformer_classifier, transformer_seq2seq
@@ -110,3 +111,39 @@ class TransformerClassifierHyperModel(keras_tuner.HyperModel):
         )
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return _compile(model, hp, loss, 1e-3)
+
+
+class MemorySequenceHyperModel(keras_tuner.HyperModel):
+    """Searches `memory_sequence_model`: ``cell`` (``"ntm"``/``"dnc"``, or the fixed one),
+    ``controller_units``, ``memory_size``, ``memory_width``, ``learning_rate``; compiled with
+    `compile_memory_model` (Adam, global-norm clip 50, per-sequence bit loss and metrics).
+
+    Tune on ``val_bit_errors`` (objective ``keras_tuner.Objective("val_bit_errors", "min")``),
+    passing the task's weights as sample weights.
+
+    Args:
+        input_dim, output_dim: the task's sizes (`keras_adl.tasks.algorithmic.task_dims`).
+        cell: a fixed cell, or ``None`` to search over ``"ntm"`` and ``"dnc"``.
+        jit_compile: compile the train step with XLA.
+    """
+
+    def __init__(self, input_dim, output_dim, cell=None, jit_compile=True,
+                 name="memory_sequence", tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.input_dim = input_dim
+        self.output_dim = output_dim
+        self.cell = cell
+        self.jit_compile = jit_compile
+
+    def build(self, hp):
+        cell = self.cell or hp.Choice("cell", ["ntm", "dnc"], default="ntm")
+        model = memory_sequence_model(
+            self.input_dim,
+            self.output_dim,
+            cell=cell,
+            controller_units=hp.Choice("controller_units", [32, 64, 100], default=100),
+            memory_size=hp.Choice("memory_size", [16, 32, 64, 128], default=128),
+            memory_width=hp.Choice("memory_width", [8, 16, 20], default=20),
+        )
+        learning_rate = hp.Float("learning_rate", 1e-4, 1e-2, sampling="log", default=1e-3)
+        return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)

@@ -1,0 +1,115 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from keras_adl.metrics import BitErrorsPerSequence, BitsPerSequence, SequenceBitCrossEntropy
+from keras_adl.models.memory import addressing_model, compile_memory_model, memory_sequence_model
+from keras_adl.tasks.algorithmic import copy_batch
+from tests.harness import np_
+
+TINY = dict(controller_units=16, memory_size=12, memory_width=6)
+
+
+@pytest.mark.parametrize("cell", ["ntm", "dnc", "lstm"])
+def test_builder_shapes_and_a_compiled_step(cell):
+    kwargs = TINY if cell != "lstm" else dict(lstm_units=16, lstm_layers=2)
+    model = compile_memory_model(memory_sequence_model(5, 4, cell=cell, **kwargs))
+    x, y, w = copy_batch(4, 1, 3, bits=4, seed=0)
+    out = model.predict(x, verbose=0)
+    assert out.shape == (4, 7, 4)
+    logs = model.train_on_batch(x, y, sample_weight=w, return_dict=True)
+    assert np.isfinite(logs["loss"]) and logs["bit_errors"] >= 0
+
+
+def test_loss_and_metrics_against_formulas():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, size=(3, 5, 4)).astype("float32")
+    logits = rng.normal(size=(3, 5, 4)).astype("float32")
+    w = (rng.uniform(size=(3, 5)) > 0.4).astype("float32")
+    p = 1 / (1 + np.exp(-logits))
+    ce = -(y * np.log(p) + (1 - y) * np.log(1 - p))  # nats per bit
+    per_sequence = (ce.sum(-1) * w).sum(-1)
+    loss = SequenceBitCrossEntropy()(y, logits, sample_weight=w)
+    np.testing.assert_allclose(float(loss), per_sequence.mean(), rtol=1e-5)
+    bits = BitsPerSequence()
+    bits.update_state(y, logits, w)
+    np.testing.assert_allclose(float(bits.result()), per_sequence.mean() / math.log(2), rtol=1e-5)
+    errors = BitErrorsPerSequence()
+    errors.update_state(y, logits, w)
+    wrong = (((logits > 0) != (y > 0.5)).sum(-1) * w).sum(-1)
+    np.testing.assert_allclose(float(errors.result()), wrong.mean(), rtol=1e-6)
+    # Unweighted steps do not count: changing them changes nothing.
+    logits2 = np.where(w[..., None] == 0, -logits * 5, logits)
+    np.testing.assert_allclose(float(SequenceBitCrossEntropy()(y, logits2, sample_weight=w)),
+                               float(loss), rtol=1e-6)
+
+
+def test_addressing_model_shares_the_trained_function():
+    model = compile_memory_model(memory_sequence_model(5, 4, cell="dnc", num_read_heads=2,
+                                                       **TINY))
+    x, y, w = copy_batch(8, 1, 3, bits=4, seed=1)
+    model.train_on_batch(x, y, sample_weight=w)
+    plot_model = addressing_model(model)
+    outputs = plot_model(x)
+    np.testing.assert_allclose(np_(outputs["logits"]), np_(model(x)), atol=1e-5)
+    assert tuple(outputs["read_weights"].shape) == (8, 7, 2, 12)
+    assert tuple(outputs["write_weights"].shape) == (8, 7, 1, 12)
+    with pytest.raises(ValueError, match="cell='ntm' or 'dnc'"):
+        addressing_model(memory_sequence_model(5, 4, cell="lstm", lstm_units=8, lstm_layers=1))
+
+
+def test_keras_file_round_trip_of_a_compiled_model(tmp_path):
+    model = compile_memory_model(memory_sequence_model(5, 4, **TINY))
+    x, y, w = copy_batch(4, 1, 3, bits=4, seed=2)
+    model.train_on_batch(x, y, sample_weight=w)
+    path = str(tmp_path / "ntm.keras")
+    model.save(path)
+    reloaded = keras.saving.load_model(path)
+    np.testing.assert_allclose(reloaded.predict(x, verbose=0), model.predict(x, verbose=0),
+                               atol=1e-6)
+    # The compiled loss and metrics come back too.
+    logs = reloaded.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
+    assert set(logs) >= {"loss", "bit_errors", "bits_per_sequence"}
+
+
+def test_bad_builder_arguments():
+    with pytest.raises(ValueError, match="`cell` must be one of"):
+        memory_sequence_model(5, 4, cell="gru")
+    with pytest.raises(ValueError, match="`input_dim` must be a positive integer"):
+        memory_sequence_model(0, 4)
+    with pytest.raises(ValueError, match="needs a memory cell"):
+        memory_sequence_model(5, 4, cell="lstm", return_addressing=True)
+
+
+def _train_copy(cell, steps, learning_rate, max_length, seed=0, **kwargs):
+    keras.utils.set_random_seed(seed)
+    model = memory_sequence_model(9, 8, cell=cell, **kwargs)
+    compile_memory_model(model, learning_rate=learning_rate)
+    from keras_adl.tasks.algorithmic import task_dataset
+
+    data = task_dataset("copy", 32, seed=seed, min_length=1, max_length=max_length)
+    model.fit(data, steps_per_epoch=steps, epochs=1, shuffle=False, verbose=0)
+    x, y, w = copy_batch(256, 1, max_length, seed=1000)
+    return model, model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
+
+
+def test_ntm_learns_to_copy_short_sequences():
+    """NTM (LSTM-64 controller, 16 × 8 memory), copy lengths 1–5, 1000 steps of 32 sequences
+    at Adam 5e-3: below 0.25 bit errors per sequence (chance is 12; seeds 0–3 reached ≤ 0.05
+    within 900 steps when this bound was set)."""
+    _, logs = _train_copy("ntm", 1000, 5e-3, 5, controller_units=64, memory_size=16,
+                          memory_width=8)
+    assert logs["bit_errors"] < 0.25, logs
+
+
+@pytest.mark.slow
+def test_ntm_copy_lengths_1_to_20_with_the_recipe():
+    """The paper's configuration and the recipe's Adam 1e-3: below 0.1 bit errors per sequence
+    within 1500 steps (48k sequences); seed 0 reached it at 28.8k in benchmarks/memory_copy.py."""
+    model, logs = _train_copy("ntm", 1500, 1e-3, 20)
+    assert logs["bit_errors"] < 0.1, logs
+    x, y, w = copy_batch(64, 50, 50, seed=3)
+    longer = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
+    assert longer["bit_errors"] / (50 * 8) < 0.01, longer
