@@ -197,7 +197,7 @@ def _train_memory(task, model_name, epochs, batch_size, samples, strategy, jit, 
     steps = max(samples // batch_size, 1)
     train = task_dataset(task, batch_size, seed=0)
     backup = keras.callbacks.BackupAndRestore(os.path.join(out, "backup"))
-    history = model.fit(train, steps_per_epoch=steps, epochs=epochs, verbose=1,
+    history = model.fit(train, steps_per_epoch=steps, epochs=epochs, verbose=1, shuffle=False,
                         callbacks=[backup, *callbacks])
     model.save(os.path.join(out, "model.keras"))
     metrics = _evaluate_memory(task, model_name, model, out)
@@ -328,7 +328,7 @@ def _tune_memory(args, task, model_name):
         hypermodel, objective=keras_tuner.Objective("val_bit_errors", "min"),
         max_trials=args.trials, directory=args.out, project_name=f"{task}_{model_name}")
     tuner.search(task_dataset(task, 32, seed=0), steps_per_epoch=max(args.samples // 32, 1),
-                 validation_data=validation, epochs=args.epochs, verbose=1)
+                 validation_data=validation, epochs=args.epochs, shuffle=False, verbose=1)
     best = tuner.get_best_hyperparameters(1)[0]
     print(json.dumps({"best_hyperparameters": best.values}))
 

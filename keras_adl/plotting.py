@@ -58,6 +58,7 @@ def plot_memory_addressing(write_weights, read_weights, path, title=None):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     panels = []
     for weights in (write_weights, read_weights):
@@ -74,6 +75,7 @@ def plot_memory_addressing(write_weights, read_weights, path, title=None):
         ax.imshow(weights[:rows], cmap="gray_r", vmin=0.0, vmax=1.0, aspect="auto",
                   interpolation="nearest")
         ax.set_title(name)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_xlabel("time step")
         ax.set_ylabel("memory slot")
     if title:

@@ -51,6 +51,29 @@ def test_train_export_predict_sort_with_the_transformer_too(tmp_path, capsys):
     assert _run(["export", transformer_dir, str(tmp_path / "t_export")], capsys)[0] == 0
 
 
+def test_train_export_predict_copy_with_an_ntm_then_tune(tmp_path, capsys):
+    run_dir, export_dir = str(tmp_path / "copy"), str(tmp_path / "copy_export")
+    code, out, err = _run(["train", "copy", "--model", "ntm", "--samples", "64", "--epochs", "1",
+                           "--out", run_dir], capsys)
+    assert code == 0, err
+    metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
+    assert {"held_out_bit_errors_per_sequence", "bit_errors_per_sequence_length_50"} <= set(metrics)
+    assert os.path.isfile(os.path.join(run_dir, "addressing.png"))
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    code, out, _ = _run(["predict", export_dir, "10110010", "01100110", "11110000"], capsys)
+    assert code == 0
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert [r[0] for r in rows] == ["10110010", "01100110", "11110000"]
+    assert all(len(r[1]) == 8 and set(r[1]) <= {"0", "1"} for r in rows)
+    code, _, err = _run(["predict", export_dir, "1011", "0110"], capsys)
+    assert code == 1 and "copies 8-bit vectors; received 4 bits" in err
+    code, out, err = _run(["tune", "copy", "--model", "ntm", "--trials", "1", "--samples", "64",
+                           "--out", str(tmp_path / "tune")], capsys)
+    assert code == 0, err
+    best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
+    assert {"controller_units", "memory_size", "learning_rate"} <= set(best)
+
+
 RELOAD_TEXT = r"""
 import json, sys
 sys.modules["keras_adl"] = None  # only tensorflow and tensorflow_text may be needed
@@ -127,6 +150,7 @@ def test_interrupted_training_resumes_from_backup(tmp_path):
     [
         (["train", "poems", "--out", "x"], "unknown task 'poems'"),
         (["train", "dates", "--model", "lstm", "--out", "x"], "unknown model 'lstm' for task 'dates'"),
+        (["train", "copy", "--model", "gru", "--out", "x"], "unknown model 'gru' for task 'copy'"),
         (["train", "dates", "--epochs", "0", "--out", "x"], "--epochs must be a positive integer"),
         (["train", "dates", "--strategy", "tpu", "--out", "x"], "--strategy must be"),
         (["export", "no/such/run", "y"], "no/such/run/run.json not found"),
@@ -165,4 +189,6 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     result = subprocess.run([sys.executable, "-m", "keras_adl.cli", "train", "poems", "--out", "x"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert _our_lines(result.stderr) == ["keras-adl: error: unknown task 'poems'; choose one of ['dates', 'pairs', 'sort']"]
+    assert _our_lines(result.stderr) == [
+        "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', 'copy', "
+        "'dates', 'pairs', 'priority_sort', 'repeat_copy', 'sort']"]

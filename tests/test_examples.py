@@ -57,3 +57,14 @@ def test_attention_vs_length_benchmark_smoke():
     results = benchmark.main(["--smoke"])
     assert set(results) == {"attention_seq2seq", "encoder_decoder"}
     assert [row[0] for row in results["attention_seq2seq"][0]] == ["4-10", "11-20", "21-32"]
+
+
+def test_ntm_copy_example_smoke(tmp_path):
+    # Tiny settings: the learning is tested in tests/models/test_memory.py. The script raises if
+    # the reloaded SavedModel disagrees with the in-memory model.
+    example = load_script("examples/ntm_copy.py")
+    result = example.main(["--steps", "5", "--max-length", "3", "--memory-size", "8",
+                           "--controller-units", "16", "--out", str(tmp_path)])
+    assert result["bit_errors"] >= 0
+    assert os.path.getsize(result["picture"]) > 1000
+    assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
