@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow bench demo clean
+.PHONY: install test test-slow bench bench-memory demo clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ test-slow: $(STAMP)
 bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention.py
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention_vs_length.py
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_speed.py
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
+
+# The long memory figures (about an hour on 2 cores): DNC and LSTM on copy, NTM on recall.
+bench-memory: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --task associative_recall --cells ntm --seeds 0 --max-sequences 60000
 
 # Trains the attention seq2seq on date normalisation (under a minute on 2 cores), prints held-out
 # exact match and translations, writes runs/dates/attention.png, exports a SavedModel, reloads it

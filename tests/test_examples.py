@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -68,3 +70,12 @@ def test_ntm_copy_example_smoke(tmp_path):
     assert result["bit_errors"] >= 0
     assert os.path.getsize(result["picture"]) > 1000
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
+@pytest.mark.slow  # six model compilations, four under XLA: about a minute
+def test_memory_speed_benchmark_smoke():
+    benchmark = load_script("benchmarks/memory_speed.py")
+    results = benchmark.main(["--smoke"])
+    assert [(r[0], r[1]) for r in results["jit"]] == [("ntm", 2), ("dnc", 2)]
+    assert [r[0] for r in results["memory_size"]] == [8, 16]
+    assert all(t > 0 for r in results["jit"] for t in r[2:])

@@ -225,7 +225,8 @@ class MemoryCellBase(keras.layers.Layer):
             name: ops.reshape(ops.cast(s, "float32"), (-1,) + shape)
             for (name, shape), s in zip(shapes[num_controller:], states[num_controller:])
         }
-        previous_reads = ops.reshape(memory_states["reads"], (-1, self.num_read_heads * self.memory_width))
+        reads_size = self.num_read_heads * self.memory_width
+        previous_reads = ops.reshape(memory_states["reads"], (-1, reads_size))
         controller_input = ops.concatenate(
             [inputs, ops.cast(previous_reads, inputs.dtype)], axis=-1
         )
@@ -252,7 +253,8 @@ class MemoryCellBase(keras.layers.Layer):
         state_dtype = states[0].dtype
         new_states = [ops.cast(s, state_dtype) for s in controller_states]
         for name, _ in shapes[num_controller:]:
-            new_states.append(ops.cast(ops.reshape(new_memory_states[name], (batch, -1)), state_dtype))
+            flat = ops.reshape(new_memory_states[name], (batch, -1))
+            new_states.append(ops.cast(flat, state_dtype))
         return output, new_states
 
     def get_config(self):

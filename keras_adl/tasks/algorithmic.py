@@ -125,7 +125,7 @@ def repeat_copy_batch(
     Example:
 
     >>> x, y, w = repeat_copy_batch(1, 2, 2, 3, 3, bits=3, seed=0)
-    >>> x.shape, y.shape, int(w.sum()), float(x[0, 2, 4])
+    >>> x.shape, y.shape, int(w.sum()), round(float(x[0, 2, 4]), 3)
     ((1, 10, 5), (1, 10, 4), 7, 0.3)
     >>> bool((y[0, 3:9, :3] == np.tile(x[0, :2, :3], (3, 1))).all()), y[0, 9].tolist()
     (True, [0.0, 0.0, 0.0, 1.0])

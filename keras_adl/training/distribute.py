@@ -10,8 +10,18 @@ logical CPUs (XLA fails there), and feed token ids, not strings, to a distribute
 import tensorflow as tf
 
 
+# One MirroredStrategy per device set and process: a second instance over the same devices
+# reuses the first one's collective instance keys, and its all-reduces of differently shaped
+# gradients then fail ("Shape mismatch in the collective instance 100").
+_MIRRORED = {}
+
+
 def get_strategy(strategy="auto", devices=None):
     """Resolves a strategy.
+
+    ``"mirrored"`` (and ``"auto"`` on several GPUs) returns one shared ``MirroredStrategy`` per
+    device set in a process: TensorFlow's collective all-reduce breaks when two instances over
+    the same devices train different models in one process.
 
     Args:
         strategy: ``"auto"`` (``MirroredStrategy`` over all GPUs when there are two or more,
@@ -39,7 +49,10 @@ def get_strategy(strategy="auto", devices=None):
     if strategy == "mirrored":
         if devices is None:
             devices = [g.name for g in gpus] or ["/cpu:0"]
-        return tf.distribute.MirroredStrategy(devices=list(devices))
+        key = tuple(devices)
+        if key not in _MIRRORED:
+            _MIRRORED[key] = tf.distribute.MirroredStrategy(devices=list(devices))
+        return _MIRRORED[key]
     if strategy == "default":
         return tf.distribute.get_strategy()
     raise ValueError(

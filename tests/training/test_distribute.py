@@ -88,3 +88,11 @@ def test_multiworker_custom_loop_two_processes_reach_identical_weights(tmp_path)
     assert first["losses"][-1] < first["losses"][0]
     for key in first.files:
         np.testing.assert_allclose(first[key], second[key], rtol=1e-6, atol=1e-7)
+
+
+def test_mirrored_strategy_is_shared_per_device_set():
+    # A second MirroredStrategy over the same devices breaks collective all-reduce in TF 2.21
+    # ("Shape mismatch in the collective instance"): get_strategy hands out one per device set.
+    a = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    assert get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]) is a
+    assert get_strategy("mirrored", devices=["/cpu:0"]) is not a
