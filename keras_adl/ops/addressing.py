@@ -268,8 +268,8 @@ def allocation_weights(usage, epsilon=EPSILON):
     Usage is first mapped to ``ε + (1 − ε) u`` so that the products have no zero factor (their
     gradient divides by them) and ties break deterministically toward the lower slot index.
     The sort is a ``top_k`` of the free-ness ``1 − u``; the sorted allocation is put back in slot
-    order by a gather with the inverse permutation (``argsort`` of the order), written as a
-    one-hot contraction so that it compiles under XLA in a recurrent loop's gradient.
+    order by a gather with the inverse permutation, written as a contraction with the one-hot
+    of the sort order so that it compiles under XLA in a recurrent loop's gradient.
 
     Args:
         usage: ``[B, N]`` in ``[0, 1]`` (``N`` static).
@@ -289,16 +289,16 @@ def allocation_weights(usage, epsilon=EPSILON):
     num_slots = _last_dim("usage", usage, where)
     usage = epsilon + (1.0 - epsilon) * usage
     free = 1.0 - usage
-    _, order = ops.top_k(free, k=num_slots, sorted=True)  # φ: slots by ascending usage
-    # Permutations as one-hot contractions (O(N²), like the link matrix): their gradient has no
-    # dynamic shapes, which XLA cannot compile inside the backward pass of a recurrent loop.
-    sort = ops.one_hot(order, num_slots, dtype=usage.dtype)  # sort[b, j, n] = [φ_j == n]
-    sorted_usage = ops.einsum("bjn,bn->bj", sort, usage)
+    sorted_free, order = ops.top_k(free, k=num_slots, sorted=True)  # φ: ascending usage
+    sorted_usage = 1.0 - sorted_free
     cumulative = ops.cumprod(sorted_usage, axis=-1)
     exclusive = ops.concatenate([ops.ones_like(cumulative[:, :1]), cumulative[:, :-1]], axis=-1)
-    sorted_allocation = (1.0 - sorted_usage) * exclusive
-    inverse = ops.one_hot(ops.argsort(order, axis=-1), num_slots, dtype=usage.dtype)
-    return ops.einsum("bnj,bj->bn", inverse, sorted_allocation)  # gather by φ⁻¹
+    sorted_allocation = sorted_free * exclusive
+    # a[n] = sorted_allocation[φ⁻¹(n)]: the gather by the inverse permutation, written as a
+    # contraction with the one-hot of φ (O(N²), like the link matrix), because a gather's
+    # gradient has dynamic shapes that XLA cannot compile inside a recurrent loop's backward pass.
+    permutation = ops.one_hot(order, num_slots, dtype=usage.dtype)  # [b, j, n] = [φ_j == n]
+    return ops.einsum("bj,bjn->bn", sorted_allocation, permutation)
 
 
 def update_precedence(precedence, write_weights):
