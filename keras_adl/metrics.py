@@ -3,7 +3,8 @@
 The NTM and DNC papers report, per sequence, the number of wrong output bits ("bit errors per
 sequence") and the binary cross-entropy in bits ("cost per sequence"). Both count only the
 steps where an answer is expected: pass the task's ``weights`` ``[B, T]`` as ``sample_weight``
-and list the metrics under ``weighted_metrics`` (Keras gives ``metrics`` no sample weights).
+and list the metrics under ``weighted_metrics`` (Keras gives ``metrics`` no sample weights). A
+``[B]`` sample weight (one per sequence) is accepted too.
 Predictions are logits.
 """
 
@@ -43,9 +44,9 @@ class SequenceBitCrossEntropy(keras.losses.Loss):
     8.3178
     """
 
-    def __init__(self, name="sequence_bit_cross_entropy", **kwargs):
+    def __init__(self, name="sequence_bit_cross_entropy", dtype=None, **kwargs):
         kwargs.pop("reduction", None)
-        super().__init__(name=name, reduction="sum_over_batch_size", **kwargs)
+        super().__init__(name=name, reduction="sum_over_batch_size", dtype=dtype, **kwargs)
 
     def call(self, y_true, y_pred):
         per_step = _per_step_cross_entropy(y_true, y_pred)  # [B, T]
@@ -53,7 +54,7 @@ class SequenceBitCrossEntropy(keras.losses.Loss):
         return per_step * ops.cast(ops.shape(per_step)[1], per_step.dtype)
 
     def get_config(self):
-        return {"name": self.name}
+        return {"name": self.name, "dtype": self.dtype}
 
 
 class _PerSequenceSum(keras.metrics.Metric):
@@ -70,7 +71,10 @@ class _PerSequenceSum(keras.metrics.Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         values = self._per_step(y_true, y_pred)  # [B, T]
         if sample_weight is not None:
-            values = values * ops.cast(sample_weight, values.dtype)
+            sample_weight = ops.cast(sample_weight, values.dtype)
+            if len(sample_weight.shape) == 1:  # one weight per sequence
+                sample_weight = ops.expand_dims(sample_weight, -1)
+            values = values * sample_weight
         self.total.assign_add(ops.cast(ops.sum(values), self.total.dtype))
         self.sequences.assign_add(ops.cast(ops.shape(values)[0], self.sequences.dtype))
 

@@ -22,7 +22,6 @@ def test_copy_layout_for_every_length():
         np.testing.assert_array_equal(w[b], (np.arange(15) > length) & (np.arange(15) <= 2 * length))
         np.testing.assert_array_equal(y[b, length + 1 : 2 * length + 1], x[b, :length, :5])
         assert not x[b, length + 1 :, :5].any() and not y[b, w[b] == 0].any()
-    assert set(np.flatnonzero(x[:, :, 5])[:0].tolist()) == set()
     lengths = x[:, :, 5].argmax(1)
     assert lengths.min() == 1 and lengths.max() == 7  # the range is covered
 
@@ -56,7 +55,10 @@ def test_associative_recall_answer_is_the_item_after_the_query():
         q = np.flatnonzero(x[b, :, 5])
         assert len(q) == 2 and q[1] - q[0] == 3
         query = x[b, q[0] + 1 : q[1], :4]
-        answer = y[b, np.flatnonzero(w[b])]
+        answer_steps = np.flatnonzero(w[b])
+        # The answer starts right after the second query delimiter and is one item long.
+        np.testing.assert_array_equal(answer_steps, q[1] + 1 + np.arange(2))
+        answer = y[b, answer_steps]
         # Random items may repeat: the answer follows one of the items equal to the query.
         assert any(np.array_equal(item, query) and np.array_equal(items[i + 1], answer)
                    for i, item in enumerate(items[:-1]))

@@ -39,7 +39,10 @@ class DNCCell(MemoryCellBase):
     allocate in turn (each sees the usage the previous ones will claim), and each read head
     has ``1 + 2·Hw`` modes ordered (backward per write head, content, forward per write head).
     The output is ``[h_t; r_t]``. All memory state starts at zero except the memory itself
-    (``memory_init``); the memory math runs in ``float32``, also under ``mixed_float16``.
+    (``memory_init``). The memory math of a step runs in ``float32``, also under
+    ``mixed_float16``; between steps Keras' ``RNN`` keeps the states in the compute dtype
+    (``float16`` under ``mixed_float16``): for a full-precision memory in a mixed-precision
+    model, give the cell and its ``RNN`` ``dtype="float32"``.
     The link matrix costs ``O(N²)`` memory and time per step and write head.
 
     Args:

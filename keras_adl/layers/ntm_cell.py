@@ -40,7 +40,10 @@ class NTMCell(MemoryCellBase):
     initialised to the constant 1e-6 (faster to train than a learned or random initial memory).
     Initial read and write weights are one-hot on slot 0, so location-based shifts can move
     from the start; the initial read vectors are the reads of the initial memory. The memory
-    math runs in ``float32``, also under ``mixed_float16``.
+    math of a step runs in ``float32``, also under ``mixed_float16``; between steps Keras'
+    ``RNN`` keeps the states in the compute dtype (``float16`` under ``mixed_float16``). For a
+    full-precision memory in a mixed-precision model, give the cell and its ``RNN``
+    ``dtype="float32"``.
 
     Args:
         controller_units: size of the controller output ``h``.

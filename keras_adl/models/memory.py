@@ -94,10 +94,11 @@ def memory_sequence_model(
             name=f"{cell}_cell",
         )
         if cell == "ntm":
-            memory_cell = NTMCell(num_read_heads=num_read_heads or 1, shift_range=shift_range,
-                                  **common)
+            reads = 1 if num_read_heads is None else num_read_heads
+            memory_cell = NTMCell(num_read_heads=reads, shift_range=shift_range, **common)
         else:
-            memory_cell = DNCCell(num_read_heads=num_read_heads or 4, **common)
+            reads = 4 if num_read_heads is None else num_read_heads
+            memory_cell = DNCCell(num_read_heads=reads, **common)
         hidden = keras.layers.RNN(memory_cell, return_sequences=True, name="memory")(inputs)
         if return_addressing:
             addressing = memory_cell.split_output(hidden)

@@ -96,7 +96,13 @@ def interpolate(content_weights, previous_weights, gate):
     >>> ops.convert_to_numpy(w)
     array([[[0.25, 0.25]]], dtype=float32)
     """
-    if len(gate.shape) == len(content_weights.shape) - 1:
+    where = "interpolate: "
+    c_shape = check_rank("content_weights", content_weights, 3, where)
+    p_shape = check_rank("previous_weights", previous_weights, 3, where)
+    check_rank("gate", gate, (2, 3), where)
+    check_same_dim("content_weights", c_shape, 2, "previous_weights", p_shape, 2,
+                   "The number of slots N", where)
+    if len(gate.shape) == 2:
         gate = ops.expand_dims(gate, -1)
     return gate * content_weights + (1.0 - gate) * previous_weights
 
@@ -161,7 +167,10 @@ def sharpen(weights, gamma, epsilon=EPSILON):
     >>> [round(float(x), 4) for x in ops.convert_to_numpy(w)[0, 0]]
     [0.0588, 0.9412]
     """
-    if len(gamma.shape) == len(weights.shape) - 1:
+    where = "sharpen: "
+    check_rank("weights", weights, 3, where)
+    check_rank("gamma", gamma, (2, 3), where)
+    if len(gamma.shape) == 2:
         gamma = ops.expand_dims(gamma, -1)
     return ops.softmax(gamma * ops.log(weights + epsilon), axis=-1)
 
@@ -266,7 +275,8 @@ def allocation_weights(usage, epsilon=EPSILON):
         a[φ_j] = (1 − u[φ_j]) Π_{i<j} u[φ_i]
 
     Usage is first mapped to ``ε + (1 − ε) u`` so that the products have no zero factor (their
-    gradient divides by them) and ties break deterministically toward the lower slot index.
+    gradient divides by them); ties are sorted lower slot index first (``top_k``'s order), so
+    with all usage zero everything goes to slot 0.
     The sort is a ``top_k`` of the free-ness ``1 − u``; the sorted allocation is put back in slot
     order by a gather with the inverse permutation, written as a contraction with the one-hot
     of the sort order so that it compiles under XLA in a recurrent loop's gradient.
@@ -307,7 +317,7 @@ def update_precedence(precedence, write_weights):
     ``p_t(i)`` is the degree to which slot ``i`` was the last one written; it sums to ≤ 1.
 
     Args:
-        precedence: ``[..., N]`` (e.g. ``[B, N]`` or ``[B, H, N]`` per write head).
+        precedence: ``[B, N]``, or ``[B, H, N]`` per write head.
         write_weights: this step's write weights, the shape of ``precedence``.
 
     Returns:
@@ -320,6 +330,11 @@ def update_precedence(precedence, write_weights):
     >>> ops.convert_to_numpy(p)
     array([[0.5, 0.5]], dtype=float32)
     """
+    where = "update_precedence: "
+    p_shape = check_rank("precedence", precedence, (2, 3), where)
+    w_shape = check_rank("write_weights", write_weights, len(p_shape), where)
+    check_same_dim("precedence", p_shape, -1, "write_weights", w_shape, -1,
+                   "The number of slots N", where)
     return (1.0 - ops.sum(write_weights, axis=-1, keepdims=True)) * precedence + write_weights
 
 
@@ -332,12 +347,12 @@ def update_temporal_link(link, precedence, write_weights):
     Entries stay in ``[0, 1]`` and rows and columns sum to at most 1.
 
     Args:
-        link: the previous link ``[..., N, N]`` (e.g. ``[B, H, N, N]`` per write head).
-        precedence: the *previous* precedence ``p_{t−1}``, ``[..., N]``.
-        write_weights: this step's write weights ``[..., N]``.
+        link: the previous link ``[B, N, N]``, or ``[B, H, N, N]`` per write head.
+        precedence: the *previous* precedence ``p_{t−1}``, ``[B, N]`` (or ``[B, H, N]``).
+        write_weights: this step's write weights, the shape of ``precedence``.
 
     Returns:
-        The new link ``[..., N, N]`` with a zero diagonal.
+        The new link, the shape of ``link``, with a zero diagonal.
 
     Example:
 
@@ -347,7 +362,13 @@ def update_temporal_link(link, precedence, write_weights):
     array([[[0., 0.],
             [1., 0.]]], dtype=float32)
     """
-    num_slots = _last_dim("link", link, "update_temporal_link: ")
+    where = "update_temporal_link: "
+    l_shape = check_rank("link", link, (3, 4), where)
+    check_rank("precedence", precedence, len(l_shape) - 1, where)
+    w_shape = check_rank("write_weights", write_weights, len(l_shape) - 1, where)
+    check_same_dim("link", l_shape, -1, "write_weights", w_shape, -1, "The number of slots N",
+                   where)
+    num_slots = _last_dim("link", link, where)
     w_i = write_weights[..., :, None]
     w_j = write_weights[..., None, :]
     link = (1.0 - w_i - w_j) * link + w_i * precedence[..., None, :]

@@ -115,7 +115,8 @@ class TransformerClassifierHyperModel(keras_tuner.HyperModel):
 
 class MemorySequenceHyperModel(keras_tuner.HyperModel):
     """Searches `memory_sequence_model`: ``cell`` (``"ntm"``/``"dnc"``, or the fixed one),
-    ``controller_units``, ``memory_size``, ``memory_width``, ``learning_rate``; compiled with
+    ``controller_units``, ``memory_size``, ``memory_width``, ``learning_rate`` (for the
+    ``"lstm"`` baseline: ``lstm_units``, ``lstm_layers``, ``learning_rate``); compiled with
     `compile_memory_model` (Adam, global-norm clip 50, per-sequence bit loss and metrics).
 
     Tune on ``val_bit_errors`` (objective ``keras_tuner.Objective("val_bit_errors", "min")``),
@@ -137,6 +138,13 @@ class MemorySequenceHyperModel(keras_tuner.HyperModel):
 
     def build(self, hp):
         cell = self.cell or hp.Choice("cell", ["ntm", "dnc"], default="ntm")
+        learning_rate = hp.Float("learning_rate", 1e-4, 1e-2, sampling="log", default=1e-3)
+        if cell == "lstm":  # the baseline: its own sizes, no memory
+            model = memory_sequence_model(
+                self.input_dim, self.output_dim, cell="lstm",
+                lstm_units=hp.Choice("lstm_units", [64, 128, 256], default=256),
+                lstm_layers=hp.Int("lstm_layers", 1, 3, default=3))
+            return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)
         model = memory_sequence_model(
             self.input_dim,
             self.output_dim,
@@ -145,5 +153,4 @@ class MemorySequenceHyperModel(keras_tuner.HyperModel):
             memory_size=hp.Choice("memory_size", [16, 32, 64, 128], default=128),
             memory_width=hp.Choice("memory_width", [8, 16, 20], default=20),
         )
-        learning_rate = hp.Float("learning_rate", 1e-4, 1e-2, sampling="log", default=1e-3)
         return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)

@@ -119,6 +119,91 @@ def test_forward_read_mode_follows_the_write_order():
     assert visited == written[1:]
 
 
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _oneplus(x):
+    return 1 + np.log1p(np.exp(x))
+
+
+def _content(memory, keys, strengths):
+    dot = np.einsum("bhw,bnw->bhn", keys, memory)
+    norms = (np.sqrt((keys**2).sum(-1) + 1e-6)[:, :, None]
+             * np.sqrt((memory**2).sum(-1) + 1e-6)[:, None, :])
+    return _softmax(strengths[:, :, None] * dot / norms)
+
+
+def _allocation(usage):
+    u = 1e-6 + (1 - 1e-6) * usage
+    a = np.zeros_like(u)
+    for b in range(len(u)):
+        product = 1.0
+        for j in np.argsort(u[b], kind="stable"):  # ties: lower slot first
+            a[b, j] = (1 - u[b, j]) * product
+            product *= u[b, j]
+    return a
+
+
+def test_three_steps_match_a_numpy_dnc():
+    """Three steps of a dense-controller DNC (2 read heads) against the paper's equations in
+    numpy, states included: catches a wrong order of updates (e.g. the link built from the new
+    precedence), a wrong state layout or a transposed link."""
+    n, w, r, units, clip = 5, 3, 2, 6, 3.0
+    cell = DNCCell(units, n, w, num_read_heads=r, controller="dense", memory_init="random",
+                   clip_value=clip)
+    rng = np.random.default_rng(0)
+    xs = rng.normal(size=(2, 3, 4)).astype("float32")
+    cell.build((None, 4))
+    for v in cell.weights:
+        v.assign(rng.normal(size=v.shape).astype("float32"))
+    byname = {v.path.split("/", 1)[1]: np_(v).astype("float64") for v in cell.weights}
+    states = cell.get_initial_state(batch_size=2)
+    outputs = []
+    for t in range(3):
+        out, states = cell(xs[:, t], states)
+        outputs.append(np_(out))
+
+    memory = np.broadcast_to(byname["initial_memory"], (2, n, w)).copy()
+    usage, precedence = np.zeros((2, n)), np.zeros((2, n))
+    link, write_w = np.zeros((2, n, n)), np.zeros((2, n))
+    read_w, reads = np.zeros((2, r, n)), np.zeros((2, r * w))
+    sizes = [r * w, r, w, 1, w, w, r, 1, 1, 3 * r]
+    for t in range(3):
+        h = np.concatenate([xs[:, t], reads], -1) @ byname["controller/kernel"]
+        h = np.clip(np.maximum(h + byname["controller/bias"], 0), -clip, clip)
+        p = np.clip(h @ byname["interface/kernel"] + byname["interface/bias"], -clip, clip)
+        rk, rs, wk, ws, erase, vec, free, g_a, g_w, modes = np.split(p, np.cumsum(sizes)[:-1], -1)
+        rk, rs = rk.reshape(2, r, w), _oneplus(rs)
+        erase, free, g_a, g_w = _sigmoid(erase), _sigmoid(free), _sigmoid(g_a), _sigmoid(g_w)
+        modes = _softmax(modes.reshape(2, r, 3))
+        usage = (usage + write_w - usage * write_w) * np.prod(1 - free[:, :, None] * read_w, 1)
+        write_content = _content(memory, wk[:, None], _oneplus(ws))[:, 0]
+        write_w = g_w * (g_a * _allocation(usage) + (1 - g_a) * write_content)
+        memory = memory * (1 - write_w[:, :, None] * erase[:, None]) + write_w[:, :, None] * vec[:, None]
+        link = (1 - write_w[:, :, None] - write_w[:, None, :]) * link + write_w[:, :, None] * precedence[:, None, :]
+        link[:, np.arange(n), np.arange(n)] = 0
+        precedence = (1 - write_w.sum(-1, keepdims=True)) * precedence + write_w
+        forward = np.einsum("bij,brj->bri", link, read_w)
+        backward = np.einsum("bij,bri->brj", link, read_w)
+        read_w = (modes[..., :1] * backward + modes[..., 1:2] * _content(memory, rk, rs)
+                  + modes[..., 2:] * forward)
+        reads = np.einsum("brn,bnw->brw", read_w, memory).reshape(2, -1)
+        np.testing.assert_allclose(outputs[t], np.concatenate([h, reads], -1), rtol=1e-4,
+                                   atol=1e-5, err_msg=f"step {t}")
+    got = {k: np_(v) for k, v in cell.unpack_states(states).items()}
+    for name, want in [("memory", memory), ("usage", usage), ("link", link[:, None]),
+                       ("precedence", precedence[:, None]), ("read_weights", read_w),
+                       ("write_weights", write_w[:, None])]:
+        np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5, err_msg=name)
+    assert np.abs(link).max() > 1e-3  # the link was exercised
+
+
 def test_float16_policy_runs_without_nan_in_a_long_sequence():
     keras.config.set_dtype_policy("mixed_float16")
     x = np.random.default_rng(5).uniform(size=(2, 60, 5)).astype("float32")

@@ -28,6 +28,10 @@ def test_config_round_trip():
         controller_units=7, memory_size=9, memory_width=3, num_read_heads=2, num_write_heads=3,
         shift_range=2, controller="dense", memory_init="random", clip_value=5.0,
         return_addressing=True))
+    cell = NTMCell(**SMALL, kernel_initializer=keras.initializers.RandomNormal(stddev=0.3))
+    clone = NTMCell.from_config(cell.get_config())
+    assert isinstance(clone.kernel_initializer, keras.initializers.RandomNormal)
+    assert clone.kernel_initializer.stddev == 0.3
 
 
 def test_keras_file_and_saved_model(tmp_path):
@@ -118,6 +122,16 @@ def test_float16_policy_runs_without_nan_in_a_long_sequence():
     x = np.random.default_rng(5).uniform(size=(2, 60, 5)).astype("float32")
     out = keras.layers.RNN(cell, return_sequences=True)(x)
     assert keras.backend.standardize_dtype(out.dtype) == "float16"
+    assert np.all(np.isfinite(np_(out)))
+
+
+def test_float32_cell_keeps_full_precision_states_in_a_mixed_model():
+    keras.config.set_dtype_policy("mixed_float16")
+    x = np.random.default_rng(6).uniform(size=(2, 8, 5)).astype("float32")
+    rnn = keras.layers.RNN(NTMCell(**SMALL, dtype="float32"), return_sequences=True,
+                           return_state=True, dtype="float32")
+    out, *states = rnn(keras.layers.Dense(5)(x))  # float16 input from a mixed layer
+    assert all(keras.backend.standardize_dtype(s.dtype) == "float32" for s in states)
     assert np.all(np.isfinite(np_(out)))
 
 

@@ -40,6 +40,12 @@ def test_loss_and_metrics_against_formulas():
     errors.update_state(y, logits, w)
     wrong = (((logits > 0) != (y > 0.5)).sum(-1) * w).sum(-1)
     np.testing.assert_allclose(float(errors.result()), wrong.mean(), rtol=1e-6)
+    # One weight per sequence ([B]) counts every step of the weighted sequences.
+    per_sequence_weights = BitErrorsPerSequence()
+    per_sequence_weights.update_state(y, logits, np.array([1.0, 0.0, 1.0], "float32"))
+    all_wrong = ((logits > 0) != (y > 0.5)).sum((1, 2))
+    np.testing.assert_allclose(float(per_sequence_weights.result()),
+                               (all_wrong[0] + all_wrong[2]) / 3, rtol=1e-6)
     # Unweighted steps do not count: changing them changes nothing.
     logits2 = np.where(w[..., None] == 0, -logits * 5, logits)
     np.testing.assert_allclose(float(SequenceBitCrossEntropy()(y, logits2, sample_weight=w)),

@@ -27,8 +27,10 @@ def _small():
                                intermediate_dim=32, num_layers=2)
 
 
+@pytest.mark.slow  # ~70 s; the attention family's fast learning tests are the RNN seq2seq on
+# dates, the pointer network and examples/attention_layers.py
 def test_transformer_seq2seq_learns_dates():
-    # Fast learning test (939 seeded steps); 6 epochs reached 0.999 here (benchmarks/RESULTS.md).
+    # 939 seeded steps; 6 epochs reached 0.999 here (benchmarks/RESULTS.md).
     keras.utils.set_random_seed(0)
     train, test = date_arrays(20000, seed=0), date_arrays(500, seed=1)
     model = _compile(transformer_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB)))

@@ -17,6 +17,7 @@ def _dates(num, seed):
     return {"source": data["source"], "decoder_input": data["decoder_input"]}, data["target"]
 
 
+@pytest.mark.slow  # ~60 s; the CLI tests run RandomSearch end to end (tune sort, tune copy)
 def test_random_search_two_short_trials(tmp_path):
     x, y = _dates(128, 0)
     validation = _dates(64, 1)
@@ -70,3 +71,15 @@ def test_other_hypermodels_build_and_fit(hypermodel, data):
     history = model.fit(*data, epochs=1, batch_size=32, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     assert len(hp.values) >= 2
+
+
+def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
+    from keras_adl.training.tuning import MemorySequenceHyperModel
+
+    for cell, names in [(None, {"cell", "controller_units", "memory_size", "memory_width"}),
+                        ("lstm", {"lstm_units", "lstm_layers"})]:
+        hp = keras_tuner.HyperParameters()
+        model = MemorySequenceHyperModel(9, 8, cell=cell, jit_compile=False).build(hp)
+        assert names | {"learning_rate"} == set(hp.values)
+        assert model.output.shape[-1] == 8
+        assert model.name == ("ntm" if cell is None else cell) + "_sequence_model"
