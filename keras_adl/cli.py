@@ -172,6 +172,11 @@ def run_training(task, model_name, epochs, batch_size, samples, strategy, out, c
         metrics = _evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, out)
     else:
         metrics = _evaluate(task, model_name, model, out)
+    return _write_run(out, run, model, history, metrics)
+
+
+def _write_run(out, run, model, history, metrics):
+    """Writes ``run.json`` with the metrics, prints them; returns ``(model, history, metrics)``."""
     run["metrics"] = metrics
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(run, f, indent=2)
@@ -200,12 +205,7 @@ def _train_memory(task, model_name, epochs, batch_size, samples, strategy, jit, 
     history = model.fit(train, steps_per_epoch=steps, epochs=epochs, verbose=1, shuffle=False,
                         callbacks=[backup, *callbacks])
     model.save(os.path.join(out, "model.keras"))
-    metrics = _evaluate_memory(task, model_name, model, out)
-    run["metrics"] = metrics
-    with open(os.path.join(out, "run.json"), "w") as f:
-        json.dump(run, f, indent=2)
-    print(json.dumps(metrics))
-    return model, history, metrics
+    return _write_run(out, run, model, history, _evaluate_memory(task, model_name, model, out))
 
 
 def _evaluate_memory(task, model_name, model, out):
