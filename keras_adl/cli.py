@@ -5,7 +5,7 @@
     keras-adl export runs/dates exports/dates
     keras-adl predict exports/dates "3 May 1998" "12/31/1999"
     keras-adl train pairs --data my_pairs.tsv --out runs/mine   # your source<TAB>target file
-    keras-adl train copy --model ntm --epochs 10 --out runs/copy   # NTM / DNC / LSTM
+    keras-adl train copy --model ntm --epochs 3 --out runs/copy    # NTM / DNC / LSTM
     keras-adl export runs/copy exports/copy
     keras-adl predict exports/copy 10110010 01100110 11110000   # the copied bit vectors
 
