@@ -215,6 +215,10 @@ class MemoryCellBase(keras.layers.Layer):
         raise NotImplementedError
 
     def call(self, inputs, states, training=None):
+        if not keras.backend.is_float_dtype(keras.backend.standardize_dtype(inputs.dtype)):
+            raise TypeError(f"{type(self).__name__}: `inputs` must be a float tensor (one step's "
+                            f"input vectors); received dtype {inputs.dtype}. Embed token ids "
+                            "first, e.g. with keras.layers.Embedding.")
         states = list(states)
         shapes = self._state_shapes()
         num_controller = len(self._controller_state_shapes())

@@ -228,3 +228,9 @@ def test_bad_arguments(kwargs, message):
 def test_unknown_input_width_is_a_clear_error():
     with pytest.raises(ValueError, match="last dimension of `inputs` must be known"):
         DNCCell(**SMALL).build((None, None))
+
+
+def test_integer_inputs_are_a_clear_error():
+    rnn = keras.layers.RNN(DNCCell(**SMALL))
+    with pytest.raises(TypeError, match="`inputs` must be a float tensor"):
+        rnn(np.ones((2, 3, 5), "int32"))
