@@ -9,17 +9,43 @@ from keras_adl.tasks.algorithmic import (
     task_dims,
 )
 from keras_adl.tasks.dates import CharVocabulary, date_arrays, generate_dates
+from keras_adl.tasks.digits import (
+    DigitStrips,
+    TranslatedDigits,
+    alignment_hit_rate,
+    caption_arrays,
+    digit_strips,
+    exact_match,
+    find_fashion_mnist,
+    load_idx_dataset,
+    load_sklearn_digits,
+    read_idx,
+    split_dataset,
+    translate_digits,
+)
 from keras_adl.tasks.sorting import sort_arrays
 
 __all__ = [
     "CharVocabulary",
+    "DigitStrips",
+    "TranslatedDigits",
+    "alignment_hit_rate",
     "associative_recall_batch",
+    "caption_arrays",
     "copy_batch",
     "date_arrays",
+    "digit_strips",
+    "exact_match",
+    "find_fashion_mnist",
     "generate_dates",
+    "load_idx_dataset",
+    "load_sklearn_digits",
     "priority_sort_batch",
+    "read_idx",
     "repeat_copy_batch",
     "sort_arrays",
+    "split_dataset",
     "task_dataset",
     "task_dims",
+    "translate_digits",
 ]
