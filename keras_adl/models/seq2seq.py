@@ -13,7 +13,7 @@ import keras
 from keras import ops
 
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
-from keras_adl.models._decoding import END, PAD, START, greedy_loop
+from keras_adl.models._decoding import PAD, beam_loop, greedy_loop, tile_beams
 from keras_adl.utils import check_choice, check_positive_int
 
 
@@ -222,72 +222,24 @@ def beam_search(model, source, max_length, beam_width=4, length_penalty=0.0):
     decoder = model.get_layer("decoder")
     embedding = model.get_layer("target_embedding")
     project = model.get_layer("logits")
-    batch, steps, k = ops.shape(source)[0], ops.shape(memory)[1], beam_width
-    vocab = project.units
-
-    # Flatten (example, beam) into the batch: row b·K + j is beam j of example b.
-    def tile(x):
-        return None if x is None else ops.repeat(x, k, axis=0)
-
-    memory, memory_mask = tile(memory), tile(memory_mask)
-    states = tuple(tile(s) for s in states)
+    # Row b·K + j is beam j of example b.
+    memory, memory_mask = tile_beams(memory, beam_width), tile_beams(memory_mask, beam_width)
+    states = tuple(tile_beams(s, beam_width) for s in states)
     keys = decoder.precompute_keys(memory)
-    offsets = ops.expand_dims(ops.arange(batch, dtype="int32") * k, 1)  # [B, 1]
-    pad_only = ops.where(ops.arange(vocab) == PAD, 0.0, -1e9)  # finished beams emit padding
 
-    def body(t, token, states, done, lengths, scores, tokens, attention):
+    def step(t, token, states):
         output, weights, states = decoder.step(
             embedding(token), list(states), memory, keys, memory_mask
         )
-        log_probs = ops.log_softmax(ops.cast(project(output), "float32"), axis=-1)
-        log_probs = ops.reshape(log_probs, (batch, k, vocab))
-        log_probs = ops.where(ops.expand_dims(done, -1), pad_only, log_probs)
-        total = ops.reshape(ops.expand_dims(scores, -1) + log_probs, (batch, k * vocab))
-        scores, flat = ops.top_k(total, k)
-        parent = ops.cast(flat // vocab, "int32")  # [B, K]
-        chosen = ops.cast(flat % vocab, "int32")
-        rows = ops.reshape(parent + offsets, (-1,))  # parent rows in the flat batch
-        states = tuple(ops.take(s, rows, axis=0) for s in states)
-        done = ops.take_along_axis(done, parent, axis=1)
-        lengths = ops.take_along_axis(lengths, parent, axis=1) + ops.cast(
-            ops.logical_not(done), "int32"
-        )
-        zero = ops.zeros((), "int32")
-        tokens = ops.take_along_axis(tokens, ops.expand_dims(parent, -1), axis=1)
-        tokens = ops.slice_update(tokens, [zero, zero, t], ops.expand_dims(chosen, -1))
-        step_weights = ops.reshape(
-            ops.take(ops.cast(weights, "float32"), rows, axis=0), (batch, k, 1, steps)
-        )
-        attention = ops.take_along_axis(
-            attention, ops.reshape(parent, (batch, k, 1, 1)), axis=1
-        )
-        attention = ops.slice_update(attention, [zero, zero, t, zero], step_weights)
-        done = ops.logical_or(done, ops.equal(chosen, END))
-        return (
-            t + 1, ops.reshape(chosen, (-1,)), states, done, lengths, scores, tokens, attention
-        )
+        return project(output), weights, tuple(states)
 
-    first = ops.where(ops.arange(k) == 0, 0.0, -1e9)  # only beam 0 is live at the start
-    loop = (
-        ops.zeros((), "int32"),
-        ops.full((batch * k,), START, "int32"),
+    return beam_loop(
+        step,
         states,
-        ops.zeros((batch, k), "bool"),
-        ops.zeros((batch, k), "int32"),
-        ops.broadcast_to(first, (batch, k)),
-        ops.zeros((batch, k, max_length), "int32"),
-        ops.zeros((batch, k, max_length, steps), "float32"),
+        ops.shape(source)[0],
+        max_length,
+        ops.shape(memory)[1],
+        beam_width,
+        project.units,
+        length_penalty,
     )
-    result = ops.while_loop(
-        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
-    )
-    _, _, _, _, lengths, scores, tokens, attention = result
-    penalty = ops.power((5.0 + ops.cast(lengths, "float32")) / 6.0, float(length_penalty))
-    best = ops.argmax(scores / penalty, axis=-1)  # [B]
-    best = ops.cast(ops.expand_dims(best, -1), "int32")
-    tokens = ops.take_along_axis(tokens, ops.expand_dims(best, -1), axis=1)[:, 0]
-    attention = ops.take_along_axis(
-        attention, ops.reshape(best, (batch, 1, 1, 1)), axis=1
-    )[:, 0]
-    score = ops.take_along_axis(scores, best, axis=1)[:, 0]
-    return tokens, attention, score
