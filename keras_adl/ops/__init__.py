@@ -1,4 +1,5 @@
-"""The papers' math as pure `keras.ops` functions (no weights, no state): attention and memory addressing."""
+"""The papers' math as pure `keras.ops` functions (no weights, no state): attention, memory addressing
+and glimpses."""
 
 from keras_adl.ops.addressing import (
     allocation_weights,
@@ -14,10 +15,12 @@ from keras_adl.ops.addressing import (
     update_temporal_link,
     update_usage,
 )
+from keras_adl.ops.glimpse import area_weights, extract_glimpses, glimpse_widths
 from keras_adl.ops.attention import (
     additive_scores,
     causal_mask,
     dot_scores,
+    doubly_stochastic_penalty,
     large_negative,
     masked_softmax,
     merge_heads,
@@ -40,9 +43,13 @@ __all__ = [
     "update_precedence",
     "update_temporal_link",
     "update_usage",
+    "area_weights",
+    "extract_glimpses",
+    "glimpse_widths",
     "additive_scores",
     "causal_mask",
     "dot_scores",
+    "doubly_stochastic_penalty",
     "large_negative",
     "masked_softmax",
     "merge_heads",

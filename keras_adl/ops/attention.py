@@ -11,10 +11,14 @@ References:
     - Luong, Pham, Manning (2015). Effective Approaches to Attention-based Neural Machine
       Translation. arXiv:1508.04025.
     - Vaswani et al. (2017). Attention Is All You Need. arXiv:1706.03762.
+    - Xu et al. (2015). Show, Attend and Tell: Neural Image Caption Generation with Visual
+      Attention. arXiv:1502.03044.
 """
 
 import keras
 from keras import ops
+
+from keras_adl.utils import check_rank, check_same_dim
 
 _LOW_PRECISION = ("float16", "bfloat16")
 
@@ -288,3 +292,47 @@ def merge_heads(x):
     x = ops.transpose(x, (0, 2, 1, 3))
     batch, length = ops.shape(x)[0], ops.shape(x)[1]
     return ops.reshape(x, (batch, length, x.shape[2] * x.shape[3]))
+
+
+def doubly_stochastic_penalty(attention, mask=None):
+    """Per-example doubly stochastic attention penalty of Show, Attend and Tell (without ``λ``).
+
+        P = Σ_i (1 − Σ_t m_t α_ti)²
+
+    Each step's weights ``α_t`` sum to 1 over the locations ``i`` by the softmax; the penalty
+    pushes the weights of each location, summed over the decoding steps, towards 1 as well, so
+    that over a caption the model attends to every part of the image (Xu et al. 2015, eq. 14).
+    Only real decoder steps count (``m_t = 1``); padded steps are left out of the sum. With
+    fewer steps ``T`` than locations ``L`` the penalty cannot reach 0: its minimum is
+    ``L (1 − T/L)²``. Computed in ``float32`` whatever the dtype of ``attention``, since it
+    becomes a loss term.
+
+    Args:
+        attention: ``[B, S, L]`` attention weights of ``S`` decoder steps over ``L`` locations.
+        mask: optional ``[B, S]`` boolean (or 0/1) mask of real decoder steps.
+
+    Returns:
+        ``float32`` tensor ``[B]``: the penalty of each example.
+
+    Example:
+
+    >>> alpha = ops.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])  # 2 steps, 3 locations
+    >>> float(doubly_stochastic_penalty(alpha)[0])  # (1-1)² + (1-1)² + (1-0)²
+    1.0
+    >>> float(doubly_stochastic_penalty(alpha, mask=ops.array([[True, False]]))[0])
+    2.0
+
+    References:
+        Xu et al. (2015). Show, Attend and Tell: Neural Image Caption Generation with Visual
+        Attention, eq. 14. arXiv:1502.03044.
+    """
+    where = "doubly_stochastic_penalty: "
+    shape = check_rank("attention", attention, 3, where)
+    attention = ops.cast(attention, "float32")
+    if mask is not None:
+        mask_shape = check_rank("mask", mask, 2, where)
+        check_same_dim("attention", shape, 0, "mask", mask_shape, 0, "The batch sizes", where)
+        check_same_dim("attention", shape, 1, "mask", mask_shape, 1, "The step counts", where)
+        attention = attention * ops.expand_dims(ops.cast(mask, "float32"), -1)  # m_t α_ti
+    coverage = ops.sum(attention, axis=1)  # Σ_t m_t α_ti, [B, L]
+    return ops.sum(ops.square(1.0 - coverage), axis=-1)  # Σ_i (1 − Σ_t m_t α_ti)²
