@@ -3,11 +3,15 @@
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.layers.dnc_cell import DNCCell
+from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRegularization
+from keras_adl.layers.glimpse_network import GlimpseNetwork
+from keras_adl.layers.glimpse_sensor import GlimpseSensor
 from keras_adl.layers.luong_attention import LuongAttention
 from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
 from keras_adl.layers.multi_head_self_attention import MultiHeadSelfAttention
 from keras_adl.layers.ntm_cell import NTMCell
 from keras_adl.layers.positional_encoding import PositionalEncoding
+from keras_adl.layers.recurrent_attention import RecurrentAttention
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 
@@ -15,11 +19,15 @@ __all__ = [
     "AttentionRNNDecoder",
     "BahdanauAttention",
     "DNCCell",
+    "DoublyStochasticRegularization",
+    "GlimpseNetwork",
+    "GlimpseSensor",
     "LuongAttention",
     "MultiHeadCrossAttention",
     "MultiHeadSelfAttention",
     "NTMCell",
     "PositionalEncoding",
+    "RecurrentAttention",
     "TransformerDecoderBlock",
     "TransformerEncoderBlock",
 ]

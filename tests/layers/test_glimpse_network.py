@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from keras_adl.layers import GlimpseNetwork
+from keras_adl.ops import extract_glimpses
+from tests.harness import np_, run_layer_test
+
+
+def _data(batch=3, size=16, channels=1):
+    rng = np.random.default_rng(0)
+    return {
+        "images": rng.random((batch, size, size, channels)).astype("float32"),
+        "locations": rng.uniform(-1, 1, (batch, 2)).astype("float32"),
+    }
+
+
+def test_harness():
+    run_layer_test(
+        GlimpseNetwork,
+        {"patch_size": 4, "num_scales": 2, "glimpse_units": 8, "location_units": 6, "units": 10},
+        _data(),
+        (3, 10),
+    )
+
+
+def test_values_match_the_paper_formula():
+    """g = ReLU(W3 ReLU(W1 ρ + b1) + b3 + W4 ReLU(W2 l + b2))."""
+    data = _data()
+    layer = GlimpseNetwork(4, 2, glimpse_units=8, location_units=6, units=10)
+    out = np_(layer(**data))
+    rho = np_(extract_glimpses(data["images"], data["locations"], 4, 2)).reshape(3, -1)
+    relu = lambda x: np.maximum(x, 0.0)  # noqa: E731
+    w1, b1 = layer.what.get_weights()
+    w2, b2 = layer.where.get_weights()
+    w3, b3 = layer.what_out.get_weights()
+    (w4,) = layer.where_out.get_weights()
+    expected = relu(relu(rho @ w1 + b1) @ w3 + b3 + relu(data["locations"] @ w2 + b2) @ w4)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_location_changes_the_output():
+    data = _data()
+    layer = GlimpseNetwork(4, units=10)
+    moved = dict(data, locations=-data["locations"])
+    assert not np.allclose(np_(layer(**data)), np_(layer(**moved)))
+
+
+@pytest.mark.parametrize("kwargs, message", [({"units": 0}, "`units`"),
+                                              ({"glimpse_units": -1}, "`glimpse_units`"),
+                                              ({"num_scales": 0}, "`num_scales`")])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        GlimpseNetwork(4, **kwargs)
+
+
+def test_bad_input_rank():
+    with pytest.raises(ValueError, match="`images` must have rank 4"):
+        GlimpseNetwork(4)(np.zeros((2, 16, 16), "float32"), np.zeros((2, 2), "float32"))

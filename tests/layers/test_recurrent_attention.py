@@ -1,0 +1,121 @@
+import json
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_adl.layers import RecurrentAttention
+from tests.harness import np_
+
+SMALL = dict(num_glimpses=3, patch_size=4, num_scales=2, glimpse_units=8, location_units=8,
+             glimpse_output_units=16, units=12, seed=3)
+
+
+def _images(batch=4, size=16):
+    return np.random.default_rng(0).random((batch, size, size, 1)).astype("float32")
+
+
+def test_config_round_trip():
+    layer = RecurrentAttention(**SMALL, core="gru", location_std=0.2, policy="random")
+    config = layer.get_config()
+    assert RecurrentAttention.from_config(config).get_config() == config
+    serialized = json.loads(json.dumps(keras.saving.serialize_keras_object(layer)))
+    assert keras.saving.deserialize_keras_object(serialized).get_config() == config
+
+
+@pytest.mark.parametrize("core", ["lstm", "gru", "rnn"])
+def test_shapes_and_first_location_is_the_centre(core):
+    out = RecurrentAttention(**dict(SMALL, num_glimpses=4), core=core)(_images(), training=True)
+    assert tuple(out["hidden"].shape) == (4, 12)
+    assert tuple(out["locations"].shape) == (4, 4, 2)
+    assert tuple(out["log_probs"].shape) == tuple(out["baselines"].shape) == (4, 3)
+    locations = np_(out["locations"])
+    np.testing.assert_array_equal(locations[:, 0], 0.0)
+    assert np.all(np.abs(locations) <= 1.0)
+
+
+def test_inference_uses_the_mean_and_training_samples():
+    layer = RecurrentAttention(**SMALL, location_std=0.1)
+    images = _images()
+    a, b = layer(images, training=False), layer(images, training=False)
+    np.testing.assert_array_equal(np_(a["locations"]), np_(b["locations"]))
+    # At the mean, log N(μ; μ, σ²I) = −2 log(σ √(2π)).
+    np.testing.assert_allclose(np_(a["log_probs"]), -2 * math.log(0.1 * math.sqrt(2 * math.pi)),
+                               rtol=1e-6)
+    c, d = layer(images, training=True), layer(images, training=True)
+    assert not np.allclose(np_(c["locations"]), np_(d["locations"]))
+    assert np.all(np_(c["log_probs"]) < np_(a["log_probs"]))  # a sample is off the mode
+
+
+def test_log_probs_are_the_gaussian_density_of_the_samples():
+    """With the policy's σ large and its mean pinned, samples rarely clip: check the density."""
+    layer = RecurrentAttention(**dict(SMALL, num_glimpses=2), location_std=0.05)
+    images = _images(batch=64)
+    layer(images)
+    kernel, bias = layer.location_network.get_weights()
+    layer.location_network.set_weights([np.zeros_like(kernel), np.full_like(bias, 0.2)])
+    out = layer(images, training=True)
+    mean = np.tanh(0.2)
+    sample = np_(out["locations"])[:, 1]
+    expected = (-np.sum((sample - mean) ** 2, axis=-1) / (2 * 0.05**2)
+                - 2 * math.log(0.05 * math.sqrt(2 * math.pi)))
+    np.testing.assert_allclose(np_(out["log_probs"])[:, 0], expected, rtol=1e-4, atol=1e-4)
+    assert 0.02 < np.std(sample) < 0.08
+
+
+def test_random_policy_has_no_location_network_and_random_locations():
+    layer = RecurrentAttention(**SMALL, policy="random")
+    images = _images()
+    a, b = layer(images, training=False), layer(images, training=False)
+    assert not hasattr(layer, "location_network")
+    assert not any("location_network" in w.path or "baseline" in w.path for w in layer.weights)
+    np.testing.assert_array_equal(np_(a["locations"])[:, 0], 0.0)
+    assert not np.allclose(np_(a["locations"])[:, 1:], np_(b["locations"])[:, 1:])
+    np.testing.assert_array_equal(np_(a["log_probs"]), 0.0)
+
+
+def test_glimpse_locations_carry_no_gradient_but_the_mean_does():
+    layer = RecurrentAttention(**SMALL)
+    images = tf.constant(_images())
+    layer(images)
+    with tf.GradientTape(persistent=True) as tape:
+        out = layer(images, training=True)
+        hidden = tf.reduce_sum(out["hidden"])
+        log_prob = tf.reduce_sum(out["log_probs"])
+    # The classification path never reaches the location network (locations are samples).
+    grads = tape.gradient(hidden, layer.location_network.trainable_weights)
+    assert all(g is None or not np.any(np_(g)) for g in grads)
+    # log π reaches it through μ_t.
+    grads = tape.gradient(log_prob, layer.location_network.trainable_weights)
+    assert all(g is not None and np.any(np_(g)) for g in grads)
+
+
+def test_single_glimpse_has_empty_policy_outputs():
+    out = RecurrentAttention(**dict(SMALL, num_glimpses=1))(_images())
+    assert tuple(out["log_probs"].shape) == (4, 0)
+    assert tuple(out["locations"].shape) == (4, 1, 2)
+
+
+def test_mixed_precision_is_finite():
+    layer = RecurrentAttention(**SMALL, dtype="mixed_float16")
+    out = layer(_images(), training=True)
+    assert keras.backend.standardize_dtype(out["hidden"].dtype) == "float16"
+    for value in out.values():
+        assert np.all(np.isfinite(np_(value).astype("float32")))
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_glimpses": 0}, "`num_glimpses`"),
+        ({"core": "transformer"}, "`core`"),
+        ({"policy": "greedy"}, "`policy`"),
+        ({"location_std": 0.0}, "`location_std`"),
+        ({"patch_size": -2}, "`patch_size`"),
+    ],
+)
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        RecurrentAttention(**kwargs)
