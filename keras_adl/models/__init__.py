@@ -1,5 +1,11 @@
 """Model builders: functional-API recipes returning keras.Model objects."""
 
+from keras_adl.models.captioning import (
+    caption_attention,
+    caption_beam_search,
+    caption_greedy_decode,
+    show_attend_tell,
+)
 from keras_adl.models.seq2seq import (
     attention_seq2seq,
     beam_search,
@@ -11,6 +17,7 @@ from keras_adl.models.memory import (
     compile_memory_model,
     memory_sequence_model,
 )
+from keras_adl.models.ram import RecurrentAttentionModel, recurrent_attention_model
 from keras_adl.models.pointer import pointer_decode, pointer_network
 from keras_adl.models.transformer import (
     transformer_classifier,
@@ -19,6 +26,12 @@ from keras_adl.models.transformer import (
 )
 
 __all__ = [
+    "caption_attention",
+    "caption_beam_search",
+    "caption_greedy_decode",
+    "show_attend_tell",
+    "RecurrentAttentionModel",
+    "recurrent_attention_model",
     "addressing_model",
     "compile_memory_model",
     "memory_sequence_model",

@@ -1,0 +1,205 @@
+"""The Recurrent Attention Model (Mnih et al. 2014) and its hybrid REINFORCE training rule."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_adl.layers.recurrent_attention import RecurrentAttention
+from keras_adl.utils import check_positive_int, check_rank
+
+
+@keras.saving.register_keras_serializable(package="keras_adl")
+class RecurrentAttentionModel(keras.Model):
+    """A functional model trained with the hybrid loss of Mnih et al. (2014).
+
+    Built by `recurrent_attention_model`; its outputs are a dict with ``logits``,
+    ``probabilities``, ``locations``, ``log_probs`` and ``baselines`` (see there). `train_step`
+    minimises, per example,
+
+        L = −log p(y | x)                                  (classification cross-entropy)
+            − Σ_t log π(l_t | h_t) · stop_gradient(R − b_t)  (REINFORCE, R = 1 if correct)
+            + mean_t (b_t − R)²                            (baseline regression)
+
+    The reward ``R`` is the correctness of the prediction after the sampled glimpses. The
+    location network and the baseline both read ``stop_gradient(h_t)``: the REINFORCE term
+    trains only the location network, the baseline loss only the baseline, and the
+    cross-entropy the glimpse network, the core and the classifier. The loss is divided by the replica count under a
+    ``tf.distribute`` strategy and scaled by a ``LossScaleOptimizer`` under mixed precision.
+
+    `test_step` is deterministic (mean locations) and reports the cross-entropy as ``loss`` and
+    the ``accuracy``. Compile with an optimizer only: ``model.compile(optimizer="adam")``;
+    losses and metrics are fixed by the paper.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        policies = [layer.policy for layer in self.layers if isinstance(layer, RecurrentAttention)]
+        # Only a learned policy has a REINFORCE term and a baseline.
+        self.learned_policy = "learned" in policies
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+        self.cross_entropy_tracker = keras.metrics.Mean(name="cross_entropy")
+        self.reinforce_tracker = keras.metrics.Mean(name="reinforce")
+        self.baseline_tracker = keras.metrics.Mean(name="baseline_mse")
+        self.accuracy_tracker = keras.metrics.SparseCategoricalAccuracy(name="accuracy")
+
+    @property
+    def metrics(self):
+        return [
+            self.loss_tracker,
+            self.cross_entropy_tracker,
+            self.reinforce_tracker,
+            self.baseline_tracker,
+            self.accuracy_tracker,
+        ]
+
+    def hybrid_loss(self, labels, outputs):
+        """The three per-example loss terms ``(cross_entropy, reinforce, baseline_mse)``, each
+        ``[B]`` float32, for integer ``labels`` ``[B]`` and the model's training outputs."""
+        labels = ops.reshape(ops.cast(labels, "int32"), (-1,))
+        logits = ops.cast(outputs["logits"], "float32")
+        cross_entropy = keras.losses.sparse_categorical_crossentropy(
+            labels, logits, from_logits=True
+        )
+        correct = ops.equal(ops.cast(ops.argmax(logits, axis=-1), "int32"), labels)
+        reward = ops.stop_gradient(ops.cast(correct, "float32"))[:, None]  # R, [B, 1]
+        baselines = outputs["baselines"]  # b_t, [B, n−1]
+        advantage = ops.stop_gradient(reward - baselines)
+        reinforce = -ops.sum(outputs["log_probs"] * advantage, axis=-1)
+        baseline_mse = ops.mean(ops.square(baselines - reward), axis=-1)
+        if not self.learned_policy or ops.shape(baselines)[1] == 0:
+            # A random policy has no baseline to fit; one glimpse chooses no location.
+            reinforce = baseline_mse = ops.zeros_like(cross_entropy)
+        return cross_entropy, reinforce, baseline_mse
+
+    @staticmethod
+    def _mean(values, sample_weight):
+        if sample_weight is None:
+            return ops.mean(values)
+        weight = ops.reshape(ops.cast(sample_weight, "float32"), (-1,))
+        return ops.sum(values * weight) / ops.maximum(ops.sum(weight), 1e-12)
+
+    def train_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        if y is None:
+            raise ValueError(
+                "RecurrentAttentionModel: `fit` needs integer class labels `y`; received none."
+            )
+        with tf.GradientTape() as tape:
+            outputs = self(x, training=True)
+            terms = self.hybrid_loss(y, outputs)
+            cross_entropy, reinforce, baseline_mse = (
+                self._mean(term, sample_weight) for term in terms
+            )
+            loss = cross_entropy + reinforce + baseline_mse
+            if self.losses:  # weight regularizers
+                loss = loss + ops.sum([ops.cast(v, "float32") for v in self.losses])
+            # Gradients are summed over replicas: each replica's loss is divided by their count.
+            replicas = tf.distribute.get_strategy().num_replicas_in_sync
+            scaled = self.optimizer.scale_loss(loss / replicas)
+        gradients = tape.gradient(scaled, self.trainable_weights)
+        self.optimizer.apply_gradients(zip(gradients, self.trainable_weights))
+        self.loss_tracker.update_state(loss)
+        self.cross_entropy_tracker.update_state(cross_entropy)
+        self.reinforce_tracker.update_state(reinforce)
+        self.baseline_tracker.update_state(baseline_mse)
+        self.accuracy_tracker.update_state(y, outputs["probabilities"], sample_weight)
+        return {m.name: m.result() for m in self.metrics}
+
+    def test_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        outputs = self(x, training=False)
+        labels = ops.reshape(ops.cast(y, "int32"), (-1,))
+        cross_entropy = keras.losses.sparse_categorical_crossentropy(
+            labels, ops.cast(outputs["logits"], "float32"), from_logits=True
+        )
+        self.loss_tracker.update_state(self._mean(cross_entropy, sample_weight))
+        self.accuracy_tracker.update_state(y, outputs["probabilities"], sample_weight)
+        return {"loss": self.loss_tracker.result(), "accuracy": self.accuracy_tracker.result()}
+
+
+def recurrent_attention_model(
+    image_shape,
+    num_classes,
+    num_glimpses=4,
+    patch_size=8,
+    num_scales=1,
+    scale_factor=2.0,
+    glimpse_units=128,
+    location_units=128,
+    glimpse_output_units=256,
+    units=256,
+    core="lstm",
+    location_std=0.1,
+    policy="learned",
+    seed=None,
+    name="recurrent_attention_model",
+):
+    """The Recurrent Attention Model (RAM) of Mnih et al. (2014) for image classification.
+
+    A `keras_adl.layers.RecurrentAttention` layer (glimpse network, core RNN, Gaussian location
+    policy, baseline) followed by a linear classifier on the last core output ``h_n``. The
+    model is a `RecurrentAttentionModel`, whose `train_step` applies the hybrid loss:
+    cross-entropy + REINFORCE (reward 1 for a correct class) + baseline MSE. Inference is
+    deterministic (the policy's mean locations). ``policy="random"`` gives the paper's
+    random-glimpse baseline: the same network, looking at uniformly random locations after the
+    first, central glimpse.
+
+    Args:
+        image_shape: ``(H, W, C)``.
+        num_classes: number of classes.
+        num_glimpses, patch_size, num_scales, scale_factor, glimpse_units, location_units,
+            glimpse_output_units, units, core, location_std, policy, seed: of
+            `keras_adl.layers.RecurrentAttention`.
+        name: model name.
+
+    Returns:
+        A `RecurrentAttentionModel` mapping images ``[B, H, W, C]`` to a dict: ``logits`` and
+        ``probabilities`` ``[B, num_classes]``, ``locations`` ``[B, n, 2]`` (the glimpse
+        centres, ``(y, x)`` in ``[-1, 1]``, for plotting), ``log_probs`` and ``baselines``
+        ``[B, n−1]`` (used by the training rule). Compile it with an optimizer only and fit on
+        ``(images, integer labels)``.
+
+    Example:
+
+    >>> model = recurrent_attention_model((32, 32, 1), 10, num_glimpses=3, units=32,
+    ...                                   glimpse_output_units=32)
+    >>> tuple(model.output["locations"].shape)
+    (None, 3, 2)
+
+    References:
+        Mnih, Heess, Graves, Kavukcuoglu (2014). Recurrent Models of Visual Attention.
+        arXiv:1406.6247.
+    """
+    where = "recurrent_attention_model: "
+    image_shape = tuple(image_shape)
+    check_rank("image_shape", image_shape, 3, where)
+    if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in image_shape):
+        raise ValueError(f"{where}`image_shape` must be three positive integers (H, W, C); "
+                         f"received {image_shape!r}.")
+    check_positive_int("num_classes", num_classes, where)
+    images = keras.Input(image_shape, name="images")
+    attention = RecurrentAttention(
+        num_glimpses=num_glimpses,
+        patch_size=patch_size,
+        num_scales=num_scales,
+        scale_factor=scale_factor,
+        glimpse_units=glimpse_units,
+        location_units=location_units,
+        glimpse_output_units=glimpse_output_units,
+        units=units,
+        core=core,
+        location_std=location_std,
+        policy=policy,
+        seed=seed,
+        name="recurrent_attention",
+    )(images)
+    logits = keras.layers.Dense(num_classes, name="classifier")(attention["hidden"])
+    probabilities = keras.layers.Softmax(dtype="float32", name="probabilities")(logits)
+    outputs = {
+        "logits": logits,
+        "probabilities": probabilities,
+        "locations": attention["locations"],
+        "log_probs": attention["log_probs"],
+        "baselines": attention["baselines"],
+    }
+    return RecurrentAttentionModel(inputs=images, outputs=outputs, name=name)
