@@ -8,6 +8,11 @@
     keras-adl train copy --model ntm --epochs 3 --out runs/copy    # NTM / DNC / LSTM
     keras-adl export runs/copy exports/copy
     keras-adl predict exports/copy 10110010 01100110 11110000   # the copied bit vectors
+    keras-adl train translated_digits --model ram --epochs 150 --out runs/ram   # or ram_random
+    keras-adl train cluttered_digits --data /usr/share/datasets/fashion-mnist --out runs/rc
+    keras-adl train digit_strips --epochs 20 --out runs/captions   # Show, Attend and Tell
+    keras-adl export runs/ram exports/ram
+    keras-adl predict exports/ram digit.png              # class and glimpse path per image
 
 Errors (unknown names, missing files, an existing export directory, bad input) print one line
 ``keras-adl: error: …`` and exit with status 1 (2 for bad command-line syntax).
@@ -18,11 +23,13 @@ import json
 import os
 import sys
 
+from keras_adl._cli_vision import VISION_TASKS
+
 SEQ2SEQ = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
 MEMORY = ("ntm", "dnc", "lstm")
 MEMORY_TASKS = ("copy", "repeat_copy", "associative_recall", "priority_sort")
 TASKS = {"dates": SEQ2SEQ, "pairs": SEQ2SEQ, "sort": ("pointer_network",),
-         **{task: MEMORY for task in MEMORY_TASKS}}
+         **{task: MEMORY for task in MEMORY_TASKS}, **VISION_TASKS}
 DATE_MAX_LENGTH = 11
 
 
@@ -47,7 +54,8 @@ def _parser():
     train.add_argument("--samples", type=int, default=20000,
                        help="training examples (for the memory tasks: fresh sequences per epoch)")
     train.add_argument("--strategy", default="auto", help="auto | mirrored | default")
-    train.add_argument("--data", help="task 'pairs': a UTF-8 source<TAB>target file")
+    train.add_argument("--data", help="task 'pairs': a UTF-8 source<TAB>target file; digit tasks: "
+                       "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's digits)")
     train.add_argument("--max-length", type=int, default=32,
                        help="task 'pairs': tokens kept per source and target")
     train.add_argument("--out", required=True, help="run directory")
@@ -57,6 +65,7 @@ def _parser():
     tune.add_argument("--trials", type=int, default=4)
     tune.add_argument("--epochs", type=int, default=1)
     tune.add_argument("--samples", type=int, default=5000)
+    tune.add_argument("--data", help="digit tasks: a directory of MNIST/Fashion-MNIST IDX files")
     tune.add_argument("--out", required=True)
     export = commands.add_parser("export", help="export a trained run as a SavedModel")
     export.add_argument("run_dir")
@@ -138,6 +147,13 @@ def run_training(task, model_name, epochs, batch_size, samples, strategy, out, c
     # XLA fails under MirroredStrategy on logical CPUs; compile only without distribution.
     jit = strategy.num_replicas_in_sync == 1
     run = {"task": task, "model": model_name, "epochs": epochs}
+    if task in VISION_TASKS:
+        from keras_adl import _cli_vision
+
+        model, history, metrics = _cli_vision.train(
+            task, model_name, epochs, batch_size or 64, samples, strategy, jit, out, callbacks,
+            run, data)
+        return _write_run(out, run, model, history, metrics)
     if task in MEMORY_TASKS:
         return _train_memory(task, model_name, epochs, batch_size or 32, samples, strategy, jit,
                              out, callbacks, run)
@@ -299,6 +315,8 @@ def _tune(args):
         raise CLIError("tune runs on the generated tasks, not on 'pairs'")
     if task in MEMORY_TASKS:
         return _tune_memory(args, task, model_name)
+    if task in VISION_TASKS:
+        return _tune_vision(args, task, model_name)
     if task == "sort":
         hypermodel = tuning.PointerNetworkHyperModel()
     elif model_name == "transformer_seq2seq":
@@ -333,6 +351,41 @@ def _tune_memory(args, task, model_name):
     print(json.dumps({"best_hyperparameters": best.values}))
 
 
+def _tune_vision(args, task, model_name):
+    import keras_tuner
+
+    from keras_adl import _cli_vision
+    from keras_adl.tasks.digits import DigitStrips, TranslatedDigits
+    from keras_adl.training import tuning
+
+    _positive("trials", args.trials)
+    (train_x, train_y), (test_x, test_y) = _cli_vision.load_digits(args.data)
+    train_x, train_y = train_x[: args.samples], train_y[: args.samples]
+    size = int(train_x.shape[1])
+    if task == "digit_strips":
+        length = _cli_vision.CAPTION_LENGTH
+        hypermodel = tuning.ShowAttendTellHyperModel(13, (size, length * size, 1))
+        data = DigitStrips(train_x, train_y, 64, num_digits=length, seed=0)
+        validation = DigitStrips(test_x, test_y, 64, num_digits=length, seed=1)
+        objective = "val_loss"
+    else:
+        settings = _cli_vision.ram_settings(task, size)
+        canvas, clutter = settings.pop("canvas_size"), settings.pop("num_clutter")
+        hypermodel = tuning.RecurrentAttentionHyperModel(
+            (canvas, canvas, 1), 10, num_glimpses=settings["num_glimpses"],
+            policy="random" if model_name == "ram_random" else "learned")
+        data = TranslatedDigits(train_x, train_y, 64, canvas_size=canvas, num_clutter=clutter,
+                                seed=0)
+        validation = TranslatedDigits(test_x, test_y, 64, canvas_size=canvas,
+                                      num_clutter=clutter, seed=1, shuffle=False)
+        objective = keras_tuner.Objective("val_accuracy", "max")
+    tuner = keras_tuner.RandomSearch(hypermodel, objective=objective, max_trials=args.trials,
+                                     directory=args.out, project_name=f"{task}_{model_name}")
+    tuner.search(data, validation_data=validation, epochs=args.epochs, verbose=1)
+    best = tuner.get_best_hyperparameters(1)[0]
+    print(json.dumps({"best_hyperparameters": best.values}))
+
+
 def _export(args):
     import keras
 
@@ -350,7 +403,11 @@ def _export(args):
     with open(run_file) as f:
         run = json.load(f)
     model = keras.saving.load_model(model_file)
-    if run["task"] in MEMORY_TASKS:
+    if run["task"] in VISION_TASKS:
+        from keras_adl import _cli_vision
+
+        _cli_vision.export(run, model, args.export_dir, args.beam_width)
+    elif run["task"] in MEMORY_TASKS:
         model.export(args.export_dir, format="tf_saved_model", verbose=False)
         with open(os.path.join(args.export_dir, "keras_adl_task.json"), "w") as f:
             json.dump({"task": run["task"], "model": run["model"]}, f)
@@ -381,6 +438,12 @@ def _predict(args):
         raise CLIError("inputs must not be empty")
     task_file = os.path.join(args.export_dir, "keras_adl_task.json")
     if os.path.isfile(task_file):
+        with open(task_file) as f:
+            task_info = json.load(f)
+        if task_info["task"] in VISION_TASKS:
+            from keras_adl import _cli_vision
+
+            return _cli_vision.predict(args.export_dir, args.inputs, task_info)
         return _predict_memory(args, task_file)
     loaded = tf.saved_model.load(args.export_dir)
     try:

@@ -74,6 +74,69 @@ def test_train_export_predict_copy_with_an_ntm_then_tune(tmp_path, capsys):
     assert {"controller_units", "memory_size", "learning_rate"} <= set(best)
 
 
+def _write_png(path, image):
+    import numpy as np
+    import tensorflow as tf
+
+    pixels = np.round(np.clip(image, 0, 1) * 255).astype("uint8")
+    tf.io.write_file(path, tf.io.encode_png(pixels))
+    return path
+
+
+def test_train_export_predict_ram_then_tune(tmp_path, capsys):
+    import numpy as np
+
+    from keras_adl.tasks.digits import load_sklearn_digits, translate_digits
+
+    run_dir, export_dir = str(tmp_path / "ram"), str(tmp_path / "ram_export")
+    code, _, err = _run(["train", "translated_digits", "--model", "ram", "--samples", "128",
+                         "--epochs", "1", "--out", run_dir], capsys)
+    assert code == 0, err
+    metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
+    assert {"held_out_error", "held_out_glimpses_on_digit"} == set(metrics)
+    assert os.path.getsize(os.path.join(run_dir, "glimpses.png")) > 1000
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    images, labels = load_sklearn_digits(16)
+    canvases, _, _ = translate_digits(images[:2], labels[:2], 32, rng=0)
+    paths = [_write_png(str(tmp_path / f"digit{i}.png"), canvases[i]) for i in range(2)]
+    np.save(str(tmp_path / "digit.npy"), canvases[0, :, :, 0])
+    code, out, err = _run(["predict", export_dir, *paths, str(tmp_path / "digit.npy")], capsys)
+    assert code == 0, err
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert [r[0] for r in rows] == paths + [str(tmp_path / "digit.npy")]
+    assert all(r[1] in "0123456789" and r[3].count("(") == 4 for r in rows)
+    assert rows[0][1:3] == rows[2][1:3]  # the PNG and the array of one image agree
+    small = _write_png(str(tmp_path / "small.png"), np.zeros((16, 16, 1)))
+    code, _, err = _run(["predict", export_dir, small], capsys)
+    assert code == 1 and "reads 32×32 grayscale images" in err
+    code, out, err = _run(["tune", "translated_digits", "--trials", "1", "--samples", "128",
+                           "--out", str(tmp_path / "tune")], capsys)
+    assert code == 0, err
+    best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
+    assert {"patch_size", "num_scales", "location_std", "learning_rate"} <= set(best)
+
+
+def test_train_export_predict_captions(tmp_path, capsys):
+    from keras_adl.tasks.digits import digit_strips, load_sklearn_digits
+
+    run_dir, export_dir = str(tmp_path / "sat"), str(tmp_path / "sat_export")
+    code, _, err = _run(["train", "digit_strips", "--samples", "128", "--epochs", "1",
+                         "--out", run_dir], capsys)
+    assert code == 0, err
+    metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
+    assert {"held_out_exact_match", "held_out_token_accuracy",
+            "held_out_alignment_hit_rate"} == set(metrics)
+    assert os.path.getsize(os.path.join(run_dir, "attention.png")) > 1000
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    images, labels = load_sklearn_digits(16)
+    strips, _, _ = digit_strips(images, labels, 1, rng=0)
+    path = _write_png(str(tmp_path / "strip.png"), strips[0])
+    code, out, err = _run(["predict", export_dir, path], capsys)
+    assert code == 0, err
+    caption = out.splitlines()[0].split("\t")[1].split()  # may be empty after one epoch
+    assert len(caption) <= 4 and all(token in "0123456789" for token in caption)
+
+
 RELOAD_TEXT = r"""
 import json, sys
 sys.modules["keras_adl"] = None  # only tensorflow and tensorflow_text may be needed
@@ -190,5 +253,6 @@ def test_console_entry_reports_syntax_errors_without_traceback():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert _our_lines(result.stderr) == [
-        "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', 'copy', "
-        "'dates', 'pairs', 'priority_sort', 'repeat_copy', 'sort']"]
+        "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
+        "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'pairs', 'priority_sort', "
+        "'repeat_copy', 'sort', 'translated_digits']"]

@@ -1,9 +1,11 @@
-"""SavedModel export of sequence-to-sequence inference with a raw-string signature.
+"""SavedModel export of sequence-to-sequence and captioning inference.
 
-The exported ``serving_default`` takes a batch of raw strings and returns the decoded strings,
-the token ids, the attention matrix and the log-likelihood. Tokenization lives only in the
-serving function (plain TensorFlow string ops, no lookup tables), so the SavedModel loads with
-``tf.saved_model.load`` in a process where ``keras_adl`` is not installed.
+The exported ``serving_default`` of a sequence-to-sequence model takes a batch of raw strings
+and returns the decoded strings, the token ids, the attention matrix and the log-likelihood.
+Tokenization lives only in the serving function (plain TensorFlow string ops, no lookup
+tables), so the SavedModel loads with ``tf.saved_model.load`` in a process where ``keras_adl``
+is not installed. A captioning model's takes a batch of images and returns the caption as a
+string too.
 """
 
 import os
@@ -14,8 +16,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_adl.models._decoding import END, PAD, START
+from keras_adl.models.captioning import caption_beam_search, caption_greedy_decode
 from keras_adl.models.pointer import pointer_decode
 from keras_adl.models.seq2seq import beam_search, greedy_decode
+from keras_adl.utils import check_positive_int
 
 
 def _code_point_table(vocab):
@@ -66,6 +71,82 @@ def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_
         # Specials (<pad>, <s>, </s>, <unk>) render as ""; decoding emits padding after </s>.
         output = tf.strings.reduce_join(tf.gather(target_tokens, tokens), axis=-1)
         return {"output": output, "tokens": tokens, "attention": attention, "log_likelihood": score}
+
+    return serve
+
+
+def _caption_token_strings(vocab_size, token_strings):
+    """The string of every token id: specials are ``""``; by default ids 3..12 are the digits
+    ``"0".."9"`` (the digit-strip task's ``token = digit + 3``)."""
+    if token_strings is None:
+        if vocab_size != 13:
+            raise ValueError(
+                "make_captioning_serving_fn: the default `token_strings` are the digit-strip "
+                f"task's 13 tokens; this model has vocab_size {vocab_size}: pass "
+                "`token_strings`, one string per token id."
+            )
+        token_strings = [""] * 3 + [str(digit) for digit in range(10)]
+    token_strings = [str(s) for s in token_strings]
+    if len(token_strings) != vocab_size:
+        raise ValueError(
+            "make_captioning_serving_fn: `token_strings` must hold one string per token id "
+            f"({vocab_size} for this model); received {len(token_strings)}."
+        )
+    for special in (PAD, START, END):
+        token_strings[special] = ""
+    return token_strings
+
+
+def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=None):
+    """A ``tf.function`` from a batch of images to captions, for a `show_attend_tell` model.
+
+    Args:
+        model: a model from `keras_adl.models.show_attend_tell` (image or feature mode).
+        max_length: number of caption steps to decode (including ``END``).
+        beam_width: 1 for greedy decoding, more for beam search.
+        token_strings: optional list of strings indexed by token id, used to render the
+            caption; ``PAD``, ``START`` and ``END`` always render as ``""`` and are skipped.
+            The default suits the digit-strip task: ids 3..12 are ``"0".."9"``.
+
+    Returns:
+        A ``tf.function`` with input signature ``[tf.TensorSpec([None, H, W, C], tf.float32,
+        name="images")]`` (``[None, L, D]`` named ``"features"`` for a feature-mode model)
+        returning a dict with ``caption`` (the tokens' strings joined by spaces, ``[B]``),
+        ``tokens`` ``[B, max_length]`` int32, ``attention`` ``[B, max_length, L]`` float32
+        and ``log_likelihood`` ``[B]``.
+
+    Example:
+
+    >>> from keras_adl.models import show_attend_tell
+    >>> model = show_attend_tell(13, image_shape=(8, 8, 1), embedding_dim=4, units=8,
+    ...                          encoder_filters=(4,))
+    >>> serve = make_captioning_serving_fn(model, max_length=3)
+    >>> out = serve(tf.zeros((2, 8, 8, 1)))
+    >>> sorted(out), tuple(out["attention"].shape)
+    (['attention', 'caption', 'log_likelihood', 'tokens'], (2, 3, 16))
+    """
+    where = "make_captioning_serving_fn: "
+    check_positive_int("max_length", max_length, where)
+    check_positive_int("beam_width", beam_width, where)
+    strings = tf.constant(
+        _caption_token_strings(model.get_layer("logits").units, token_strings)
+    )
+    encoder_input = model.get_layer("encoder").input
+    name = "images" if encoder_input.name == "image" else encoder_input.name
+    spec = tf.TensorSpec((None,) + tuple(encoder_input.shape[1:]), tf.float32, name=name)
+
+    @tf.function(input_signature=[spec])
+    def serve(images):
+        if beam_width > 1:
+            tokens, attention, score = caption_beam_search(model, images, max_length, beam_width)
+        else:
+            tokens, attention, score = caption_greedy_decode(model, images, max_length)
+        tokens = tf.convert_to_tensor(tokens)
+        words = tf.gather(strings, tokens)  # [B, max_length]; specials are ""
+        words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+        caption = tf.strings.reduce_join(words, axis=-1, separator=" ")
+        return {"caption": caption, "tokens": tokens, "attention": attention,
+                "log_likelihood": score}
 
     return serve
 
@@ -152,6 +233,18 @@ def export_serving_fn(model, export_dir, serving_fn, resources=()):
     return export_dir
 
 
+def export_captioning(model, export_dir, max_length, beam_width=1, token_strings=None):
+    """Writes a SavedModel whose ``serving_default`` captions a batch of images.
+
+    Args:
+        model: a model from `keras_adl.models.show_attend_tell`.
+        export_dir: where to write; must not exist (nothing is left behind on failure).
+        max_length, beam_width, token_strings: as in `make_captioning_serving_fn`.
+    """
+    serving_fn = make_captioning_serving_fn(model, max_length, beam_width, token_strings)
+    return export_serving_fn(model, export_dir, serving_fn)
+
+
 def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, beam_width=1,
                    decode=None):
     """Writes a SavedModel whose ``serving_default`` decodes raw strings.
@@ -167,3 +260,30 @@ def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, be
         model, source_vocab, target_vocab, max_length, beam_width, decode=decode
     )
     return export_serving_fn(model, export_dir, serving_fn)
+
+
+def make_ram_serving_fn(model):
+    """A ``tf.function`` from an image batch to a Recurrent Attention Model's answer.
+
+    Args:
+        model: a model from `keras_adl.models.recurrent_attention_model`.
+
+    Returns:
+        A ``tf.function`` with input signature ``images`` ``[None, H, W, C]`` float32 returning
+        a dict with ``classes`` ``[B]`` int32, ``probabilities`` ``[B, K]`` and ``locations``
+        ``[B, n, 2]`` (the glimpse centres ``(y, x)`` in ``[-1, 1]``; inference uses the
+        policy's mean, so the answer is deterministic).
+    """
+    shape = [None, *model.inputs[0].shape[1:]]
+
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
+    def serve(images):
+        outputs = model(images, training=False)
+        probabilities = tf.cast(outputs["probabilities"], tf.float32)
+        return {
+            "classes": tf.argmax(probabilities, axis=-1, output_type=tf.int32),
+            "probabilities": probabilities,
+            "locations": tf.cast(outputs["locations"], tf.float32),
+        }
+
+    return serve

@@ -8,8 +8,10 @@ keras-tuner 1.4.8 on TensorFlow 2.21 fails every trial without ``tensorboard``, 
 import keras
 import keras_tuner
 
+from keras_adl.models.captioning import show_attend_tell
 from keras_adl.models.memory import compile_memory_model, memory_sequence_model
 from keras_adl.models.pointer import pointer_network
+from keras_adl.models.ram import recurrent_attention_model
 from keras_adl.models.seq2seq import attention_seq2seq, encoder_decoder
 from keras_adl.models.transformer import transformer_classifier, transformer_seq2seq
 from keras_adl.training.recipes import compile_for_training
@@ -154,3 +156,85 @@ class MemorySequenceHyperModel(keras_tuner.HyperModel):
             memory_width=hp.Choice("memory_width", [8, 16, 20], default=20),
         )
         return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)
+
+
+class RecurrentAttentionHyperModel(keras_tuner.HyperModel):
+    """Searches `recurrent_attention_model` (trained by its own hybrid REINFORCE rule).
+
+    Hyperparameters: ``patch_size``; ``num_scales``; ``units`` (core; the glimpse network's
+    ``g`` has the same size and ``h_g``, ``h_l`` half of it); ``location_std``;
+    ``learning_rate`` (Adam). Tune on ``keras_tuner.Objective("val_accuracy", "max")``.
+
+    Args:
+        image_shape: ``(H, W, C)``.
+        num_classes: number of classes.
+        num_glimpses: fixed number of glimpses (the budget is part of the task).
+        policy: ``"learned"`` or ``"random"`` (the random-glimpse baseline).
+        jit_compile: compile the train step with XLA.
+    """
+
+    def __init__(self, image_shape, num_classes, num_glimpses=4, policy="learned",
+                 jit_compile=True, name="recurrent_attention", tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.image_shape = tuple(image_shape)
+        self.num_classes = num_classes
+        self.num_glimpses = num_glimpses
+        self.policy = policy
+        self.jit_compile = jit_compile
+
+    def build(self, hp):
+        units = hp.Choice("units", [64, 128, 256], default=128)
+        model = recurrent_attention_model(
+            self.image_shape,
+            self.num_classes,
+            num_glimpses=self.num_glimpses,
+            patch_size=hp.Choice("patch_size", [6, 8, 12], default=8),
+            num_scales=hp.Int("num_scales", 1, 3, default=1),
+            glimpse_units=units // 2,
+            location_units=units // 2,
+            glimpse_output_units=units,
+            units=units,
+            location_std=hp.Choice("location_std", [0.05, 0.1, 0.2], default=0.1),
+            policy=self.policy,
+        )
+        learning_rate = hp.Float("learning_rate", 1e-4, 1e-2, sampling="log", default=1e-3)
+        model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+                      jit_compile=self.jit_compile)
+        return model
+
+
+class ShowAttendTellHyperModel(keras_tuner.HyperModel):
+    """Searches `show_attend_tell` on images.
+
+    Hyperparameters: ``units``; ``embedding_dim``; ``regularization`` (the doubly stochastic
+    ``λ``: 0, 0.1 or 1); ``learning_rate``. The library's recipe otherwise (Adam with a
+    global-norm clip of 5, masked sparse cross-entropy). Tune on ``val_loss`` (which includes
+    the regulariser) or on a caption metric computed by a callback.
+
+    Args:
+        vocab_size: caption vocabulary size (13 for digit strips).
+        image_shape: ``(H, W, C)``.
+        encoder_filters: of the CNN encoder (fixed: it sets the number of regions ``L``).
+        jit_compile: compile the train step with XLA.
+    """
+
+    def __init__(self, vocab_size, image_shape, encoder_filters=(8, 16, 32), jit_compile=True,
+                 name="show_attend_tell", tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.vocab_size = vocab_size
+        self.image_shape = tuple(image_shape)
+        self.encoder_filters = tuple(encoder_filters)
+        self.jit_compile = jit_compile
+
+    def build(self, hp):
+        model = show_attend_tell(
+            self.vocab_size,
+            image_shape=self.image_shape,
+            units=hp.Choice("units", [32, 64, 128], default=32),
+            embedding_dim=hp.Choice("embedding_dim", [16, 32, 64], default=16),
+            regularization=hp.Choice("regularization", [0.0, 0.1, 1.0], default=1.0),
+            encoder_filters=self.encoder_filters,
+        )
+        learning_rate = hp.Float("learning_rate", 1e-4, 3e-2, sampling="log", default=1e-2)
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
+        return compile_for_training(model, loss, learning_rate, self.jit_compile)
