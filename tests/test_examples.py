@@ -79,3 +79,21 @@ def test_memory_speed_benchmark_smoke():
     assert [(r[0], r[1]) for r in results["jit"]] == [("ntm", 2), ("dnc", 2)]
     assert [r[0] for r in results["memory_size"]] == [8, 16]
     assert all(t > 0 for r in results["jit"] for t in r[2:])
+
+
+def test_ram_digits_example_smoke(tmp_path):
+    # Tiny settings: the learning is tested in tests/models/test_ram.py. The script raises if
+    # the reloaded SavedModel disagrees with the in-memory model.
+    example = load_script("examples/ram_digits.py")
+    result = example.main(["--epochs", "1", "--units", "16", "--out", str(tmp_path)])
+    assert 0.0 <= result["error"] <= 1.0 and 0.0 <= result["on_digit"] <= 1.0
+    assert os.path.getsize(result["picture"]) > 1000
+    assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
+def test_caption_digits_example_smoke(tmp_path):
+    example = load_script("examples/caption_digits.py")
+    result = example.main(["--epochs", "1", "--units", "8", "--out", str(tmp_path)])
+    assert 0.0 <= result["alignment"] <= 1.0
+    assert os.path.getsize(result["picture"]) > 1000
+    assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
