@@ -32,7 +32,8 @@ def ram_settings(task, digit_size):
     Translated: a canvas twice the digit's size (32 for sklearn's digits; 60 for 28-pixel
     digits, as the paper's 60×60 translated MNIST), 4 glimpses of one 8×8 patch. Cluttered: the
     paper's 60×60 canvas with 4 pieces of 8×8 clutter for 28-pixel digits (48×48 for 16-pixel
-    ones), 8 glimpses of 3 scales of a 12×12 (8×8) patch.
+    ones), 8 glimpses of 2 scales of a 12×12 (8×8) patch (the paper has 3 scales; here 3
+    scales let random glimpses see as much as learned ones, see benchmarks/RESULTS.md).
     """
     if task == "translated_digits":
         canvas = 60 if digit_size > 16 else 2 * digit_size
@@ -40,7 +41,7 @@ def ram_settings(task, digit_size):
                     num_scales=1)
     canvas = 60 if digit_size > 16 else 3 * digit_size
     return dict(canvas_size=canvas, num_clutter=4, num_glimpses=8,
-                patch_size=12 if digit_size > 16 else 8, num_scales=3)
+                patch_size=12 if digit_size > 16 else 8, num_scales=2)
 
 
 def train(task, model_name, epochs, batch_size, samples, strategy, jit, out, callbacks, run,

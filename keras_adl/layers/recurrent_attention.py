@@ -145,7 +145,7 @@ class RecurrentAttention(keras.layers.Layer):
             self.core_cell = keras.layers.SimpleRNNCell(self.units, activation="relu",
                                                         **cell_kwargs)
         self.core_cell.build((None, self.glimpse_output_units))
-        if self.policy == "learned":
+        if self.policy == "learned" and self.num_glimpses > 1:  # one glimpse chooses nothing
             self.location_network = keras.layers.Dense(
                 2, kernel_initializer=clone_initializer(self.kernel_initializer),
                 dtype=self.dtype_policy, name="location_network",
