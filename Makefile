@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow bench bench-memory demo data clean
+.PHONY: install test test-slow bench bench-memory bench-vision demo data clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +29,19 @@ bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention_vs_length.py
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_speed.py
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/glimpse.py
 
 # The long memory figures (about an hour on 2 cores): DNC and LSTM on copy, NTM on recall.
 bench-memory: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --task associative_recall --cells ntm --seeds 0 --max-sequences 60000
+
+# The visual-attention figures (about 20 minutes on 2 cores): RAM against random glimpses on
+# translated and cluttered digits, Show-Attend-Tell with and without the regulariser.
+bench-vision: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings translated --epochs 150 --seeds 0 1 2
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings cluttered --epochs 150 --seeds 0
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/captioning.py --seeds 0 1 2
 
 # Trains the attention seq2seq on date normalisation (under a minute on 2 cores), prints held-out
 # exact match and translations, writes runs/dates/attention.png, exports a SavedModel, reloads it

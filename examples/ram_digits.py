@@ -25,6 +25,7 @@ from keras_adl.models import recurrent_attention_model  # noqa: E402
 from keras_adl.plotting import plot_glimpse_path  # noqa: E402
 from keras_adl.tasks.digits import (  # noqa: E402
     TranslatedDigits,
+    glimpses_on_digit,
     load_idx_dataset,
     load_sklearn_digits,
     split_dataset,
@@ -64,9 +65,7 @@ def main(argv=None):
     canvases, labels, offsets = translate_digits(test_x, test_y, canvas, rng=123)
     outputs = model.predict(canvases, verbose=0)
     error = float(np.mean(outputs["probabilities"].argmax(-1) != labels))
-    centres = (offsets + digit / 2) / (canvas / 2) - 1  # digit centres (y, x) in [-1, 1]
-    near = np.abs(outputs["locations"][:, 1:] - centres[:, None]) < digit / canvas
-    on_digit = float(np.mean(np.all(near, axis=-1)))
+    on_digit = glimpses_on_digit(outputs["locations"], offsets, digit, canvas)
     print(f"held-out error {error:.3f}; glimpses 2-4 on the digit: {on_digit:.2f} "
           f"(uniformly random glimpses: about {(digit / canvas) ** 2:.2f})")
 

@@ -85,8 +85,10 @@ def train(task, model_name, epochs, batch_size, samples, strategy, jit, out, cal
         run["settings"] = dict(settings, canvas_size=canvas, num_clutter=clutter)
 
         def build():
+            # The sizes of benchmarks/ram_digits.py.
             model = recurrent_attention_model(
                 image_shape, 10, policy="random" if model_name == "ram_random" else "learned",
+                glimpse_units=64, location_units=64, glimpse_output_units=128, units=128,
                 seed=0, **settings)
             model.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=jit)
             return model
@@ -105,22 +107,13 @@ def train(task, model_name, epochs, batch_size, samples, strategy, jit, out, cal
     return model, history, metrics
 
 
-def glimpses_on_digit(locations, offsets, digit_size, canvas_size):
-    """Fraction of the chosen glimpses (``l_1 …``) centred inside the digit's box."""
-    import numpy as np
-
-    centres = (offsets + digit_size / 2.0) / (canvas_size / 2.0) - 1.0  # (y, x) in [-1, 1]
-    distance = np.abs(np.asarray(locations)[:, 1:] - centres[:, None])
-    return float(np.mean(np.all(distance < digit_size / canvas_size, axis=-1)))
-
-
 def evaluate_ram(model, task, model_name, test, settings, out):
     """Held-out error on a fixed placement of the test digits, where the glimpses land, and a
     picture of one glimpse path."""
     import numpy as np
 
     from keras_adl.plotting import plot_glimpse_path
-    from keras_adl.tasks.digits import translate_digits
+    from keras_adl.tasks.digits import glimpses_on_digit, translate_digits
 
     test_x, test_y = test
     canvases, labels, offsets = translate_digits(
@@ -171,8 +164,9 @@ def evaluate_captioning(model, test, out):
         "held_out_exact_match": float(exact_match(tokens, targets)),
         "held_out_token_accuracy": float(np.mean(tokens[:, :CAPTION_LENGTH]
                                                  == targets[:, :CAPTION_LENGTH])),
-        "held_out_alignment_hit_rate": float(
-            alignment_hit_rate(teacher, spans, captions, grid[1], strips.shape[2])),
+        # The grid covers the pixels its poolings saw: 80 of an 84-pixel strip, say.
+        "held_out_alignment_hit_rate": float(alignment_hit_rate(
+            teacher, spans, captions, grid[1], grid[1] * (strips.shape[2] // grid[1]))),
     }
     words = [str(t - DIGIT_OFFSET) if t >= DIGIT_OFFSET else "</s>" for t in tokens[0]]
     plot_caption_attention(strips[0], keras.ops.convert_to_numpy(attention)[0], words, grid,

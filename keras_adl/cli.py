@@ -365,8 +365,9 @@ def _tune_vision(args, task, model_name):
     if task == "digit_strips":
         length = _cli_vision.CAPTION_LENGTH
         hypermodel = tuning.ShowAttendTellHyperModel(13, (size, length * size, 1))
-        data = DigitStrips(train_x, train_y, 64, num_digits=length, seed=0)
-        validation = DigitStrips(test_x, test_y, 64, num_digits=length, seed=1)
+        batch = min(64, len(train_x), len(test_x))
+        data = DigitStrips(train_x, train_y, batch, num_digits=length, seed=0)
+        validation = DigitStrips(test_x, test_y, batch, num_digits=length, seed=1)
         objective = "val_loss"
     else:
         settings = _cli_vision.ram_settings(task, size)
@@ -374,9 +375,10 @@ def _tune_vision(args, task, model_name):
         hypermodel = tuning.RecurrentAttentionHyperModel(
             (canvas, canvas, 1), 10, num_glimpses=settings["num_glimpses"],
             policy="random" if model_name == "ram_random" else "learned")
-        data = TranslatedDigits(train_x, train_y, 64, canvas_size=canvas, num_clutter=clutter,
-                                seed=0)
-        validation = TranslatedDigits(test_x, test_y, 64, canvas_size=canvas,
+        batch = min(64, len(train_x), len(test_x))
+        data = TranslatedDigits(train_x, train_y, batch, canvas_size=canvas,
+                                num_clutter=clutter, seed=0)
+        validation = TranslatedDigits(test_x, test_y, batch, canvas_size=canvas,
                                       num_clutter=clutter, seed=1, shuffle=False)
         objective = keras_tuner.Objective("val_accuracy", "max")
     tuner = keras_tuner.RandomSearch(hypermodel, objective=objective, max_trials=args.trials,
@@ -517,7 +519,7 @@ def main(argv=None):
             _export(args)
         else:
             _predict(args)
-    except (CLIError, FileExistsError, FileNotFoundError, ValueError) as error:
+    except (CLIError, FileExistsError, FileNotFoundError, ImportError, ValueError) as error:
         print(f"keras-adl: error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -83,7 +83,7 @@ def _write_png(path, image):
     return path
 
 
-def test_train_export_predict_ram_then_tune(tmp_path, capsys):
+def test_train_export_predict_ram(tmp_path, capsys):
     import numpy as np
 
     from keras_adl.tasks.digits import load_sklearn_digits, translate_digits
@@ -109,6 +109,10 @@ def test_train_export_predict_ram_then_tune(tmp_path, capsys):
     small = _write_png(str(tmp_path / "small.png"), np.zeros((16, 16, 1)))
     code, _, err = _run(["predict", export_dir, small], capsys)
     assert code == 1 and "reads 32×32 grayscale images" in err
+
+
+@pytest.mark.slow  # ~15 s; the HyperModels' builds are tested in tests/training/test_tuning.py
+def test_tune_translated_digits(tmp_path, capsys):
     code, out, err = _run(["tune", "translated_digits", "--trials", "1", "--samples", "128",
                            "--out", str(tmp_path / "tune")], capsys)
     assert code == 0, err
@@ -183,6 +187,7 @@ def test_text_pair_errors_are_one_line(tmp_path, capsys):
     assert not os.path.exists(tmp_path / "r")
 
 
+@pytest.mark.slow  # ~20 s; `tune copy` runs RandomSearch end to end in the fast suite
 def test_tune_reports_best_hyperparameters(tmp_path, capsys):
     code, out, err = _run(["tune", "sort", "--trials", "2", "--epochs", "1", "--samples", "64",
                            "--out", str(tmp_path)], capsys)

@@ -54,6 +54,7 @@ def test_attention_benchmark_smoke():
     assert "MultiHeadSelfAttention" in out and "Bahdanau step" in out
 
 
+@pytest.mark.slow  # ~18 s; the figure itself is in benchmarks/RESULTS.md
 def test_attention_vs_length_benchmark_smoke():
     benchmark = load_script("benchmarks/attention_vs_length.py")
     results = benchmark.main(["--smoke"])

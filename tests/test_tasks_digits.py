@@ -315,10 +315,6 @@ def test_find_fashion_mnist_looks_for_both_splits(tmp_path, monkeypatch):
     assert find_fashion_mnist() == str(tmp_path)
 
 
-def test_debian_fashion_mnist_directory():
-    assert digits.FASHION_MNIST_DIRS == ("/usr/share/datasets/fashion-mnist",)
-
-
 @pytest.mark.skipif(
     find_fashion_mnist() is None,
     reason="Debian's dataset-fashion-mnist is not installed (make data)",

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from keras_adl.layers.glimpse_network import GlimpseNetwork
+from keras_adl.ops.glimpse import _check_sizes
 from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
 
 
@@ -25,14 +26,15 @@ class RecurrentAttention(keras.layers.Layer):
     fixed ``σ = location_std``; its log-density ``log π(l_t | h_t)`` is returned for REINFORCE,
     with the gradient flowing to ``μ_t`` and so to the location network, but not through the
     sample itself (stopping the gradient at ``μ_t`` instead, a bug found in public code, leaves
-    the location network untrained). As in the paper, "the location network is always trained
-    with REINFORCE" while the classification loss trains the core and glimpse networks: the
-    location network reads ``stop_gradient(h_t)``. (Letting the policy gradient into the core as
-    well learned much more slowly here: on translated digits, 62% test error after 130 epochs
-    against 11%.) The glimpse is taken at the sample
+    the location network untrained). The location network reads ``stop_gradient(h_t)``, so the
+    policy gradient trains only the location network and the classification loss trains the
+    core and glimpse networks. This is a deliberate deviation: the paper's REINFORCE gradient
+    is with respect to all parameters, but letting it into the core learned much more slowly
+    here (on translated digits, 62% test error after 130 epochs against 11%; see
+    benchmarks/RESULTS.md). The glimpse is taken at the sample
     clipped to ``[-1, 1]``; the clipping belongs to the environment, so the log-density is that
     of the unclipped sample. The locations fed to the glimpse network carry no gradient. At
-    inference (``training=False``) the policy is deterministic: ``l_t = μ_t``.
+    inference (``training=False``) the learned policy is deterministic: ``l_t = μ_t``.
 
     With ``policy="random"`` the same network looks at ``l_1 … l_{n−1}`` drawn uniformly from
     ``[-1, 1]²`` (training and inference); it has no location network or baseline. It is the
@@ -114,9 +116,10 @@ class RecurrentAttention(keras.layers.Layer):
         self.seed = seed
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed_generator = keras.random.SeedGenerator(seed)
-        # Validates the glimpse arguments now rather than at build time.
-        GlimpseNetwork(patch_size, num_scales, scale_factor, glimpse_units, location_units,
-                       glimpse_output_units)
+        _check_sizes(patch_size, num_scales, scale_factor, where)
+        for name, value in (("glimpse_units", glimpse_units), ("location_units", location_units),
+                            ("glimpse_output_units", glimpse_output_units)):
+            check_positive_int(name, value, where)
 
     def build(self, images_shape):
         images_shape = check_rank("images", tuple(images_shape), 4, "RecurrentAttention: ")

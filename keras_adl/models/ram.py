@@ -26,8 +26,8 @@ class RecurrentAttentionModel(keras.Model):
     cross-entropy the glimpse network, the core and the classifier. The loss is divided by the replica count under a
     ``tf.distribute`` strategy and scaled by a ``LossScaleOptimizer`` under mixed precision.
 
-    `test_step` is deterministic (mean locations) and reports the cross-entropy as ``loss`` and
-    the ``accuracy``. Compile with an optimizer only: ``model.compile(optimizer="adam")``;
+    `test_step` uses the policy's mean locations (deterministic for a learned policy) and
+    reports the cross-entropy as ``loss`` and the ``accuracy``. Compile with an optimizer only: ``model.compile(optimizer="adam")``;
     losses and metrics are fixed by the paper.
     """
 
@@ -78,12 +78,23 @@ class RecurrentAttentionModel(keras.Model):
         weight = ops.reshape(ops.cast(sample_weight, "float32"), (-1,))
         return ops.sum(values * weight) / ops.maximum(ops.sum(weight), 1e-12)
 
-    def train_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    @staticmethod
+    def _check_labels(y, method):
         if y is None:
             raise ValueError(
-                "RecurrentAttentionModel: `fit` needs integer class labels `y`; received none."
+                f"RecurrentAttentionModel: `{method}` needs integer class labels `y`; received "
+                "none."
             )
+        shape = tuple(y.shape)
+        if len(shape) not in (1, 2) or (len(shape) == 2 and shape[1] not in (1, None)):
+            raise ValueError(
+                f"RecurrentAttentionModel: `{method}` needs integer class ids `y` of shape [B] "
+                f"(not one-hot); received shape {shape}."
+            )
+
+    def train_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        self._check_labels(y, "fit")
         with tf.GradientTape() as tape:
             outputs = self(x, training=True)
             terms = self.hybrid_loss(y, outputs)
@@ -107,6 +118,7 @@ class RecurrentAttentionModel(keras.Model):
 
     def test_step(self, data):
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        self._check_labels(y, "evaluate")
         outputs = self(x, training=False)
         labels = ops.reshape(ops.cast(y, "int32"), (-1,))
         cross_entropy = keras.losses.sparse_categorical_crossentropy(
@@ -139,8 +151,8 @@ def recurrent_attention_model(
     A `keras_adl.layers.RecurrentAttention` layer (glimpse network, core RNN, Gaussian location
     policy, baseline) followed by a linear classifier on the last core output ``h_n``. The
     model is a `RecurrentAttentionModel`, whose `train_step` applies the hybrid loss:
-    cross-entropy + REINFORCE (reward 1 for a correct class) + baseline MSE. Inference is
-    deterministic (the policy's mean locations). ``policy="random"`` gives the paper's
+    cross-entropy + REINFORCE (reward 1 for a correct class) + baseline MSE. Inference with a
+    learned policy is deterministic (the policy's mean locations). ``policy="random"`` gives the paper's
     random-glimpse baseline: the same network, looking at uniformly random locations after the
     first, central glimpse.
 

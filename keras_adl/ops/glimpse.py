@@ -23,6 +23,7 @@ References:
     arXiv:1406.6247.
 """
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -105,7 +106,8 @@ def extract_glimpses(images, locations, patch_size, num_scales=1, scale_factor=2
         scale_factor: width ratio of successive patches (``>= 1``; the paper uses 2).
 
     Returns:
-        ``[B, num_scales, g, g, C]`` glimpses in the dtype of ``images``.
+        ``[B, num_scales, g, g, C]`` glimpses in the dtype of ``images`` (float32 for integer
+        images).
 
     Example:
 
@@ -125,6 +127,8 @@ def extract_glimpses(images, locations, patch_size, num_scales=1, scale_factor=2
                    where)
     height, width = ops.shape(images)[1], ops.shape(images)[2]  # static or dynamic
     widths = glimpse_widths(patch_size, num_scales, scale_factor)
+    if not keras.backend.is_float_dtype(keras.backend.standardize_dtype(images.dtype)):
+        images = ops.cast(images, "float32")  # e.g. uint8 IDX pixels: area weights are fractions
     locations = ops.cast(locations, "float32")
     centre_y = (locations[:, 0] + 1.0) * (ops.cast(height, "float32") / 2.0)  # pixels
     centre_x = (locations[:, 1] + 1.0) * (ops.cast(width, "float32") / 2.0)

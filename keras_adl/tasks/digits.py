@@ -108,6 +108,18 @@ def _check_images(where, images, labels):
 # ------------------------------------------------------------------------------------ loaders
 
 
+def _check_batches(where, images, labels, batch_size):
+    """Checked ``(images, labels, batch_size)`` of a dataset of fixed-size batches."""
+    images, labels = _check_images(where, images, labels)
+    check_positive_int("batch_size", batch_size, where)
+    if batch_size > len(images):
+        raise ValueError(
+            f"{where}`batch_size` must be at most the number of images {len(images)}; "
+            f"received {batch_size}."
+        )
+    return images, labels, batch_size
+
+
 def _resize_weights(in_size, out_size):
     """``[out_size, in_size]`` weights of the triangle (bilinear) kernel, widened by the
     downscaling factor (antialiasing) and renormalised at the borders: the weights of
@@ -126,7 +138,7 @@ def _sklearn_digits():
     if spec is None:
         raise ImportError(
             "load_sklearn_digits needs scikit-learn (it ships the 8x8 digits): "
-            "`pip install scikit-learn` (or install keras-adl with the `tuner` extra)."
+            "`pip install scikit-learn` (a dependency of keras-adl)."
         )
     # Read the bundled file directly: importing sklearn.datasets takes about a second.
     for location in spec.submodule_search_locations or ():
@@ -501,14 +513,8 @@ class TranslatedDigits(keras.utils.PyDataset):
     ):
         super().__init__(**kwargs)
         where = "TranslatedDigits: "
-        self.images, self.labels = _check_images(where, images, labels)
-        check_positive_int("batch_size", batch_size, where)
-        if batch_size > len(self.images):
-            raise ValueError(
-                f"{where}`batch_size` must be at most the number of images "
-                f"{len(self.images)}; received {batch_size}."
-            )
-        self.batch_size = batch_size
+        self.images, self.labels, self.batch_size = _check_batches(where, images, labels,
+                                                                   batch_size)
         self.canvas_size = canvas_size
         self.num_clutter = num_clutter
         self.clutter_size = clutter_size
@@ -689,14 +695,8 @@ class DigitStrips(keras.utils.PyDataset):
     def __init__(self, images, labels, batch_size=64, num_digits=3, seed=0, **kwargs):
         super().__init__(**kwargs)
         where = "DigitStrips: "
-        self.images, self.labels = _check_images(where, images, labels)
-        check_positive_int("batch_size", batch_size, where)
-        if batch_size > len(self.images):
-            raise ValueError(
-                f"{where}`batch_size` must be at most the number of images "
-                f"{len(self.images)}; received {batch_size}."
-            )
-        self.batch_size = batch_size
+        self.images, self.labels, self.batch_size = _check_batches(where, images, labels,
+                                                                   batch_size)
         self.num_digits = num_digits
         _digit_range(where, num_digits)
         self.seed = _check_seed(where, seed)
@@ -784,6 +784,31 @@ def alignment_hit_rate(attention, spans, captions, grid_width, strip_width):
     centre = (column + 0.5) * strip_width / grid_width
     hit = (centre >= spans[..., 0]) & (centre < spans[..., 1])
     return float(hit[real].mean())
+
+
+def glimpses_on_digit(locations, offsets, digit_size, canvas_size):
+    """Fraction of a Recurrent Attention Model's chosen glimpses centred on the digit.
+
+    Args:
+        locations: ``[B, n, 2]`` glimpse centres ``(y, x)`` in ``[-1, 1]`` (the first, fixed
+            glimpse is left out: only ``l_1 … l_{n−1}`` are chosen by the policy).
+        offsets: ``[B, 2]`` ``(top, left)`` of each digit, from `translate_digits`.
+        digit_size: side of the digits in pixels.
+        canvas_size: side of the canvas in pixels.
+
+    Returns:
+        A float in ``[0, 1]``; uniformly random locations give about
+        ``(digit_size / canvas_size)²``.
+
+    Example:
+
+    >>> glimpses_on_digit(np.array([[[0.0, 0.0], [-0.5, -0.5]]]), np.array([[0, 0]]), 16, 32)
+    1.0
+    """
+    locations = np.asarray(locations, "float32")
+    centres = (np.asarray(offsets, "float32") + digit_size / 2.0) / (canvas_size / 2.0) - 1.0
+    distance = np.abs(locations[:, 1:] - centres[:, None])  # in units of half the canvas
+    return float(np.mean(np.all(distance < digit_size / canvas_size, axis=-1)))
 
 
 def exact_match(tokens, targets):

@@ -271,8 +271,8 @@ def make_ram_serving_fn(model):
     Returns:
         A ``tf.function`` with input signature ``images`` ``[None, H, W, C]`` float32 returning
         a dict with ``classes`` ``[B]`` int32, ``probabilities`` ``[B, K]`` and ``locations``
-        ``[B, n, 2]`` (the glimpse centres ``(y, x)`` in ``[-1, 1]``; inference uses the
-        policy's mean, so the answer is deterministic).
+        ``[B, n, 2]`` (the glimpse centres ``(y, x)`` in ``[-1, 1]``; a learned policy's mean,
+        so the answer is deterministic; the random-glimpse baseline stays random).
     """
     shape = [None, *model.inputs[0].shape[1:]]
 

@@ -107,7 +107,7 @@ def test_the_penalty_enters_the_training_loss_of_a_functional_model(jit_compile)
         else:
             assert float(model.losses[0]) == pytest.approx(3.0 * 1.005, rel=1e-5)
     assert results[3.0] - results[0.0] == pytest.approx(3.0 * (0.26 + 1.75) / 2, rel=1e-5)
-    # fit reports the same total, and the gradient of the penalty reaches the inputs' producer.
+    # fit includes the penalty in the loss it reports.
     model = _model(3.0)
     model.compile(loss="mse", jit_compile=jit_compile)
     history = model.fit([ALPHA, MASK], targets, batch_size=2, epochs=1, verbose=0)

@@ -50,7 +50,8 @@ def test_inference_uses_the_mean_and_training_samples():
 
 
 def test_log_probs_are_the_gaussian_density_of_the_samples():
-    """With the policy's σ large and its mean pinned, samples rarely clip: check the density."""
+    """With the policy's mean pinned at tanh(0.2) and σ = 0.05, no sample clips: the
+    log-density of the returned locations is the returned log-probability."""
     layer = RecurrentAttention(**dict(SMALL, num_glimpses=2), location_std=0.05)
     images = _images(batch=64)
     layer(images)
@@ -63,6 +64,25 @@ def test_log_probs_are_the_gaussian_density_of_the_samples():
                 - 2 * math.log(0.05 * math.sqrt(2 * math.pi)))
     np.testing.assert_allclose(np_(out["log_probs"])[:, 0], expected, rtol=1e-4, atol=1e-4)
     assert 0.02 < np.std(sample) < 0.08
+
+
+def test_log_probs_are_of_the_unclipped_sample():
+    """With the mean pinned near the edge (tanh(3) ≈ 0.995) and σ = 0.3, about half the
+    samples clip in each coordinate. ‖l − μ‖²/σ² of the unclipped samples is χ²(2) (mean 2);
+    the clipped samples would give a much smaller mean."""
+    layer = RecurrentAttention(**dict(SMALL, num_glimpses=2), location_std=0.3)
+    images = _images(batch=4000)
+    layer(images[:2])
+    kernel, bias = layer.location_network.get_weights()
+    layer.location_network.set_weights([np.zeros_like(kernel), np.full_like(bias, 3.0)])
+    out = layer(images, training=True)
+    clipped = np_(out["locations"])[:, 1]
+    assert np.mean(clipped == 1.0) > 0.3  # many samples were clipped
+    constant = -2 * math.log(0.3 * math.sqrt(2 * math.pi))
+    chi2 = -2 * (np_(out["log_probs"])[:, 0] - constant)  # ‖l − μ‖²/σ²
+    assert abs(np.mean(chi2) - 2.0) < 0.2
+    from_clipped = np.sum((clipped - np.tanh(3.0)) ** 2, -1) / 0.3**2
+    assert np.mean(from_clipped) < 1.5
 
 
 def test_random_policy_has_no_location_network_and_random_locations():

@@ -157,12 +157,16 @@ def test_bad_arguments(kwargs, message):
         recurrent_attention_model(**args)
 
 
-def test_fit_without_labels_is_a_clear_error():
-    images, _ = _data()
+def test_fit_without_labels_or_with_one_hot_labels_is_a_clear_error():
+    images, labels = _data()
     model = _model()
     model.compile(optimizer="adam")
-    with pytest.raises(ValueError, match="needs integer class labels"):
+    with pytest.raises(ValueError, match="`fit` needs integer class labels"):
         model.fit(images, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="not one-hot"):
+        model.fit(images, np.eye(4)[labels], epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="`evaluate` needs integer class labels"):
+        model.evaluate(images, verbose=0)
 
 
 def _translated_digits_run(policy, epochs, seed=0):
@@ -170,8 +174,8 @@ def _translated_digits_run(policy, epochs, seed=0):
 
     Returns (test error, fraction of chosen glimpses l_1..l_3 centred on the digit).
     """
-    from keras_adl.tasks.digits import (TranslatedDigits, load_sklearn_digits, split_dataset,
-                                        translate_digits)
+    from keras_adl.tasks.digits import (TranslatedDigits, glimpses_on_digit, load_sklearn_digits,
+                                        split_dataset, translate_digits)
 
     images, labels = load_sklearn_digits(16)
     (train_x, train_y), (test_x, test_y) = split_dataset(images, labels, 0.2, seed=0)
@@ -186,10 +190,7 @@ def _translated_digits_run(policy, epochs, seed=0):
               verbose=0)
     out = model.predict(canvases, verbose=0)
     error = float(np.mean(out["probabilities"].argmax(-1) != test_y))
-    centres = (offsets + 8) / 16.0 - 1.0  # digit centres (y, x) in [-1, 1]
-    distance = np.abs(out["locations"][:, 1:] - centres[:, None])
-    on_digit = float(np.mean(np.all(distance < 0.5, axis=-1)))  # within the digit's box
-    return error, on_digit
+    return error, glimpses_on_digit(out["locations"], offsets, 16, 32)
 
 
 def test_learns_where_to_look_on_translated_digits():

@@ -133,6 +133,13 @@ def test_compiles_with_xla_and_dynamic_image_size():
     np.testing.assert_allclose(np_(dynamic(images, locations)), eager, atol=1e-5)
 
 
+def test_integer_images_are_averaged_in_float():
+    image = _arange_image(4, 4).astype("uint8")
+    out = _glimpse(image, [[0.0, 0.0]], 2, num_scales=2)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out[0, 1, :, :, 0], [[2.5, 4.5], [10.5, 12.5]])
+
+
 def test_area_weights_rows_sum_to_one_inside_the_image():
     weights = np_(area_weights(np.array([5.3, 0.0], "float32"), [2.0, 4.0], 4, 12))
     np.testing.assert_allclose(weights[0].sum(-1), 1.0, atol=1e-6)  # fully inside

@@ -83,3 +83,22 @@ def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
         assert names | {"learning_rate"} == set(hp.values)
         assert model.output.shape[-1] == 8
         assert model.name == ("ntm" if cell is None else cell) + "_sequence_model"
+
+
+def test_visual_hypermodels_build_with_their_search_spaces():
+    from keras_adl.training.tuning import RecurrentAttentionHyperModel, ShowAttendTellHyperModel
+
+    hp = keras_tuner.HyperParameters()
+    hp.Fixed("num_scales", 2)
+    model = RecurrentAttentionHyperModel((32, 32, 1), 10, num_glimpses=3, policy="random",
+                                         jit_compile=False).build(hp)
+    assert {"units", "patch_size", "num_scales", "location_std", "learning_rate"} == set(hp.values)
+    layer = model.get_layer("recurrent_attention")
+    assert (layer.num_scales, layer.num_glimpses, layer.policy) == (2, 3, "random")
+    assert model.optimizer is not None
+    hp = keras_tuner.HyperParameters()
+    model = ShowAttendTellHyperModel(13, (16, 48, 1), regularization=0.5,
+                                     jit_compile=False).build(hp)
+    assert {"units", "embedding_dim", "learning_rate"} == set(hp.values)  # λ is not searched
+    assert model.get_layer("doubly_stochastic").strength == 0.5
+    assert model.get_layer("encoder").output.shape[1] == 12  # (8, 16, 32): a 2×6 grid
