@@ -36,7 +36,7 @@ bench-memory: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --task associative_recall --cells ntm --seeds 0 --max-sequences 60000
 
-# The visual-attention figures (about 20 minutes on 2 cores): RAM against random glimpses on
+# The visual-attention figures (about 15 minutes on 2 cores): RAM against random glimpses on
 # translated and cluttered digits, Show-Attend-Tell with and without the regulariser.
 bench-vision: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings translated --epochs 150 --seeds 0 1 2

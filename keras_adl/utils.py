@@ -4,6 +4,8 @@ Each check raises a ``ValueError`` (or ``TypeError``) that names the argument, w
 and what was received, so bad input fails at the call site instead of deep inside TensorFlow.
 """
 
+import keras
+
 
 def shape_of(x):
     """Returns the static shape of a tensor-like as a tuple (``None`` for unknown dims)."""
@@ -97,3 +99,21 @@ def require_built(layer, method):
             f"{type(layer).__name__}: the layer must be built (called once, or `build()` with "
             f"its input shapes) before `{method}`."
         )
+
+
+def replica_position():
+    """``(replica id, replica count)`` inside a ``tf.distribute`` replica context, else
+    ``(0, 1)``. The id may be a scalar tensor.
+
+    A layer drawing random numbers from a ``keras.random.SeedGenerator`` under
+    ``MirroredStrategy`` gets the same numbers on every replica (the generator's state is a
+    mirrored variable); drawing ``count`` sets and keeping set ``id`` decorrelates them.
+    """
+    if keras.backend.backend() != "tensorflow":
+        return 0, 1
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return 0, 1
+    return context.replica_id_in_sync_group, context.num_replicas_in_sync

@@ -7,7 +7,13 @@ from keras import ops
 
 from keras_adl.layers.glimpse_network import GlimpseNetwork
 from keras_adl.ops.glimpse import _check_sizes
-from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
+from keras_adl.utils import (
+    check_choice,
+    check_positive_int,
+    check_rank,
+    clone_initializer,
+    replica_position,
+)
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -49,7 +55,7 @@ class RecurrentAttention(keras.layers.Layer):
         core: ``"lstm"``, ``"gru"`` or ``"rnn"`` (a ReLU RNN, as the paper's MNIST models).
         location_std: ``σ`` of the Gaussian policy (the paper: a fixed variance; 0.05–0.2 work).
         policy: ``"learned"`` or ``"random"``.
-        seed: seed of the sampling.
+        seed: seed of the sampling (under ``tf.distribute`` each replica draws its own numbers).
         kernel_initializer: of the linear maps.
         **kwargs: standard layer arguments.
 
@@ -157,17 +163,24 @@ class RecurrentAttention(keras.layers.Layer):
             self.baseline = keras.layers.Dense(1, dtype=self.dtype_policy, name="baseline")
             self.baseline.build((None, self.units))
 
+    def _draw(self, sample, batch):
+        """``[batch, 2]`` random numbers, different on each ``tf.distribute`` replica."""
+        replica, count = replica_position()
+        values = sample((count, batch, 2), seed=self.seed_generator)
+        return values[0] if count == 1 else ops.take(values, replica, axis=0)
+
     def _next_location(self, hidden, batch, training):
         """``(l_t clipped, log π(l_t | h_t), b_t)`` for the next glimpse."""
         if self.policy == "random":
-            location = keras.random.uniform((batch, 2), -1.0, 1.0, seed=self.seed_generator)
+            location = self._draw(
+                lambda shape, seed: keras.random.uniform(shape, -1.0, 1.0, seed=seed), batch)
             zeros = ops.zeros((batch,), "float32")
             return location, zeros, zeros
         # μ_t = f_l(h_t); the policy reads h_t without sending gradients back into it.
         mean = ops.tanh(ops.cast(self.location_network(ops.stop_gradient(hidden)), "float32"))
         sigma = self.location_std
         if training:
-            noise = keras.random.normal((batch, 2), seed=self.seed_generator)
+            noise = self._draw(keras.random.normal, batch)
             sample = ops.stop_gradient(mean + sigma * noise)  # l_t ~ N(μ_t, σ²I), no path back
         else:
             sample = mean

@@ -139,3 +139,25 @@ def test_mixed_precision_is_finite():
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         RecurrentAttention(**kwargs)
+
+
+def test_replicas_draw_different_locations():
+    """Under MirroredStrategy the seed generator is mirrored; each replica must still sample
+    its own locations (else exploration is duplicated across replicas)."""
+    from keras_adl.training.distribute import get_strategy
+
+    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    for policy in ("learned", "random"):
+        with strategy.scope():
+            layer = RecurrentAttention(**dict(SMALL, num_glimpses=2), policy=policy)
+            layer.build((None, 16, 16, 1))
+        dataset = strategy.experimental_distribute_dataset(
+            tf.data.Dataset.from_tensor_slices(np.zeros((4, 16, 16, 1), "float32")).batch(4))
+
+        @tf.function
+        def sample(x):
+            return strategy.run(lambda x: layer(x, training=True)["locations"][:, 1], args=(x,))
+
+        per_replica = [np_(v) for v in sample(next(iter(dataset))).values]
+        assert len(per_replica) == 2 and per_replica[0].shape == (2, 2)
+        assert not np.allclose(per_replica[0], per_replica[1])
