@@ -1,11 +1,13 @@
 """Public keras-adl layers. Importing this module registers every layer for `.keras` loading."""
 
+from keras_adl.layers.attention_pooling import AttentionPooling
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.layers.dnc_cell import DNCCell
 from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRegularization
 from keras_adl.layers.glimpse_network import GlimpseNetwork
 from keras_adl.layers.glimpse_sensor import GlimpseSensor
+from keras_adl.layers.hierarchical_attention import HierarchicalAttention
 from keras_adl.layers.luong_attention import LuongAttention
 from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
 from keras_adl.layers.multi_head_self_attention import MultiHeadSelfAttention
@@ -16,12 +18,14 @@ from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 
 __all__ = [
+    "AttentionPooling",
     "AttentionRNNDecoder",
     "BahdanauAttention",
     "DNCCell",
     "DoublyStochasticRegularization",
     "GlimpseNetwork",
     "GlimpseSensor",
+    "HierarchicalAttention",
     "LuongAttention",
     "MultiHeadCrossAttention",
     "MultiHeadSelfAttention",

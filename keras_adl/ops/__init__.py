@@ -19,6 +19,7 @@ from keras_adl.ops.glimpse import area_weights, extract_glimpses, glimpse_widths
 from keras_adl.ops.attention import (
     additive_scores,
     causal_mask,
+    context_scores,
     dot_scores,
     doubly_stochastic_penalty,
     large_negative,
@@ -48,6 +49,7 @@ __all__ = [
     "glimpse_widths",
     "additive_scores",
     "causal_mask",
+    "context_scores",
     "dot_scores",
     "doubly_stochastic_penalty",
     "large_negative",

@@ -150,6 +150,38 @@ def dot_scores(query, keys, scale=None):
     return scores
 
 
+def context_scores(keys, context_vector):
+    """Scores of every step against a learned context vector: ``e_t = u_tᵀ u_ctx``.
+
+    The "informative word / sentence" query of the Hierarchical Attention Network (Yang et al.
+    2016, eq. 6 and 9): ``u_ctx`` is a weight vector, the same for every example, not a
+    per-example query.
+
+    Args:
+        keys: ``[..., T, U]`` projected hidden states ``u_t = tanh(W h_t + b)``.
+        context_vector: ``[U]``.
+
+    Returns:
+        Scores ``[..., T]``.
+
+    Example:
+
+    >>> e = context_scores(ops.ones((2, 3, 4)), ops.array([1.0, 0.0, 2.0, 0.0]))
+    >>> ops.convert_to_numpy(e[0])
+    array([3., 3., 3.], dtype=float32)
+
+    References:
+        Yang et al. (2016). Hierarchical Attention Networks for Document Classification,
+        eq. 6 and 9. NAACL-HLT.
+    """
+    where = "context_scores: "
+    keys_shape = check_rank("keys", keys, tuple(range(2, 8)), where)
+    vector_shape = check_rank("context_vector", context_vector, 1, where)
+    check_same_dim("keys", keys_shape, -1, "context_vector", vector_shape, 0,
+                   "The feature sizes", where)
+    return ops.sum(keys * ops.cast(context_vector, keys.dtype), axis=-1)  # u_tᵀ u_ctx
+
+
 def causal_mask(query_length, key_length, offset=0):
     """Boolean mask letting query step ``i`` see key steps ``j ≤ i + offset``.
 
