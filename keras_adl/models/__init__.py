@@ -17,6 +17,7 @@ from keras_adl.models.memory import (
     compile_memory_model,
     memory_sequence_model,
 )
+from keras_adl.models.han import han_attention, han_classifier
 from keras_adl.models.ram import RecurrentAttentionModel, recurrent_attention_model
 from keras_adl.models.pointer import pointer_decode, pointer_network
 from keras_adl.models.transformer import (
@@ -30,6 +31,8 @@ __all__ = [
     "caption_beam_search",
     "caption_greedy_decode",
     "show_attend_tell",
+    "han_attention",
+    "han_classifier",
     "RecurrentAttentionModel",
     "recurrent_attention_model",
     "addressing_model",

@@ -5,7 +5,8 @@ and returns the decoded strings, the token ids, the attention matrix and the log
 Tokenization lives only in the serving function (plain TensorFlow string ops, no lookup
 tables), so the SavedModel loads with ``tf.saved_model.load`` in a process where ``keras_adl``
 is not installed. A captioning model's takes a batch of images and returns the caption as a
-string too.
+string too. A HAN classifier's takes raw documents; its tokenization (tensorflow-text ops and
+a vocabulary lookup table) lives in the graph, so reloading needs ``import tensorflow_text``.
 """
 
 import os
@@ -287,3 +288,57 @@ def make_ram_serving_fn(model):
         }
 
     return serve
+
+
+def make_han_serving_fn(model, tokenizer, class_names=None):
+    """A ``tf.function`` from raw document strings to a HAN's classes and attention maps.
+
+    Sentence and word splitting, vocabulary lookup and padding run in the graph (the
+    tensorflow-text ops of `keras_adl.text.DocumentTokenizer`), so the exported SavedModel
+    takes raw strings; reloading it needs ``import tensorflow_text`` but not keras_adl.
+
+    Args:
+        model: a model from `keras_adl.models.han_classifier`.
+        tokenizer: the `DocumentTokenizer` the model was trained with.
+        class_names: optional class names, returned as strings per document.
+
+    Returns:
+        A ``tf.function`` with input signature ``documents`` ``[None]`` string returning a dict:
+        ``classes`` ``[B]`` int32, ``probabilities`` ``[B, C]``, ``word_attention``
+        ``[B, S, W]``, ``sentence_attention`` ``[B, S]`` (float32), ``tokens`` ``[B, S, W]``
+        (the words at the attention positions, ``""`` at padding) and, with
+        ``class_names``, ``class_names`` ``[B]``.
+    """
+    from keras_adl.models.han import han_attention
+
+    attention_model = han_attention(model)
+    names = None if class_names is None else tf.constant([str(n) for n in class_names])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="documents")])
+    def serve(documents):
+        outputs = attention_model(tokenizer.encode(documents), training=False)
+        probabilities = tf.cast(outputs["probabilities"], tf.float32)
+        classes = tf.argmax(probabilities, axis=-1, output_type=tf.int32)
+        result = {
+            "classes": classes,
+            "probabilities": probabilities,
+            "word_attention": tf.cast(outputs["word_attention"], tf.float32),
+            "sentence_attention": tf.cast(outputs["sentence_attention"], tf.float32),
+            "tokens": tokenizer.tokens(documents),
+        }
+        if names is not None:
+            result["class_names"] = tf.gather(names, classes)
+        return result
+
+    return serve
+
+
+def export_han(model, export_dir, tokenizer, class_names=None):
+    """Writes a SavedModel whose ``serving_default`` classifies raw document strings.
+
+    Args:
+        model, tokenizer, class_names: as in `make_han_serving_fn`.
+        export_dir: where to write; must not exist (nothing is left behind on failure).
+    """
+    serving_fn = make_han_serving_fn(model, tokenizer, class_names)
+    return export_serving_fn(model, export_dir, serving_fn, resources=tokenizer.tables)

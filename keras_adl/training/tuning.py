@@ -9,6 +9,7 @@ import keras
 import keras_tuner
 
 from keras_adl.models.captioning import show_attend_tell
+from keras_adl.models.han import han_classifier
 from keras_adl.models.memory import compile_memory_model, memory_sequence_model
 from keras_adl.models.pointer import pointer_network
 from keras_adl.models.ram import recurrent_attention_model
@@ -240,3 +241,39 @@ class ShowAttendTellHyperModel(keras_tuner.HyperModel):
         learning_rate = hp.Float("learning_rate", 1e-4, 3e-2, sampling="log", default=1e-2)
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
         return compile_for_training(model, loss, learning_rate, self.jit_compile)
+
+
+class HierarchicalAttentionHyperModel(keras_tuner.HyperModel):
+    """Searches `han_classifier`: ``embedding_dim``, ``encoder_units``, ``units`` (attention),
+    ``dropout``, ``learning_rate``.
+
+    Args:
+        vocab_size: number of token ids (``DocumentTokenizer.vocabulary_size``).
+        num_classes: number of classes.
+        max_sentences, max_words: the static ``S`` and ``W`` of the batches (or ``None``).
+        encoder: ``"gru"`` or ``"lstm"`` (fixed, not searched).
+    """
+
+    def __init__(self, vocab_size, num_classes, max_sentences=None, max_words=None,
+                 encoder="gru", name="han_classifier", tunable=True):
+        super().__init__(name=name, tunable=tunable)
+        self.vocab_size = vocab_size
+        self.num_classes = num_classes
+        self.max_sentences = max_sentences
+        self.max_words = max_words
+        self.encoder = encoder
+
+    def build(self, hp):
+        model = han_classifier(
+            self.vocab_size,
+            self.num_classes,
+            self.max_sentences,
+            self.max_words,
+            embedding_dim=hp.Choice("embedding_dim", [32, 64, 128], default=64),
+            units=hp.Choice("units", [32, 64, 100], default=64),
+            encoder=self.encoder,
+            encoder_units=hp.Choice("encoder_units", [16, 32, 50], default=32),
+            dropout=hp.Float("dropout", 0.0, 0.5, step=0.1, default=0.1),
+        )
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return _compile(model, hp, loss, 2e-3)

@@ -1,0 +1,118 @@
+"""The Hierarchical Attention Network document classifier (Yang et al. 2016)."""
+
+import keras
+
+from keras_adl.layers.hierarchical_attention import HierarchicalAttention
+from keras_adl.utils import check_positive_int, check_rate
+
+ENCODER_LAYER = "hierarchical_attention"
+
+
+def han_classifier(
+    vocab_size,
+    num_classes,
+    max_sentences=None,
+    max_words=None,
+    embedding_dim=100,
+    units=100,
+    encoder="gru",
+    encoder_units=50,
+    dropout=0.0,
+    name="han_classifier",
+):
+    """Builds HAN: token ids ``[B, S, W]`` → class logits ``[B, num_classes]``.
+
+        v = HierarchicalAttention(ids)      (word encoder + word attention → sentence vectors,
+                                             sentence encoder + sentence attention → v)
+        p = softmax(W_c v + b_c)            (eq. 11; the model returns the logits)
+
+    Padding id 0 marks padded words; a sentence with no real word is padding. Train with
+    ``SparseCategoricalCrossentropy(from_logits=True)``; `han_attention` gives a model that
+    also returns the probabilities and both attention maps. The logits are ``float32`` under a
+    ``mixed_float16`` policy.
+
+    Args:
+        vocab_size: number of token ids (including 0, padding), e.g.
+            ``DocumentTokenizer.vocabulary_size``.
+        num_classes: number of classes.
+        max_sentences, max_words: optional static ``S`` and ``W`` of the input (``None``
+            accepts any size).
+        embedding_dim: word embedding size (200 in the paper).
+        units: attention size: projections and context vectors (100 in the paper).
+        encoder: ``"gru"`` (the paper) or ``"lstm"``, bidirectional at both levels.
+        encoder_units: units per direction (50 in the paper).
+        dropout: dropout rate on the document vector.
+        name: model name.
+
+    Returns:
+        A functional ``keras.Model`` named ``name`` with input ``token_ids``.
+
+    Example:
+
+    >>> model = han_classifier(vocab_size=50, num_classes=3, embedding_dim=8, units=8,
+    ...                        encoder_units=4)
+    >>> tuple(model(keras.ops.ones((2, 4, 6), "int32")).shape)
+    (2, 3)
+    >>> outputs = han_attention(model)(keras.ops.ones((2, 4, 6), "int32"))
+    >>> sorted(outputs), tuple(outputs["word_attention"].shape)
+    (['logits', 'probabilities', 'sentence_attention', 'word_attention'], (2, 4, 6))
+
+    References:
+        Yang, Yang, Dyer, He, Smola, Hovy (2016). Hierarchical Attention Networks for Document
+        Classification. NAACL-HLT.
+    """
+    check_positive_int("num_classes", num_classes, "han_classifier: ")
+    check_rate("dropout", dropout, "han_classifier: ")
+    ids = keras.Input((max_sentences, max_words), dtype="int32", name="token_ids")
+    document, _, _ = HierarchicalAttention(
+        units=units,
+        word_encoder=encoder,
+        sentence_encoder=encoder,
+        encoder_units=encoder_units,
+        vocab_size=vocab_size,
+        embedding_dim=embedding_dim,
+        name=ENCODER_LAYER,
+    )(ids, return_attention_scores=True)
+    if dropout:
+        document = keras.layers.Dropout(dropout, name="dropout")(document)
+    logits = keras.layers.Dense(num_classes, dtype="float32", name="logits")(document)
+    return keras.Model(ids, logits, name=name)
+
+
+def han_attention(model):
+    """A model sharing ``model``'s weights that returns its logits, probabilities and attention.
+
+    Args:
+        model: a model from `han_classifier` (also after a ``.keras`` round trip).
+
+    Returns:
+        A ``keras.Model`` from token ids ``[B, S, W]`` to a dict: ``logits`` and
+        ``probabilities`` ``[B, C]``, ``word_attention`` ``[B, S, W]`` (each sentence's weights
+        over its words) and ``sentence_attention`` ``[B, S]``.
+    """
+    try:
+        encoder = model.get_layer(ENCODER_LAYER)
+    except ValueError:
+        raise ValueError(
+            f"han_attention: `model` must come from han_classifier (a layer named "
+            f"{ENCODER_LAYER!r}); received model {model.name!r}."
+        ) from None
+    outputs = encoder.output
+    if not isinstance(outputs, (list, tuple)) or len(outputs) != 3:
+        raise ValueError(
+            "han_attention: the model's HierarchicalAttention layer must be called with "
+            "return_attention_scores=True, as han_classifier does."
+        )
+    _, word_attention, sentence_attention = outputs
+    logits = model.outputs[0]
+    probabilities = keras.layers.Softmax(dtype="float32", name="probabilities")(logits)
+    return keras.Model(
+        model.input,
+        {
+            "logits": logits,
+            "probabilities": probabilities,
+            "word_attention": word_attention,
+            "sentence_attention": sentence_attention,
+        },
+        name=f"{model.name}_attention",
+    )
