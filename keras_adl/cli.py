@@ -13,6 +13,11 @@
     keras-adl train digit_strips --epochs 20 --out runs/captions   # Show, Attend and Tell
     keras-adl export runs/ram exports/ram
     keras-adl predict exports/ram digit.png              # class and glimpse path per image
+    keras-adl train needle --epochs 3 --out runs/han     # Hierarchical Attention Network
+    keras-adl train fortunes --epochs 10 --out runs/fortunes   # Debian's fortunes (make data)
+    keras-adl train documents --data my_docs/ --out runs/docs  # <label>/<doc>.txt or label<TAB>text
+    keras-adl export runs/han exports/han
+    keras-adl predict exports/han "a raw document. with sentences." essay.txt
 
 Errors (unknown names, missing files, an existing export directory, bad input) print one line
 ``keras-adl: error: …`` and exit with status 1 (2 for bad command-line syntax).
@@ -23,13 +28,14 @@ import json
 import os
 import sys
 
+from keras_adl._cli_documents import DOCUMENT_TASKS
 from keras_adl._cli_vision import VISION_TASKS
 
 SEQ2SEQ = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
 MEMORY = ("ntm", "dnc", "lstm")
 MEMORY_TASKS = ("copy", "repeat_copy", "associative_recall", "priority_sort")
 TASKS = {"dates": SEQ2SEQ, "pairs": SEQ2SEQ, "sort": ("pointer_network",),
-         **{task: MEMORY for task in MEMORY_TASKS}, **VISION_TASKS}
+         **{task: MEMORY for task in MEMORY_TASKS}, **VISION_TASKS, **DOCUMENT_TASKS}
 DATE_MAX_LENGTH = 11
 
 
@@ -55,7 +61,9 @@ def _parser():
                        help="training examples (for the memory tasks: fresh sequences per epoch)")
     train.add_argument("--strategy", default="auto", help="auto | mirrored | default")
     train.add_argument("--data", help="task 'pairs': a UTF-8 source<TAB>target file; digit tasks: "
-                       "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's digits)")
+                       "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's digits); "
+                       "'documents': a <label>/<doc>.txt tree or a label<TAB>text file; "
+                       "'fortunes': a fortunes directory (default: the installed one)")
     train.add_argument("--max-length", type=int, default=32,
                        help="task 'pairs': tokens kept per source and target")
     train.add_argument("--out", required=True, help="run directory")
@@ -65,7 +73,8 @@ def _parser():
     tune.add_argument("--trials", type=int, default=4)
     tune.add_argument("--epochs", type=int, default=1)
     tune.add_argument("--samples", type=int, default=5000)
-    tune.add_argument("--data", help="digit tasks: a directory of MNIST/Fashion-MNIST IDX files")
+    tune.add_argument("--data", help="digit tasks: a directory of MNIST/Fashion-MNIST IDX files; "
+                      "document tasks: as for train")
     tune.add_argument("--out", required=True)
     export = commands.add_parser("export", help="export a trained run as a SavedModel")
     export.add_argument("run_dir")
@@ -151,6 +160,13 @@ def run_training(task, model_name, epochs, batch_size, samples, strategy, out, c
         from keras_adl import _cli_vision
 
         model, history, metrics = _cli_vision.train(
+            task, model_name, epochs, batch_size or 64, samples, strategy, jit, out, callbacks,
+            run, data)
+        return _write_run(out, run, model, history, metrics)
+    if task in DOCUMENT_TASKS:
+        from keras_adl import _cli_documents
+
+        model, history, metrics = _cli_documents.train(
             task, model_name, epochs, batch_size or 64, samples, strategy, jit, out, callbacks,
             run, data)
         return _write_run(out, run, model, history, metrics)
@@ -317,6 +333,14 @@ def _tune(args):
         return _tune_memory(args, task, model_name)
     if task in VISION_TASKS:
         return _tune_vision(args, task, model_name)
+    if task in DOCUMENT_TASKS:
+        from keras_adl import _cli_documents
+
+        _positive("trials", args.trials)
+        if task == "documents" and not args.data:
+            raise CLIError("task 'documents' needs --data (a <label>/<doc>.txt tree or a "
+                           "label<TAB>text file)")
+        return _cli_documents.tune(args, model_name)
     if task == "sort":
         hypermodel = tuning.PointerNetworkHyperModel()
     elif model_name == "transformer_seq2seq":
@@ -409,6 +433,10 @@ def _export(args):
         from keras_adl import _cli_vision
 
         _cli_vision.export(run, model, args.export_dir, args.beam_width)
+    elif run["task"] in DOCUMENT_TASKS:
+        from keras_adl import _cli_documents
+
+        _cli_documents.export(args.run_dir, run, model, args.export_dir)
     elif run["task"] in MEMORY_TASKS:
         model.export(args.export_dir, format="tf_saved_model", verbose=False)
         with open(os.path.join(args.export_dir, "keras_adl_task.json"), "w") as f:
@@ -446,6 +474,10 @@ def _predict(args):
             from keras_adl import _cli_vision
 
             return _cli_vision.predict(args.export_dir, args.inputs, task_info)
+        if task_info["task"] in DOCUMENT_TASKS:
+            from keras_adl import _cli_documents
+
+            return _cli_documents.predict(args.export_dir, args.inputs)
         return _predict_memory(args, task_file)
     loaded = tf.saved_model.load(args.export_dir)
     try:
@@ -510,6 +542,9 @@ def main(argv=None):
                 raise CLIError(f"--strategy must be auto, mirrored or default; received {args.strategy!r}")
             if task == "pairs" and not args.data:
                 raise CLIError("task 'pairs' needs --data FILE (one source<TAB>target pair per line)")
+            if task == "documents" and not args.data:
+                raise CLIError("task 'documents' needs --data (a <label>/<doc>.txt tree or a "
+                               "label<TAB>text file)")
             _positive("max-length", args.max_length)
             run_training(task, model_name, args.epochs, args.batch_size, args.samples,
                          args.strategy, args.out, data=args.data, max_length=args.max_length)

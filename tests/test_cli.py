@@ -204,6 +204,55 @@ class _Interrupt(keras.callbacks.Callback):
             raise KeyboardInterrupt("simulated interruption after epoch 1")
 
 
+def _document_tree(root):
+    words = {"sports": ["goal", "match", "team", "score"], "politics": ["vote", "law", "party"]}
+    for label, topic in words.items():
+        os.makedirs(root / label)
+        for i in range(24):
+            text = f"The {topic[i % len(topic)]} was big. We saw the {topic[(i + 1) % len(topic)]}!"
+            (root / label / f"{i:02d}.txt").write_text(text)
+    return str(root)
+
+
+def test_train_export_predict_users_documents(tmp_path, capsys):
+    data = _document_tree(tmp_path / "docs")
+    run_dir, export_dir = str(tmp_path / "han"), str(tmp_path / "han_export")
+    code, out, err = _run(["train", "documents", "--data", data, "--epochs", "1",
+                           "--batch-size", "8", "--out", run_dir], capsys)
+    assert code == 0, err
+    run = json.load(open(os.path.join(run_dir, "run.json")))
+    assert run["class_names"] == ["politics", "sports"] and run["train_documents"] == 38
+    assert {"held_out_accuracy", "held_out_documents"} == set(run["metrics"])
+    assert "goal" in json.load(open(os.path.join(run_dir, "tokenizer.json")))["vocabulary"]
+    html = open(os.path.join(run_dir, "attention.html"), encoding="utf-8").read()
+    assert "<span" in html and os.path.getsize(os.path.join(run_dir, "attention.png")) > 1000
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    essay = tmp_path / "essay.txt"
+    essay.write_text("A long match. The team scored a goal!")
+    code, out, err = _run(["predict", export_dir, "The vote. A new law.", str(essay)], capsys)
+    assert code == 0, err
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert [line[0] for line in lines] == ["The vote. A new law.", str(essay)]
+    assert all(line[1] in ("politics", "sports") and line[2].startswith("p=") for line in lines)
+    assert lines[1][3].split(": ")[1] in ("a long match", "the team scored a goal")
+    code, _, err = _run(["predict", export_dir, "!!!"], capsys)
+    assert code == 1 and "has no words this model can read" in err
+
+
+def test_document_task_errors_are_one_line(tmp_path, capsys):
+    code, _, err = _run(["train", "documents", "--out", str(tmp_path / "r")], capsys)
+    assert code == 1 and "task 'documents' needs --data" in err
+    code, _, err = _run(["train", "fortunes", "--data", str(tmp_path / "none"), "--out",
+                         str(tmp_path / "r")], capsys)
+    assert code == 1 and err.count("\n") == 1 and "fortunes" in err
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    (flat / "a.txt").write_text("no label directory")
+    code, _, err = _run(["train", "documents", "--data", str(flat), "--out", str(tmp_path / "r")],
+                        capsys)
+    assert code == 1 and err.count("\n") == 1
+
+
 def test_interrupted_training_resumes_from_backup(tmp_path):
     out = str(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
@@ -259,5 +308,5 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert _our_lines(result.stderr) == [
         "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
-        "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'pairs', 'priority_sort', "
-        "'repeat_copy', 'sort', 'translated_digits']"]
+        "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'documents', 'fortunes', "
+        "'needle', 'pairs', 'priority_sort', 'repeat_copy', 'sort', 'translated_digits']"]
