@@ -98,3 +98,12 @@ def test_caption_digits_example_smoke(tmp_path):
     assert 0.0 <= result["alignment"] <= 1.0
     assert os.path.getsize(result["picture"]) > 1000
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
+def test_han_documents_example_smoke(tmp_path):
+    example = load_script("examples/han_documents.py")
+    result = example.main(["--documents", "256", "--epochs", "1", "--units", "8", "--out",
+                           str(tmp_path)])
+    assert 0.0 <= result["accuracy"] <= 1.0 and 0.0 <= result["hit_rate"] <= 1.0
+    assert os.path.getsize(result["png"]) > 1000 and "<span" in open(result["html"]).read()
+    assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
