@@ -33,7 +33,7 @@ def test_train_export_predict_dates(tmp_path, capsys):
     assert [line.split("\t")[0] for line in lines] == ["3 May 1998", "12/31/1999"]
 
 
-def test_train_export_predict_sort_with_the_transformer_too(tmp_path, capsys):
+def test_train_export_predict_sort(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "sort"), str(tmp_path / "sort_export")
     assert _run(["train", "sort", "--samples", "64", "--epochs", "1", "--out", run_dir], capsys)[0] == 0
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
@@ -45,6 +45,10 @@ def test_train_export_predict_sort_with_the_transformer_too(tmp_path, capsys):
     assert code == 1 and "same count" in err and len(err.strip().splitlines()) == 1
     code, _, err = _run(["predict", export_dir, "0.5 zero 0.1"], capsys)
     assert code == 1 and "could not read these inputs" in err and "Traceback" not in err
+
+
+@pytest.mark.slow  # ~15 s; the transformer's training and export are tested in tests/models
+def test_train_export_the_transformer_seq2seq(tmp_path, capsys):
     transformer_dir = str(tmp_path / "transformer")
     assert _run(["train", "dates", "--model", "transformer_seq2seq", "--samples", "64",
                  "--epochs", "1", "--out", transformer_dir], capsys)[0] == 0
@@ -253,6 +257,7 @@ def test_document_task_errors_are_one_line(tmp_path, capsys):
     assert code == 1 and err.count("\n") == 1
 
 
+@pytest.mark.slow  # ~20 s
 def test_interrupted_training_resumes_from_backup(tmp_path):
     out = str(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):

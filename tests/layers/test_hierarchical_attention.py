@@ -26,32 +26,29 @@ def test_harness_token_ids():
     run_layer_test(HierarchicalAttention, SMALL, IDS, (3, 6))
 
 
-def test_harness_word_vectors_lstm_unidirectional_with_attention():
+def test_harness_word_vectors_custom_encoders_with_attention():
+    # Word vectors with zero vectors as padding; a Dense word encoder (no mask argument) and a
+    # unidirectional LSTM sentence encoder, given serialized (as get_config writes them: the
+    # harness builds several layers from these arguments, and instances would be shared).
     vectors = RNG.normal(size=(2, 3, 4, 5)).astype("float32")
-    vectors[0, 1, 2:] = 0.0  # padding words are zero vectors
+    vectors[0, 1, 2:] = 0.0  # padding words
     vectors[1, 2] = 0.0  # a padding sentence
-    run_layer_test(
-        HierarchicalAttention,
-        {"units": 4, "word_encoder": "lstm", "sentence_encoder": "lstm", "encoder_units": 3,
-         "bidirectional": False},
-        vectors,
-        [(2, 3), (2, 3, 4), (2, 3)],
-        call_kwargs={"return_attention_scores": True},
-    )
-
-
-def test_harness_custom_encoder_layers():
-    # Serialized encoders (as get_config writes them): the harness builds several layers from
-    # these arguments, and layer instances would be shared between them.
     serialize = keras.saving.serialize_keras_object
     run_layer_test(
         HierarchicalAttention,
         {"units": 4, "word_encoder": serialize(keras.layers.Dense(7, activation="tanh")),
-         "sentence_encoder": serialize(keras.layers.GRU(5, return_sequences=True)),
-         "vocab_size": 30, "embedding_dim": 5},
-        IDS,
-        (3, 5),
+         "sentence_encoder": serialize(keras.layers.LSTM(5, return_sequences=True))},
+        vectors,
+        [(2, 5), (2, 3, 4), (2, 3)],
+        call_kwargs={"return_attention_scores": True},
     )
+
+
+def test_lstm_unidirectional_encoders():
+    layer = HierarchicalAttention(word_encoder="lstm", sentence_encoder="LSTM", **SMALL,
+                                  bidirectional=False)
+    assert layer(IDS).shape == (3, 3)
+    assert isinstance(layer.word_rnn, keras.layers.LSTM) and layer.sentence_encoder == "lstm"
 
 
 def _pad(ids, sentences, words):

@@ -166,19 +166,21 @@ def test_mirrored_fit_matches_one_device():
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
 
 
-def test_hypermodel_builds_and_fits():
+def test_hypermodel_builds_a_compiled_han_with_its_search_space():
     import keras_tuner
 
     tokenizer = _tokenizer()
     hp = keras_tuner.HyperParameters()
+    hp.Fixed("encoder_units", 16)
     model = HierarchicalAttentionHyperModel(tokenizer.vocabulary_size, 3, 4, 6,
                                             encoder="lstm").build(hp)
     assert {"embedding_dim", "units", "encoder_units", "dropout", "learning_rate"} == set(
         hp.values)
-    assert model.get_layer("hierarchical_attention").word_encoder == "lstm"
-    history = model.fit(tokenizer.encode(tf.constant(DOCUMENTS)), np.array([0, 1, 2, 0, 1]),
-                        epochs=1, verbose=0)
-    assert np.isfinite(history.history["loss"][0])
+    layer = model.get_layer("hierarchical_attention")
+    assert (layer.word_encoder, layer.encoder_units) == ("lstm", 16)
+    assert model.optimizer is not None and model.input.shape[1:] == (4, 6)
+    logits = model(tokenizer.encode(tf.constant(DOCUMENTS)))  # fit: tests/models above
+    assert logits.shape == (5, 3) and np.isfinite(np_(logits)).all()
 
 
 def test_bad_arguments():
