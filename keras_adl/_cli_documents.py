@@ -164,7 +164,7 @@ def predict(export_dir, inputs):
 
     from keras_adl.cli import CLIError
 
-    texts = []
+    texts, unreadable = [], []
     for item in inputs:
         if os.path.isfile(item):
             with open(item, encoding="utf-8", errors="replace") as f:
@@ -178,9 +178,15 @@ def predict(export_dir, inputs):
         outputs["sentence_attention"].numpy(), outputs["tokens"].numpy()
     ):
         label = item if len(item) <= 40 or os.path.isfile(item) else item[:37] + "..."
+        label = " ".join(label.split())  # one output line per document
         if not sentences.any():
-            raise CLIError(f"{label!r} has no words this model can read")
+            print(f"{label}\t(no words this model can read)")
+            unreadable.append(label)
+            continue
         top = int(sentences.argmax())
         words = " ".join(w.decode() for w in tokens[top] if w)
         print(f"{label}\t{name.decode()}\tp={probabilities.max():.3f}\t"
               f"sentence {top + 1} ({sentences[top]:.2f}): {words}")
+    if unreadable:
+        raise CLIError(f"{len(unreadable)} input(s) have no words this model can read: "
+                       f"{unreadable[0]!r}")

@@ -336,7 +336,8 @@ def _tune(args):
     if task in DOCUMENT_TASKS:
         from keras_adl import _cli_documents
 
-        _positive("trials", args.trials)
+        for name in ("trials", "epochs", "samples"):
+            _positive(name, getattr(args, name))
         if task == "documents" and not args.data:
             raise CLIError("task 'documents' needs --data (a <label>/<doc>.txt tree or a "
                            "label<TAB>text file)")
@@ -460,7 +461,7 @@ def _export(args):
 
 def _predict(args):
     import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the ops of exported text-pair models)
+    import tensorflow_text  # noqa: F401  (registers the ops of exported text-pair and document models)
 
     if not os.path.isfile(os.path.join(args.export_dir, "saved_model.pb")):
         raise CLIError(f"no SavedModel in {args.export_dir!r}")

@@ -5,6 +5,7 @@ and what was received, so bad input fails at the call site instead of deep insid
 """
 
 import keras
+import numpy as np
 
 
 def shape_of(x):
@@ -62,6 +63,13 @@ def check_rate(name, value, where=""):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
         raise ValueError(f"{where}`{name}` must be a float in [0, 1); received {value!r}.")
     return float(value)
+
+
+def check_seed(where, seed):
+    """Checks that ``seed`` is a non-negative integer; returns it as an ``int``."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"{where}`seed` must be a non-negative integer; received {seed!r}.")
+    return int(seed)
 
 
 def check_choice(name, value, choices, where=""):

@@ -239,8 +239,10 @@ def test_train_export_predict_users_documents(tmp_path, capsys):
     assert [line[0] for line in lines] == ["The vote. A new law.", str(essay)]
     assert all(line[1] in ("politics", "sports") and line[2].startswith("p=") for line in lines)
     assert lines[1][3].split(": ")[1] in ("a long match", "the team scored a goal")
-    code, _, err = _run(["predict", export_dir, "!!!"], capsys)
-    assert code == 1 and "has no words this model can read" in err
+    code, out, err = _run(["predict", export_dir, "!!!", "The\tvote."], capsys)
+    assert code == 1 and "have no words this model can read: '!!!'" in err
+    assert out.splitlines()[0] == "!!!\t(no words this model can read)"
+    assert out.splitlines()[1].split("\t")[0] == "The vote."
 
 
 def test_document_task_errors_are_one_line(tmp_path, capsys):

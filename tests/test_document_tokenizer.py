@@ -34,12 +34,14 @@ def test_sentence_rules():
         "para one\n  \npara two",                  # blank line (with spaces) ends a sentence
         "pi is 3.14 ok.Not split here",            # '.' not followed by whitespace
         "Wait?!  Yes!!!",                          # punctuation runs
+        'He said "Stop." (Really!) Then “Go?” ok',  # closing quotes and brackets
     ]
     assert _split(tok, docs) == [
         [["one", "line", "continues", "here"], ["next"]],
         [["para", "one"], ["para", "two"]],
         [["pi", "is", "3", "14", "ok", "not", "split", "here"]],
         [["wait"], ["yes"]],
+        [["he", "said", "stop"], ["really"], ["then", "go"], ["ok"]],
     ]
 
 

@@ -355,3 +355,13 @@ def test_hit_rate_on_a_hand_made_example():
 def test_hit_rate_shape_errors(attention, keys, error, message):
     with pytest.raises(error, match=message):
         sentence_attention_hit_rate(attention, keys)
+
+
+def test_byte_order_marks_are_not_part_of_labels_or_documents(tmp_path):
+    tsv = tmp_path / "bom.tsv"
+    tsv.write_bytes("\ufeffsport\tGoal.\npolitics\tVote.\n".encode("utf-8"))
+    assert load_document_tsv(str(tsv))[2] == ["politics", "sport"]
+    for label in ("a", "b"):
+        (tmp_path / "tree" / label).mkdir(parents=True)
+        (tmp_path / "tree" / label / "x.txt").write_bytes("\ufeffHello.".encode("utf-8"))
+    assert load_document_tree(str(tmp_path / "tree"))[0] == ["Hello.", "Hello."]

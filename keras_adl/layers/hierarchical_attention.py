@@ -20,20 +20,23 @@ class HierarchicalAttention(keras.layers.Layer):
         h_i  = SentenceEncoder(s_1 … s_S)_i
         v    = Σ_i α_i h_i,     α_i  = softmax_i(tanh(W_s h_i + b_s)ᵀ u_s)
 
-    (Yang et al. 2016, eq. 1–10.) The word encoder runs on the ``B·S`` sentences reshaped to
-    ``[B·S, W, ·]`` with the word mask reshaped alongside — not through ``TimeDistributed``,
-    which loses masks — and the sentence mask is built explicitly: a sentence is real when it
-    has at least one real word. Both softmaxes are masked, so padded words and sentences get
-    exactly zero attention and adding padding (more sentences, longer sentences) changes
-    nothing. An empty sentence is skipped by the sentence encoder and gets zero attention, and a
-    document made only of padding encodes to the zero vector, without NaN.
+    (Yang et al. 2016, eq. 1–10.) The word encoder runs once on all ``B·S`` sentences reshaped
+    to ``[B·S, W, ·]`` with the word mask reshaped alongside (one batched call, where
+    ``TimeDistributed`` loops over sentences), and the sentence mask is built explicitly: a
+    sentence is real when it has at least one real word. Both softmaxes are masked, so padded
+    words and sentences get exactly zero attention. With mask-aware encoders (the built-in
+    GRU/LSTM) adding padding (more sentences, longer sentences) changes nothing, an empty
+    sentence is skipped by the sentence encoder, and a document made only of padding encodes
+    to the zero vector, without NaN. An encoder that ignores masks (e.g. a convolution) lets
+    padded steps shape the real steps' states, though padding still gets no attention.
 
     Args:
         units: size of the attention projections and of the context vectors ``u_w``, ``u_s``
             (100 in the paper).
         word_encoder: ``"gru"`` or ``"lstm"`` (a recurrent layer of ``encoder_units``,
             bidirectional when ``bidirectional``), or any Keras layer or model mapping
-            ``[N, T, D]`` to ``[N, T, D']`` (it receives the mask when its ``call`` takes one),
+            ``[N, T, D]`` to ``[N, T, D']`` (it receives the mask when its ``call`` takes one
+            and, for a model, when it ``supports_masking``),
             or such a layer's serialized config (a dict, as `get_config` writes it).
         sentence_encoder: the same choices, for the sequence of sentence vectors.
         encoder_units: units of each direction of the built-in encoders (50 in the paper).
@@ -145,7 +148,9 @@ class HierarchicalAttention(keras.layers.Layer):
         if not encoder.built:
             encoder.build(shape)
         output_shape = encoder.compute_output_shape(shape)
-        if len(output_shape) != 3 or output_shape[-1] is None:
+        if (not isinstance(output_shape, (tuple, list)) or len(output_shape) != 3
+                or not all(d is None or isinstance(d, int) for d in output_shape)
+                or output_shape[-1] is None):
             raise ValueError(
                 "HierarchicalAttention: an encoder must map [N, T, D] to [N, T, D'] with a "
                 f"known D'; {encoder.name} maps {shape} to {output_shape}."
@@ -188,7 +193,9 @@ class HierarchicalAttention(keras.layers.Layer):
     def _encode(encoder, x, mask, training):
         kwargs = {}
         parameters = inspect.signature(encoder.call).parameters
-        if "mask" in parameters:
+        # Every Keras model's call takes a mask; pass it only to models that can use it.
+        if "mask" in parameters and (not isinstance(encoder, keras.Model)
+                                     or encoder.supports_masking):
             kwargs["mask"] = mask
         if "training" in parameters or isinstance(encoder, keras.Model):
             kwargs["training"] = training

@@ -3,7 +3,7 @@
 import keras
 
 from keras_adl.layers.hierarchical_attention import HierarchicalAttention
-from keras_adl.utils import check_positive_int, check_rate
+from keras_adl.utils import check_choice, check_positive_int, check_rate
 
 ENCODER_LAYER = "hierarchical_attention"
 
@@ -62,6 +62,7 @@ def han_classifier(
         Classification. NAACL-HLT.
     """
     check_positive_int("num_classes", num_classes, "han_classifier: ")
+    check_choice("encoder", encoder, ("gru", "lstm"), "han_classifier: ")
     check_rate("dropout", dropout, "han_classifier: ")
     ids = keras.Input((max_sentences, max_words), dtype="int32", name="token_ids")
     document, _, _ = HierarchicalAttention(

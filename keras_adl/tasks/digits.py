@@ -39,7 +39,7 @@ import os
 import keras
 import numpy as np
 
-from keras_adl.utils import check_positive_int
+from keras_adl.utils import check_positive_int, check_seed
 
 PAD, START, END = 0, 1, 2
 DIGIT_OFFSET = 3  # caption token of class d is d + DIGIT_OFFSET; vocabulary size 13 for 10 classes
@@ -65,12 +65,6 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 def _rng(rng):
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
-def _check_seed(where, seed):
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{where}`seed` must be a non-negative integer; received {seed!r}.")
-    return int(seed)
 
 
 def _check_count(where, name, value):
@@ -518,7 +512,7 @@ class TranslatedDigits(keras.utils.PyDataset):
         self.canvas_size = canvas_size
         self.num_clutter = num_clutter
         self.clutter_size = clutter_size
-        self.seed = _check_seed(where, seed)
+        self.seed = check_seed(where, seed)
         self.shuffle = shuffle
         self.epoch = 0
         # Validates the canvas and clutter arguments now rather than in the first batch.
@@ -699,7 +693,7 @@ class DigitStrips(keras.utils.PyDataset):
                                                                    batch_size)
         self.num_digits = num_digits
         _digit_range(where, num_digits)
-        self.seed = _check_seed(where, seed)
+        self.seed = check_seed(where, seed)
         self.epoch = 0
 
     def __len__(self):

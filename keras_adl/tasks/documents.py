@@ -26,6 +26,8 @@ import os
 
 import numpy as np
 
+from keras_adl.utils import check_seed
+
 # Where the strfile-format fortune files live on various systems (Debian, Fedora, others).
 FORTUNE_DIRECTORIES = (
     "/usr/share/games/fortunes",
@@ -85,12 +87,6 @@ _TXT = ".txt"
 # --------------------------------------------------------------------------------- checks
 
 
-def _check_seed(where, seed):
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"{where}`seed` must be a non-negative integer; received {seed!r}.")
-    return int(seed)
-
-
 def _check_int(where, name, value, low, high=None):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (
         high is not None and value > high
@@ -127,7 +123,7 @@ def _check_path(where, name, path):
 def _decode(path, data, where=""):
     """UTF-8 text of ``data`` read from ``path`` with universal newlines."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark is not text
     except UnicodeDecodeError as error:
         raise ValueError(
             f"{where}{path}: not valid UTF-8 ({error.reason} at byte {error.start})"
@@ -250,7 +246,7 @@ def load_document_tsv(path):
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
                 raise ValueError(
                     f"{where}{path}:{number}: not valid UTF-8 ({error.reason})"
@@ -452,7 +448,7 @@ def load_fortunes(directory=None, topics=FORTUNE_TOPICS, max_per_topic=None, see
         )
     if max_per_topic is not None:
         _check_int(where, "max_per_topic", max_per_topic, 1)
-    rng = np.random.default_rng(_check_seed(where, seed))
+    rng = np.random.default_rng(check_seed(where, seed))
     if directory is None:
         directory = find_fortunes()
         if directory is None:
@@ -540,7 +536,7 @@ def needle_documents(num_documents, num_classes=4, num_sentences=(4, 10),
     num_classes = _check_int(where, "num_classes", num_classes, 2, len(CLASS_WORDS))
     s_low, s_high = _check_range(where, "num_sentences", num_sentences, 1)
     w_low, w_high = _check_range(where, "sentence_length", sentence_length, 2)
-    rng = np.random.default_rng(_check_seed(where, seed))
+    rng = np.random.default_rng(check_seed(where, seed))
     filler = np.array(FILLER_WORDS)
     labels = rng.integers(0, num_classes, size=num_documents)
     counts = rng.integers(s_low, s_high + 1, size=num_documents)

@@ -14,11 +14,14 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_adl.text._vocabulary import count_vocabulary, lookup_table
+
 PAD, UNK = 0, 1
 
-# A sentence ends at a run of sentence-final punctuation followed by whitespace or the end of
-# the text, or at a paragraph break (a blank line). The delimiters are consumed.
-_SENTENCE_DELIMITER = r"\n\s*\n|[.!?]+(?:\s+|$)"
+# A sentence ends at a run of sentence-final punctuation (with any closing quotes or brackets)
+# followed by whitespace or the end of the text, or at a paragraph break (a blank line). The
+# delimiters are consumed.
+_SENTENCE_DELIMITER = r"\n\s*\n|[.!?]+[\"'" + "\u201d" + r")\]]*(?:\s+|$)"
 # Words are runs of letters, digits (and combining marks) and apostrophes; the rest separates.
 _WORD_DELIMITER = r"[^\pL\pN\pM']+"
 _EDGE_APOSTROPHES = r"^'+|'+$"
@@ -58,7 +61,8 @@ class DocumentTokenizer:
 
     * The right single quotation mark ``’`` is first read as an apostrophe ``'``.
     * **Sentences** (``tensorflow_text.regex_split``): a sentence ends at a run of
-      ``.``, ``!`` or ``?`` followed by whitespace or the end of the text
+      ``.``, ``!`` or ``?`` (with any closing quotes or brackets: ``"``, ``'``, ``”``,
+      ``)``, ``]``) followed by whitespace or the end of the text
       (``"3.5"`` and ``"e.g.x"`` do not split, ``"e.g. x"`` does), or at a paragraph break,
       i.e. a blank line (``\\n\\s*\\n``). A single newline inside a sentence is ordinary
       whitespace.
@@ -109,10 +113,7 @@ class DocumentTokenizer:
         self.max_sentences = _check_positive_int("max_sentences", max_sentences)
         self.max_words = _check_positive_int("max_words", max_words)
         self.lowercase = _check_bool("lowercase", lowercase)
-        keys = tf.constant(self.vocabulary or [""], tf.string)
-        values = tf.range(2, 2 + max(len(self.vocabulary), 1), dtype=tf.int64)
-        self._table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(keys, values), UNK)
+        self._table = lookup_table(self.vocabulary, 2, UNK)
 
     @property
     def vocabulary_size(self):
@@ -133,14 +134,8 @@ class DocumentTokenizer:
         if max_size is not None:
             max_size = _check_positive_int("max_size", max_size)
         probe = cls([], max_sentences, max_words, lowercase)
-        counter = collections.Counter()
-        if documents:
-            dataset = tf.data.Dataset.from_tensor_slices(documents).batch(1024)
-            for words in dataset.map(probe.split):
-                counter.update(w.decode() for w in words.flat_values.numpy())
-        kept = [w for w, c in counter.items() if c >= min_count]
-        kept.sort(key=lambda w: (-counter[w], w))
-        return cls(kept[:max_size] if max_size else kept, max_sentences, max_words, lowercase)
+        vocabulary = count_vocabulary(documents, probe.split, min_count, max_size)
+        return cls(vocabulary, max_sentences, max_words, lowercase)
 
     @staticmethod
     def _documents(documents):
@@ -187,10 +182,15 @@ class DocumentTokenizer:
     def encode(self, documents):
         """Ids ``tf.int32 [B, max_sentences, max_words]`` for a ``tf.string [B]`` batch:
         truncated, ``PAD``-padded, out-of-vocabulary words mapped to ``UNK``."""
+        return self.encode_with_tokens(documents)[0]
+
+    def encode_with_tokens(self, documents):
+        """``(encode(documents), tokens(documents))`` from one split of the text."""
         documents = self._documents(documents)
         words = self.split(documents)
         ids = words.with_flat_values(tf.cast(self._table.lookup(words.flat_values), tf.int32))
-        return self._padded(ids, PAD, documents.shape[0])
+        batch = documents.shape[0]
+        return self._padded(ids, PAD, batch), self._padded(words, "", batch)
 
     def dataset(self, documents, labels, batch_size, shuffle=True, seed=0, drop_remainder=True):
         """A ``tf.data.Dataset`` of ``(ids int32 [B, S, W], labels int32 [B])`` batches.

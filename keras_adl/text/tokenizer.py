@@ -5,10 +5,10 @@ exported serving function, so a reloaded SavedModel needs ``import tensorflow_te
 are registered by that import) but not keras_adl.
 """
 
-import collections
-
 import tensorflow as tf
 import tensorflow_text as tf_text
+
+from keras_adl.text._vocabulary import count_vocabulary, lookup_table
 
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
 PAD, START, END, UNK = 0, 1, 2, 3
@@ -44,9 +44,7 @@ class TextPairTokenizer:
 
     @staticmethod
     def _table(vocabulary):
-        keys = tf.constant(vocabulary or [""], tf.string)
-        values = tf.range(len(SPECIALS), len(SPECIALS) + max(len(vocabulary), 1), dtype=tf.int64)
-        return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), UNK)
+        return lookup_table(vocabulary, len(SPECIALS), UNK)
 
     def _tokenize(self, strings):
         if self.level == "word":
@@ -60,13 +58,7 @@ class TextPairTokenizer:
         probe = cls([], [], level)
 
         def count(texts):
-            counter = collections.Counter()
-            dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
-            for tokens in dataset.map(probe._tokenize):
-                counter.update(t.decode() for t in tokens.flat_values.numpy())
-            kept = [t for t, c in counter.items() if c >= min_count]
-            kept.sort(key=lambda t: (-counter[t], t))
-            return kept[:max_size] if max_size else kept
+            return count_vocabulary(texts, probe._tokenize, min_count, max_size)
 
         return cls(count(sources), count(targets), level)
 

@@ -309,14 +309,16 @@ def make_han_serving_fn(model, tokenizer, class_names=None):
         (the words at the attention positions, ``""`` at padding) and, with
         ``class_names``, ``class_names`` ``[B]``.
     """
-    from keras_adl.models.han import han_attention
+    from keras_adl.models.han import ENCODER_LAYER, han_attention
 
     attention_model = han_attention(model)
+    _check_han_tokenizer(model, tokenizer, class_names, ENCODER_LAYER)
     names = None if class_names is None else tf.constant([str(n) for n in class_names])
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="documents")])
     def serve(documents):
-        outputs = attention_model(tokenizer.encode(documents), training=False)
+        ids, tokens = tokenizer.encode_with_tokens(documents)
+        outputs = attention_model(ids, training=False)
         probabilities = tf.cast(outputs["probabilities"], tf.float32)
         classes = tf.argmax(probabilities, axis=-1, output_type=tf.int32)
         result = {
@@ -324,13 +326,37 @@ def make_han_serving_fn(model, tokenizer, class_names=None):
             "probabilities": probabilities,
             "word_attention": tf.cast(outputs["word_attention"], tf.float32),
             "sentence_attention": tf.cast(outputs["sentence_attention"], tf.float32),
-            "tokens": tokenizer.tokens(documents),
+            "tokens": tokens,
         }
         if names is not None:
             result["class_names"] = tf.gather(names, classes)
         return result
 
     return serve
+
+
+def _check_han_tokenizer(model, tokenizer, class_names, encoder_name):
+    """Clear errors when a HAN, its tokenizer and its class names do not fit together."""
+    where = "make_han_serving_fn: "
+    shape = tuple(model.input.shape[1:])
+    wanted = (tokenizer.max_sentences, tokenizer.max_words)
+    if any(d is not None and d != w for d, w in zip(shape, wanted)):
+        raise ValueError(
+            f"{where}the model reads [S, W] = {list(shape)} but `tokenizer` pads documents to "
+            f"{list(wanted)}; use the tokenizer the model was trained with."
+        )
+    vocab_size = model.get_layer(encoder_name).vocab_size
+    if vocab_size is not None and tokenizer.vocabulary_size > vocab_size:
+        raise ValueError(
+            f"{where}`tokenizer` has {tokenizer.vocabulary_size} ids but the model's embedding "
+            f"holds {vocab_size}; use the tokenizer the model was trained with."
+        )
+    num_classes = model.outputs[0].shape[-1]
+    if class_names is not None and len(class_names) != num_classes:
+        raise ValueError(
+            f"{where}`class_names` must name the model's {num_classes} classes; received "
+            f"{len(class_names)} names."
+        )
 
 
 def export_han(model, export_dir, tokenizer, class_names=None):

@@ -188,3 +188,21 @@ def test_bad_arguments():
         han_classifier(10, 0)
     with pytest.raises(ValueError, match="`dropout` must be a float in"):
         han_classifier(10, 2, dropout=1.5)
+    with pytest.raises(ValueError, match="`encoder` must be one of"):
+        han_classifier(10, 2, encoder=keras.layers.GRU(4, return_sequences=True))
+
+
+def test_export_refuses_a_tokenizer_or_class_names_that_do_not_fit():
+    tokenizer = _tokenizer()
+    model = han_classifier(tokenizer.vocabulary_size, 3, 4, 6, embedding_dim=8, units=8,
+                           encoder_units=4)
+    with pytest.raises(ValueError, match=r"reads \[S, W\] = \[4, 6\] but `tokenizer` pads "
+                                         r"documents to \[9, 14\]"):
+        make_han_serving_fn(model, _tokenizer(9, 14))
+    small = han_classifier(5, 3, 4, 6, embedding_dim=8, units=8, encoder_units=4)
+    with pytest.raises(ValueError, match=f"`tokenizer` has {tokenizer.vocabulary_size} ids but "
+                                         "the model's embedding holds 5"):
+        make_han_serving_fn(small, tokenizer)
+    with pytest.raises(ValueError, match="`class_names` must name the model's 3 classes; "
+                                         "received 2 names"):
+        make_han_serving_fn(model, tokenizer, ["a", "b"])

@@ -1,0 +1,33 @@
+"""Vocabulary helpers shared by the tokenizers: counting tokens and the id lookup table."""
+
+import collections
+
+import tensorflow as tf
+
+
+def count_vocabulary(texts, tokenize, min_count=1, max_size=None):
+    """The tokens of ``texts`` seen at least ``min_count`` times, most frequent first (ties by
+    name), at most ``max_size`` of them.
+
+    Args:
+        texts: a list of str.
+        tokenize: a function from a ``tf.string`` batch to a ragged tensor of token strings.
+        min_count, max_size: the thresholds.
+    """
+    counter = collections.Counter()
+    if texts:
+        dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
+        for tokens in dataset.map(tokenize):
+            counter.update(t.decode() for t in tokens.flat_values.numpy())
+    kept = [t for t, c in counter.items() if c >= min_count]
+    kept.sort(key=lambda t: (-counter[t], t))
+    return kept[:max_size] if max_size else kept
+
+
+def lookup_table(vocabulary, first_id, default_id):
+    """A ``tf.lookup.StaticHashTable`` from token to int64 id: ``vocabulary[i]`` →
+    ``first_id + i``, anything else → ``default_id`` (an empty vocabulary maps everything to
+    ``default_id``; its placeholder key ``""`` is never a token)."""
+    keys = tf.constant(list(vocabulary) or [""], tf.string)
+    values = tf.range(first_id, first_id + max(len(vocabulary), 1), dtype=tf.int64)
+    return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), default_id)
