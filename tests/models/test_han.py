@@ -145,6 +145,7 @@ def test_exported_saved_model_classifies_raw_strings_in_a_fresh_process(tmp_path
     assert served["tokens"][3] == [[""] * 6] * 4
 
 
+@pytest.mark.slow  # ~15 s; MirroredStrategy fit is tested in tests/training too
 def test_mirrored_fit_matches_one_device():
     docs, labels, _ = needle_documents(128, num_sentences=(2, 4), sentence_length=(2, 5))
     tokenizer = DocumentTokenizer.build(docs, 4, 5)
