@@ -1,9 +1,26 @@
 """keras-adl: advanced deep learning architectures for Keras 3 (TensorFlow backend).
 
-Importing the package imports every layer module, which registers each layer with
-``keras.saving`` so that ``.keras`` files using them load.
+Importing the package registers every keras-adl class that can appear in a saved model
+(layers, `RecurrentAttentionModel`, the memory losses and metrics) with ``keras.saving``, so
+that ``.keras`` files using them load after ``import keras_adl``; see `keras_adl._registry`.
+
+One exception: when the process is the ``keras-adl`` command (or ``python -m keras_adl``),
+the registration waits, so that the command can parse and check its arguments before Keras and
+TensorFlow load; the command imports `keras_adl._registry` itself before it loads a model.
 """
+
+import os as _os
+import sys as _sys
 
 __version__ = "0.1.0"
 
-from keras_adl import layers, ops  # noqa: E402,F401  (registers layers for deserialization)
+
+def _started_as_command():
+    argv0 = _sys.argv[0] if _sys.argv else ""
+    # `python -m keras_adl[.cli]` imports this package while argv[0] is still "-m".
+    return _os.path.basename(argv0) == "keras-adl" or argv0 == "-m"
+
+
+if not _started_as_command():
+    from keras_adl import _registry  # noqa: F401  (registers classes for deserialization)
+    from keras_adl import layers, ops  # noqa: F401

@@ -1,42 +1,38 @@
-"""``keras-adl``: train, tune, export and serve keras-adl models from the command line.
+"""``keras-adl``: list, train, tune, export and serve keras-adl models from the command line.
 
-    keras-adl train dates --model attention_seq2seq --epochs 3 --out runs/dates
-    keras-adl tune dates --model attention_seq2seq --trials 4 --out runs/tune
+    keras-adl list                                  # every task, its models and defaults
+    keras-adl train dates --out runs/dates          # the task's default model and settings
+    keras-adl train copy --model dnc --epochs 3 --out runs/copy
+    keras-adl train dates --help                    # a task's own options and defaults
+    keras-adl tune dates --trials 4 --out runs/tune
     keras-adl export runs/dates exports/dates
     keras-adl predict exports/dates "3 May 1998" "12/31/1999"
-    keras-adl train pairs --data my_pairs.tsv --out runs/mine   # your source<TAB>target file
-    keras-adl train copy --model ntm --epochs 3 --out runs/copy    # NTM / DNC / LSTM
-    keras-adl export runs/copy exports/copy
-    keras-adl predict exports/copy 10110010 01100110 11110000   # the copied bit vectors
-    keras-adl train translated_digits --model ram --epochs 150 --out runs/ram   # or ram_random
-    keras-adl train cluttered_digits --data /usr/share/datasets/fashion-mnist --out runs/rc
-    keras-adl train digit_strips --epochs 20 --out runs/captions   # Show, Attend and Tell
-    keras-adl export runs/ram exports/ram
-    keras-adl predict exports/ram digit.png              # class and glimpse path per image
-    keras-adl train needle --epochs 3 --out runs/han     # Hierarchical Attention Network
-    keras-adl train fortunes --epochs 10 --out runs/fortunes   # Debian's fortunes (make data)
-    keras-adl train documents --data my_docs/ --out runs/docs  # <label>/<doc>.txt or label<TAB>text
-    keras-adl export runs/han exports/han
-    keras-adl predict exports/han "a raw document. with sentences." essay.txt
 
-Errors (unknown names, missing files, an existing export directory, bad input) print one line
-``keras-adl: error: …`` and exit with status 1 (2 for bad command-line syntax).
+The tasks, their models and settings live in the recipes (`keras_adl.recipes`); this module
+parses arguments and loops over them. Arguments are checked before TensorFlow is imported, and
+errors print one line ``keras-adl: error: …`` with exit status 1 (2 for bad command-line
+syntax). TensorFlow's start-up logs are silenced unless ``--verbose`` is given.
 """
 
 import argparse
 import json
 import os
+import shutil
 import sys
 
-from keras_adl._cli_documents import DOCUMENT_TASKS
-from keras_adl._cli_vision import VISION_TASKS
+from keras_adl import recipes
+from keras_adl.recipes.base import (
+    BACKUP_DIR,
+    CHECKPOINT_EVERY,
+    MODEL_FILE,
+    RUN_FILE,
+    TASK_FILE,
+    RecipeError,
+    Run,
+)
 
-SEQ2SEQ = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
-MEMORY = ("ntm", "dnc", "lstm")
-MEMORY_TASKS = ("copy", "repeat_copy", "associative_recall", "priority_sort")
-TASKS = {"dates": SEQ2SEQ, "pairs": SEQ2SEQ, "sort": ("pointer_network",),
-         **{task: MEMORY for task in MEMORY_TASKS}, **VISION_TASKS, **DOCUMENT_TASKS}
-DATE_MAX_LENGTH = 11
+PROG = "keras-adl"
+STRATEGIES = ("auto", "mirrored", "default")
 
 
 class CLIError(Exception):
@@ -45,518 +41,318 @@ class CLIError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        self.exit(2, f"keras-adl: error: {message}\n")
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def _task_lines():
+    return "\n".join(
+        f"  {task.name:<20} {', '.join(task.models):<45} {task.description}"
+        for recipe in recipes.recipes() for task in recipe.tasks
+    )
 
 
 def _parser():
-    parser = _Parser(prog="keras-adl", description="Train, tune, export and serve keras-adl models.")
+    parser = _Parser(prog=PROG, description="Train, tune, export and serve keras-adl models.",
+                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                     epilog="`keras-adl list` shows every task with its models and defaults; "
+                            "`keras-adl train TASK --help` a task's own options.")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show TensorFlow's start-up and runtime logs")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    train = commands.add_parser("train", help="train a model on a task")
-    train.add_argument("task", help=f"one of {sorted(TASKS)}")
-    train.add_argument("--model", help="builder name (default: the task's first)")
-    train.add_argument("--epochs", type=int, default=3)
-    train.add_argument("--batch-size", type=int, default=None,
-                       help="default 64 (32 for the memory tasks, the NTM/DNC recipe)")
-    train.add_argument("--samples", type=int, default=20000,
-                       help="training examples (for the memory tasks: fresh sequences per epoch)")
-    train.add_argument("--strategy", default="auto", help="auto | mirrored | default")
-    train.add_argument("--data", help="task 'pairs': a UTF-8 source<TAB>target file; digit tasks: "
-                       "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's digits); "
-                       "'documents': a <label>/<doc>.txt tree or a label<TAB>text file; "
-                       "'fortunes': a fortunes directory (default: the installed one)")
-    train.add_argument("--max-length", type=int, default=32,
-                       help="task 'pairs': tokens kept per source and target")
-    train.add_argument("--out", required=True, help="run directory")
-    tune = commands.add_parser("tune", help="random search over a builder's hyperparameters")
-    tune.add_argument("task")
-    tune.add_argument("--model")
-    tune.add_argument("--trials", type=int, default=4)
-    tune.add_argument("--epochs", type=int, default=1)
-    tune.add_argument("--samples", type=int, default=5000)
-    tune.add_argument("--data", help="digit tasks: a directory of MNIST/Fashion-MNIST IDX files; "
-                      "document tasks: as for train")
-    tune.add_argument("--out", required=True)
+    commands.add_parser("list", help="every task: its models, description and defaults")
+    for command, text in (("train", "train a model on a task"),
+                          ("tune", "random search over a model's hyperparameters")):
+        sub = commands.add_parser(command, help=text, description=f"{text}. Tasks (models, "
+                                  "the first is the default):\n" + _task_lines(),
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub.add_argument("task", help="a task name (see `keras-adl list`)")
+        sub.add_argument("rest", nargs=argparse.REMAINDER, help="the task's options; see "
+                         f"`{PROG} {command} TASK --help`")
     export = commands.add_parser("export", help="export a trained run as a SavedModel")
-    export.add_argument("run_dir")
-    export.add_argument("export_dir")
-    export.add_argument("--beam-width", type=int, default=1)
+    export.add_argument("run_dir", help="a directory written by `keras-adl train`")
+    export.add_argument("export_dir", help="where to write the SavedModel (must not exist)")
+    export.add_argument("--beam-width", type=int, default=1,
+                        help="beam search width of exported decoders (1: greedy)")
     predict = commands.add_parser("predict", help="run an exported SavedModel on raw inputs")
-    predict.add_argument("export_dir")
-    predict.add_argument("inputs", nargs="+")
+    predict.add_argument("export_dir", help="a directory written by `keras-adl export`")
+    predict.add_argument("inputs", nargs="+",
+                         help="raw inputs: strings, bit vectors, image or text files")
     return parser
 
 
-def _resolve(task, model):
-    if task not in TASKS:
-        raise CLIError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
-    model = model or TASKS[task][0]
-    if model not in TASKS[task]:
-        raise CLIError(f"unknown model {model!r} for task {task!r}; choose one of {list(TASKS[task])}")
-    return task, model
-
-
-def _positive(name, value):
-    if value <= 0:
-        raise CLIError(f"--{name} must be a positive integer; received {value}")
-
-
-def _task_data(task, samples, seed):
-    """(inputs dict, targets) for a task."""
-    if task == "dates":
-        from keras_adl.tasks.dates import date_arrays
-
-        data = date_arrays(samples, seed=seed)
-        return {"source": data["source"], "decoder_input": data["decoder_input"]}, data["target"], data
-    from keras_adl.tasks.sorting import sort_arrays
-
-    data = sort_arrays(samples, length=10, seed=seed)
-    return {"inputs": data["inputs"], "decoder_input": data["decoder_input"]}, data["target"], data
-
-
-def _build(task, model_name, jit_compile, vocab_sizes=None):
-    import keras
-
-    from keras_adl import models
-    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
-    from keras_adl.training.recipes import compile_for_training
-
-    if task in ("dates", "pairs"):
-        vocab_sizes = vocab_sizes or (len(SOURCE_VOCAB), len(TARGET_VOCAB))
-        model = getattr(models, model_name)(*vocab_sizes)
-        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        learning_rate = 1e-3 if model_name == "transformer_seq2seq" else 3e-3
+def _task_parser(command, recipe, task):
+    """The parser of ``keras-adl train|tune TASK``: the common options with the task's
+    defaults, and the task's own options."""
+    train = command == "train"
+    parser = _Parser(prog=f"{PROG} {command} {task.name}",
+                     description=f"{task.description} ({recipe.family} family).",
+                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--model", choices=None, default=task.models[0],
+                        help=f"one of {', '.join(task.models)}")
+    parser.add_argument("--epochs", type=int,
+                        default=task.epochs if train else task.tune_epochs,
+                        help="passes over the training data (for generated tasks: of "
+                             "--samples fresh examples)")
+    parser.add_argument("--samples", type=int,
+                        default=task.samples if train else task.tune_samples,
+                        help="training examples used (for generated tasks: drawn per epoch)")
+    for option in task.options:
+        parser.add_argument(option.flag, type=int if option.type is int else str,
+                            default=option.default, required=option.required, help=option.help)
+    parser.add_argument("--out", required=True,
+                        help="run directory" if train else "tuner directory")
+    if train:
+        parser.add_argument("--batch-size", type=int, default=task.batch_size,
+                            help="examples per training step")
+        parser.add_argument("--strategy", default="auto", help=" | ".join(STRATEGIES))
+        parser.add_argument("--checkpoint-every", type=int, default=CHECKPOINT_EVERY,
+                            help="steps between mid-epoch checkpoints (an interrupted run "
+                                 "resumes from the last one)")
+        parser.add_argument("--overwrite", action="store_true",
+                            help="delete what --out holds and start fresh")
     else:
-        model = models.pointer_network()
-        loss = keras.losses.SparseCategoricalCrossentropy()
-        learning_rate = 2e-3
-    return compile_for_training(model, loss, learning_rate, jit_compile)
+        parser.add_argument("--trials", type=int, default=4)
+    return parser
 
 
-def _decode_fn(model_name):
-    from keras_adl import models
-
-    if model_name == "transformer_seq2seq":
-        return models.transformer_greedy_decode
-    return models.greedy_decode
+_VERBOSE = [False]
 
 
-def run_training(task, model_name, epochs, batch_size, samples, strategy, out, callbacks=(),
-                 data=None, max_length=32):
-    """Trains, evaluates, saves ``model.keras`` + ``run.json`` (+ ``vocab.json`` for text
-    pairs) and a picture in ``out``.
+def _load_tensorflow():
+    """Imports TensorFlow (and registers keras-adl's classes), with its start-up logs silenced
+    unless ``--verbose``: the absl lines it prints before logging is set up ignore
+    ``TF_CPP_MIN_LOG_LEVEL``, so standard error is pointed at /dev/null meanwhile."""
+    if _VERBOSE[0]:
+        import keras_adl._registry  # noqa: F401
+        return
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        import tensorflow as tf
+
+        tf.config.list_logical_devices()  # device start-up logs (no CUDA driver, say)
+        import keras_adl._registry  # noqa: F401  (the classes a saved model may hold)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _positive(flag, value):
+    if value is not None and value <= 0:
+        raise CLIError(f"{flag} must be a positive integer; received {value}")
+
+
+def _check_options(task, args):
+    """The task's own options: positive integers, existing files and directories."""
+    values = {}
+    for option in task.options:
+        value = getattr(args, option.dest)
+        if value is not None and option.type is int:
+            _positive(option.flag, value)
+        elif value is not None and option.type in ("file", "dir", "path"):
+            if not os.path.exists(value):
+                raise CLIError(f"{option.flag} {value!r} not found")
+            if option.type == "file" and not os.path.isfile(value):
+                raise CLIError(f"{option.flag} {value!r} is a directory; task {task.name!r} "
+                               "reads a file")
+            if option.type == "dir" and not os.path.isdir(value):
+                raise CLIError(f"{option.flag} {value!r} is a file; task {task.name!r} reads "
+                               "a directory")
+        values[option.dest] = value
+    return values
+
+
+def _parse_task_command(command, argv):
+    """``(recipe, task, model, args, options)`` of ``train|tune TASK …``."""
+    task_name, rest = argv[0], argv[1:]
+    try:
+        recipe, task, _ = recipes.find(task_name)
+    except ValueError as error:
+        raise CLIError(str(error)) from None
+    args = _task_parser(command, recipe, task).parse_args(rest)
+    try:
+        _, _, model = recipes.find(task_name, args.model)
+    except ValueError as error:
+        raise CLIError(str(error)) from None
+    for flag in ("epochs", "samples", "batch_size", "checkpoint_every", "trials"):
+        _positive("--" + flag.replace("_", "-"), getattr(args, flag, None))
+    if command == "tune" and not task.tunable:
+        raise CLIError(f"tune runs on the generated and bundled tasks, not on {task.name!r}")
+    return recipe, task, model, args, _check_options(task, args)
+
+
+def _prepare_run_dir(out, task, model, options, overwrite):
+    """Refuses an --out that holds another run (one line, and how to start fresh); with
+    ``overwrite`` deletes it. Returns whether a backup will be resumed."""
+    run_file = os.path.join(out, RUN_FILE)
+    if overwrite and os.path.exists(out):
+        shutil.rmtree(out)
+    if os.path.isfile(out):
+        raise CLIError(f"--out {out!r} is a file; give a directory")
+    if not os.path.isfile(run_file):
+        if os.path.isdir(out) and os.listdir(out):
+            raise CLIError(f"--out {out!r} is not empty and holds no keras-adl run; choose "
+                           "another directory or pass --overwrite to delete it")
+        return False
+    with open(run_file) as f:
+        previous = json.load(f)
+    if (previous.get("task"), previous.get("model")) != (task, model):
+        raise CLIError(f"--out {out!r} holds a run of task {previous.get('task')!r} with model "
+                       f"{previous.get('model')!r}; pass --overwrite to start fresh or choose "
+                       "another --out")
+    if previous.get("options", {}) != options:
+        raise CLIError(f"--out {out!r} holds a run of {task!r} with other options "
+                       f"({previous.get('options')}); pass --overwrite to start fresh or choose "
+                       "another --out")
+    if previous.get("status") != "training":
+        raise CLIError(f"--out {out!r} holds a finished run of {task!r}; pass --overwrite to "
+                       "train again or choose another --out")
+    return os.path.isdir(os.path.join(out, BACKUP_DIR))
+
+
+def run_training(task, model=None, out=None, epochs=None, batch_size=None, samples=None,
+                 strategy="auto", callbacks=(), checkpoint_every=CHECKPOINT_EVERY, **options):
+    """Trains ``model`` on ``task`` as ``keras-adl train`` does, resuming a backup in ``out``;
+    writes ``model.keras``, ``run.json`` and the family's pictures there.
+
+    Unset settings take the task's defaults; ``options`` are the task's own options (e.g.
+    ``data=``, ``max_length=``).
 
     Returns:
         ``(model, history, metrics)``.
     """
-    import keras
-
-    from keras_adl.training.distribute import build_in_scope, get_strategy
-
-    strategy = get_strategy(strategy)
-    # XLA fails under MirroredStrategy on logical CPUs; compile only without distribution.
-    jit = strategy.num_replicas_in_sync == 1
-    run = {"task": task, "model": model_name, "epochs": epochs}
-    if task in VISION_TASKS:
-        from keras_adl import _cli_vision
-
-        model, history, metrics = _cli_vision.train(
-            task, model_name, epochs, batch_size or 64, samples, strategy, jit, out, callbacks,
-            run, data)
-        return _write_run(out, run, model, history, metrics)
-    if task in DOCUMENT_TASKS:
-        from keras_adl import _cli_documents
-
-        model, history, metrics = _cli_documents.train(
-            task, model_name, epochs, batch_size or 64, samples, strategy, jit, out, callbacks,
-            run, data)
-        return _write_run(out, run, model, history, metrics)
-    if task in MEMORY_TASKS:
-        return _train_memory(task, model_name, epochs, batch_size or 32, samples, strategy, jit,
-                             out, callbacks, run)
-    batch_size = batch_size or 64
-    if task == "pairs":
-        from keras_adl.tasks.text_pairs import load_text_pairs
-        from keras_adl.text import TextPairTokenizer
-
-        sources, targets = load_text_pairs(data)
-        tokenizer = TextPairTokenizer.build(sources, targets)
-        sizes = (len(tokenizer.source_vocabulary) + 4, len(tokenizer.target_vocabulary) + 4)
-        os.makedirs(out, exist_ok=True)
-        model = build_in_scope(strategy, _build, task, model_name, jit, sizes)
-        batch_size = min(batch_size, len(sources))
-        train = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
-        fit_args = (train,)
-        run["max_length"] = max_length
-        with open(os.path.join(out, "vocab.json"), "w") as f:
-            json.dump(tokenizer.to_config(), f)
-    else:
-        os.makedirs(out, exist_ok=True)
-        model = build_in_scope(strategy, _build, task, model_name, jit)
-        x, y, _ = _task_data(task, samples, seed=0)
-        fit_args = (x, y)
-    backup = keras.callbacks.BackupAndRestore(os.path.join(out, "backup"))
-    history = model.fit(*fit_args, epochs=epochs, verbose=1,
-                        batch_size=None if task == "pairs" else batch_size,
-                        shuffle=task != "pairs",  # the text-pair dataset shuffles itself
-                        callbacks=[backup, *callbacks])
-    model.save(os.path.join(out, "model.keras"))
-    if task == "pairs":
-        metrics = _evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, out)
-    else:
-        metrics = _evaluate(task, model_name, model, out)
-    return _write_run(out, run, model, history, metrics)
-
-
-def _write_run(out, run, model, history, metrics):
-    """Writes ``run.json`` with the metrics, prints them; returns ``(model, history, metrics)``."""
-    run["metrics"] = metrics
-    with open(os.path.join(out, "run.json"), "w") as f:
-        json.dump(run, f, indent=2)
-    print(json.dumps(metrics))
-    return model, history, metrics
-
-
-def _train_memory(task, model_name, epochs, batch_size, samples, strategy, jit, out, callbacks,
-                  run):
-    """Trains an NTM / DNC / LSTM on an algorithmic task with fresh sequences every step."""
-    import keras
-
-    from keras_adl.models.memory import compile_memory_model, memory_sequence_model
-    from keras_adl.tasks.algorithmic import task_dataset, task_dims
-    from keras_adl.training.distribute import build_in_scope
-
-    def build():
-        return compile_memory_model(memory_sequence_model(*task_dims(task), cell=model_name),
-                                    jit_compile=jit)
-
+    recipe, task_spec, model = recipes.find(task, model)
+    for option in task_spec.options:
+        options.setdefault(option.dest, option.default)
+    run = Run(task=task, model=model, out=out,
+              epochs=epochs or task_spec.epochs, batch_size=batch_size or task_spec.batch_size,
+              samples=samples or task_spec.samples, options=options, strategy=strategy,
+              callbacks=tuple(callbacks), checkpoint_every=checkpoint_every)
+    run.record.update(task=task, model=model, epochs=run.epochs, batch_size=run.batch_size,
+                      samples=run.samples, options=options, status="training")
+    fresh = not os.path.exists(out)
     os.makedirs(out, exist_ok=True)
-    model = build_in_scope(strategy, build)
-    steps = max(samples // batch_size, 1)
-    train = task_dataset(task, batch_size, seed=0)
-    backup = keras.callbacks.BackupAndRestore(os.path.join(out, "backup"))
-    history = model.fit(train, steps_per_epoch=steps, epochs=epochs, verbose=1, shuffle=False,
-                        callbacks=[backup, *callbacks])
-    model.save(os.path.join(out, "model.keras"))
-    return _write_run(out, run, model, history, _evaluate_memory(task, model_name, model, out))
+    _write_json(run.path(RUN_FILE), run.record)
+    try:
+        keras_model, history, metrics = recipe.train(run)
+    except (ValueError, FileNotFoundError):
+        if fresh and not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    run.record.update(status="finished", metrics=metrics)
+    _write_json(run.path(RUN_FILE), run.record)
+    print(json.dumps(metrics))
+    return keras_model, history, metrics
 
 
-def _evaluate_memory(task, model_name, model, out):
-    """Held-out bit errors per sequence (and, for copy, at longer lengths) and a picture."""
-    from keras_adl.tasks.algorithmic import TASKS
-
-    held_out = TASKS[task](256, seed=1)
-    result = model.evaluate(*held_out[:2], sample_weight=held_out[2], verbose=0,
-                            return_dict=True)
-    metrics = {"held_out_bit_errors_per_sequence": result["bit_errors"],
-               "held_out_bits_per_sequence": result["bits_per_sequence"]}
-    if task == "copy":
-        for length in (30, 50):
-            x, y, w = TASKS[task](64, length, length, seed=2)
-            longer = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
-            metrics[f"bit_errors_per_sequence_length_{length}"] = longer["bit_errors"]
-    if model_name != "lstm":
-        from keras_adl.models.memory import addressing_model
-        from keras_adl.plotting import plot_memory_addressing
-
-        x, y, w = TASKS[task](1, seed=3)
-        steps = int(w[0].nonzero()[0][-1]) + 1  # up to the last answer step
-        outputs = addressing_model(model)(x[:, :steps])
-        plot_memory_addressing(outputs["write_weights"][0], outputs["read_weights"][0],
-                               os.path.join(out, "addressing.png"),
-                               title=f"{model_name} on {task}: memory addressing")
-    return metrics
+def _write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f, indent=2)
 
 
-def _evaluate(task, model_name, model, out):
-    import keras
-    import numpy as np
-
-    from keras_adl.plotting import plot_attention
-
-    _, _, test = _task_data(task, 500, seed=1)
-    if task == "sort":
-        from keras_adl.models import pointer_decode
-
-        order, probabilities = pointer_decode(model, test["inputs"])
-        order = keras.ops.convert_to_numpy(order)
-        exact = float(np.mean(np.all(order == test["target"], axis=1)))
-        plot_attention(keras.ops.convert_to_numpy(probabilities)[0],
-                       [f"{v:.2f}" for v in test["inputs"][0, :, 0]],
-                       [str(i) for i in order[0]], os.path.join(out, "attention.png"),
-                       title="pointer distribution per output step")
-        return {"held_out_fully_sorted": exact}
-    from keras_adl.tasks.dates import TARGET_VOCAB
-
-    tokens, attention, _ = _decode_fn(model_name)(model, test["source"], DATE_MAX_LENGTH)
-    predictions = TARGET_VOCAB.decode(keras.ops.convert_to_numpy(tokens))
-    exact = float(np.mean([p == t for p, t in zip(predictions, test["target_text"])]))
-    plot_attention(keras.ops.convert_to_numpy(attention)[0], list(test["source_text"][0]),
-                   list(predictions[0]) + ["</s>"], os.path.join(out, "attention.png"),
-                   title=f"{model_name}: attention")
-    for source, prediction in list(zip(test["source_text"], predictions))[:3]:
-        print(f"  {source} -> {prediction}")
-    return {"held_out_exact_match": exact}
+def _list():
+    for recipe in recipes.recipes():
+        print(f"{recipe.family}: {recipe.description}")
+        for task in recipe.tasks:
+            defaults = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in task.defaults().items())
+            print(f"  {task.name:<20} {task.description}")
+            print(f"  {'':<20} models: {', '.join(task.models)} (default {task.models[0]})")
+            print(f"  {'':<20} defaults: {defaults}")
 
 
-def _evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, out):
-    """Exact match on (up to 500 of) the training pairs: user data has no held-out split."""
-    import keras
-    import numpy as np
-    import tensorflow as tf
-
-    from keras_adl.plotting import plot_attention
-
-    sources, targets = sources[:500], targets[:500]
-    ids = tokenizer.encode_source(tf.constant(sources), max_length)
-    tokens, attention, _ = _decode_fn(model_name)(model, ids, max_length)
-    predictions = [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
-    exact = float(np.mean([p == t.lower() for p, t in zip(predictions, targets)]))
-    source_tokens = sources[0].lower().split()
-    plot_attention(keras.ops.convert_to_numpy(attention)[0], source_tokens,
-                   predictions[0].split() + ["</s>"], os.path.join(out, "attention.png"),
-                   title=f"{model_name}: attention")
-    for source, prediction in list(zip(sources, predictions))[:3]:
-        print(f"  {source} -> {prediction}")
-    return {"train_exact_match": exact}
+def _train(argv):
+    recipe, task, model, args, options = _parse_task_command("train", argv)
+    if args.strategy not in STRATEGIES:
+        raise CLIError(f"--strategy must be one of {', '.join(STRATEGIES)}; received "
+                       f"{args.strategy!r}")
+    resume = _prepare_run_dir(args.out, task.name, model, options, args.overwrite)
+    _load_tensorflow()
+    if resume:
+        print(f"resuming the interrupted run in {args.out} (--overwrite starts fresh)")
+    run_training(task.name, model, args.out, args.epochs, args.batch_size, args.samples,
+                 args.strategy, checkpoint_every=args.checkpoint_every, **options)
 
 
-def _tune(args):
-    import keras_tuner
-
-    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
-    from keras_adl.training import tuning
-
-    task, model_name = _resolve(args.task, args.model)
-    if task == "pairs":
-        raise CLIError("tune runs on the generated tasks, not on 'pairs'")
-    if task in MEMORY_TASKS:
-        return _tune_memory(args, task, model_name)
-    if task in VISION_TASKS:
-        return _tune_vision(args, task, model_name)
-    if task in DOCUMENT_TASKS:
-        from keras_adl import _cli_documents
-
-        for name in ("trials", "epochs", "samples"):
-            _positive(name, getattr(args, name))
-        if task == "documents" and not args.data:
-            raise CLIError("task 'documents' needs --data (a <label>/<doc>.txt tree or a "
-                           "label<TAB>text file)")
-        return _cli_documents.tune(args, model_name)
-    if task == "sort":
-        hypermodel = tuning.PointerNetworkHyperModel()
-    elif model_name == "transformer_seq2seq":
-        hypermodel = tuning.TransformerSeq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB))
-    else:
-        hypermodel = tuning.Seq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB))
-    x, y, _ = _task_data(task, args.samples, seed=0)
-    validation = _task_data(task, max(args.samples // 5, 64), seed=1)[:2]
-    tuner = keras_tuner.RandomSearch(hypermodel, objective="val_loss", max_trials=args.trials,
-                                     directory=args.out, project_name=f"{task}_{model_name}")
-    _positive("trials", args.trials)
-    tuner.search(x, y, validation_data=validation, epochs=args.epochs, batch_size=64, verbose=1)
-    best = tuner.get_best_hyperparameters(1)[0]
-    print(json.dumps({"best_hyperparameters": best.values}))
-
-
-def _tune_memory(args, task, model_name):
-    import keras_tuner
-
-    from keras_adl.tasks.algorithmic import TASKS, task_dataset, task_dims
-    from keras_adl.training.tuning import MemorySequenceHyperModel
-
-    _positive("trials", args.trials)
-    hypermodel = MemorySequenceHyperModel(*task_dims(task), cell=model_name)
-    validation = TASKS[task](max(args.samples // 5, 64), seed=1)
-    tuner = keras_tuner.RandomSearch(
-        hypermodel, objective=keras_tuner.Objective("val_bit_errors", "min"),
-        max_trials=args.trials, directory=args.out, project_name=f"{task}_{model_name}")
-    tuner.search(task_dataset(task, 32, seed=0), steps_per_epoch=max(args.samples // 32, 1),
-                 validation_data=validation, epochs=args.epochs, shuffle=False, verbose=1)
-    best = tuner.get_best_hyperparameters(1)[0]
-    print(json.dumps({"best_hyperparameters": best.values}))
-
-
-def _tune_vision(args, task, model_name):
-    import keras_tuner
-
-    from keras_adl import _cli_vision
-    from keras_adl.tasks.digits import DigitStrips, TranslatedDigits
-    from keras_adl.training import tuning
-
-    _positive("trials", args.trials)
-    (train_x, train_y), (test_x, test_y) = _cli_vision.load_digits(args.data)
-    train_x, train_y = train_x[: args.samples], train_y[: args.samples]
-    size = int(train_x.shape[1])
-    if task == "digit_strips":
-        length = _cli_vision.CAPTION_LENGTH
-        hypermodel = tuning.ShowAttendTellHyperModel(13, (size, length * size, 1))
-        batch = min(64, len(train_x), len(test_x))
-        data = DigitStrips(train_x, train_y, batch, num_digits=length, seed=0)
-        validation = DigitStrips(test_x, test_y, batch, num_digits=length, seed=1)
-        objective = "val_loss"
-    else:
-        settings = _cli_vision.ram_settings(task, size)
-        canvas, clutter = settings.pop("canvas_size"), settings.pop("num_clutter")
-        hypermodel = tuning.RecurrentAttentionHyperModel(
-            (canvas, canvas, 1), 10, num_glimpses=settings["num_glimpses"],
-            policy="random" if model_name == "ram_random" else "learned")
-        batch = min(64, len(train_x), len(test_x))
-        data = TranslatedDigits(train_x, train_y, batch, canvas_size=canvas,
-                                num_clutter=clutter, seed=0)
-        validation = TranslatedDigits(test_x, test_y, batch, canvas_size=canvas,
-                                      num_clutter=clutter, seed=1, shuffle=False)
-        objective = keras_tuner.Objective("val_accuracy", "max")
-    tuner = keras_tuner.RandomSearch(hypermodel, objective=objective, max_trials=args.trials,
-                                     directory=args.out, project_name=f"{task}_{model_name}")
-    tuner.search(data, validation_data=validation, epochs=args.epochs, verbose=1)
-    best = tuner.get_best_hyperparameters(1)[0]
-    print(json.dumps({"best_hyperparameters": best.values}))
+def _tune(argv):
+    recipe, task, model, args, options = _parse_task_command("tune", argv)
+    _load_tensorflow()
+    recipe.tune(task.name, model, args.trials, args.epochs, args.samples, args.out, options)
 
 
 def _export(args):
-    import keras
-
-    import keras_adl  # noqa: F401  (registers the layers for loading)
-    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
-    from keras_adl.training import export
-
-    run_file = os.path.join(args.run_dir, "run.json")
-    model_file = os.path.join(args.run_dir, "model.keras")
+    _positive("--beam-width", args.beam_width)
+    run_file = os.path.join(args.run_dir, RUN_FILE)
+    model_file = os.path.join(args.run_dir, MODEL_FILE)
     for path in (run_file, model_file):
         if not os.path.isfile(path):
-            raise CLIError(f"{path} not found; is {args.run_dir!r} a directory written by `keras-adl train`?")
+            raise CLIError(f"{path} not found; is {args.run_dir!r} a directory written by "
+                           f"`{PROG} train`?")
     if os.path.exists(args.export_dir):
         raise CLIError(f"export directory {args.export_dir!r} already exists; choose a new one")
     with open(run_file) as f:
         run = json.load(f)
+    try:
+        recipe = recipes.find(run["task"], run["model"])[0]
+    except (KeyError, ValueError):
+        raise CLIError(f"{run_file} names no known task and model; is {args.run_dir!r} a "
+                       f"finished run of `{PROG} train`?") from None
+    _load_tensorflow()
+    import keras
+
     model = keras.saving.load_model(model_file)
-    if run["task"] in VISION_TASKS:
-        from keras_adl import _cli_vision
-
-        _cli_vision.export(run, model, args.export_dir, args.beam_width)
-    elif run["task"] in DOCUMENT_TASKS:
-        from keras_adl import _cli_documents
-
-        _cli_documents.export(args.run_dir, run, model, args.export_dir)
-    elif run["task"] in MEMORY_TASKS:
-        model.export(args.export_dir, format="tf_saved_model", verbose=False)
-        with open(os.path.join(args.export_dir, "keras_adl_task.json"), "w") as f:
-            json.dump({"task": run["task"], "model": run["model"]}, f)
-    elif run["task"] == "sort":
-        export.export_serving_fn(model, args.export_dir, export.make_pointer_serving_fn(model))
-    elif run["task"] == "pairs":
-        from keras_adl.text import TextPairTokenizer
-
-        with open(os.path.join(args.run_dir, "vocab.json")) as f:
-            tokenizer = TextPairTokenizer.from_config(json.load(f))
-        serve = export.make_text_pair_serving_fn(model, tokenizer, run["max_length"],
-                                                 run["max_length"], decode=_decode_fn(run["model"]))
-        export.export_serving_fn(model, args.export_dir, serve, resources=tokenizer.tables)
-    else:
-        decode = None if run["model"] != "transformer_seq2seq" else _decode_fn(run["model"])
-        export.export_seq2seq(model, args.export_dir, SOURCE_VOCAB, TARGET_VOCAB,
-                              DATE_MAX_LENGTH, beam_width=args.beam_width, decode=decode)
+    recipe.export(args.run_dir, run, model, args.export_dir, beam_width=args.beam_width)
     print(f"exported {args.run_dir} to {args.export_dir}")
 
 
 def _predict(args):
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the ops of exported text-pair and document models)
-
     if not os.path.isfile(os.path.join(args.export_dir, "saved_model.pb")):
         raise CLIError(f"no SavedModel in {args.export_dir!r}")
     if any(not text.strip() for text in args.inputs):
         raise CLIError("inputs must not be empty")
-    task_file = os.path.join(args.export_dir, "keras_adl_task.json")
-    if os.path.isfile(task_file):
-        with open(task_file) as f:
-            task_info = json.load(f)
-        if task_info["task"] in VISION_TASKS:
-            from keras_adl import _cli_vision
-
-            return _cli_vision.predict(args.export_dir, args.inputs, task_info)
-        if task_info["task"] in DOCUMENT_TASKS:
-            from keras_adl import _cli_documents
-
-            return _cli_documents.predict(args.export_dir, args.inputs)
-        return _predict_memory(args, task_file)
-    loaded = tf.saved_model.load(args.export_dir)
-    try:
-        outputs = loaded.signatures["serving_default"](inputs=tf.constant(args.inputs))
-    except (tf.errors.InvalidArgumentError, ValueError) as error:
-        raise CLIError(f"the model could not read these inputs: {_tf_message(error)}") from None
-    for text, output in zip(args.inputs, outputs["output"].numpy()):
-        print(f"{text}\t{output.decode()}")
-
-
-def _predict_memory(args, task_file):
-    """Runs an exported copy model on bit vectors given as strings of 0/1."""
-    import numpy as np
-    import tensorflow as tf
-
+    task_file = os.path.join(args.export_dir, TASK_FILE)
+    if not os.path.isfile(task_file):
+        raise CLIError(f"{args.export_dir!r} holds no {TASK_FILE}; was it written by "
+                       f"`{PROG} export`?")
     with open(task_file) as f:
-        task = json.load(f)["task"]
-    if task != "copy":
-        raise CLIError(f"predict reads copy-task bit vectors; a {task!r} model takes "
-                       "[batch, time, features] arrays through the Python API")
-    bits = len(args.inputs[0])
-    if any(len(v) != bits or set(v) - {"0", "1"} for v in args.inputs):
-        raise CLIError("inputs must be bit vectors of one length, e.g. 10110010 01100110")
-    loaded = tf.saved_model.load(args.export_dir)
-    width = int(loaded.signatures["serving_default"].structured_input_signature[1]
-                ["inputs"].shape[-1])
-    if bits != width - 1:
-        raise CLIError(f"this model copies {width - 1}-bit vectors; received {bits} bits")
-    length = len(args.inputs)
-    x = np.zeros((1, 2 * length + 1, width), "float32")
-    x[0, :length, :bits] = [[float(c) for c in v] for v in args.inputs]
-    x[0, length, bits] = 1.0
-    logits = loaded.serve(tf.constant(x)).numpy()[0, length + 1 :]
-    for source, row in zip(args.inputs, logits):
-        print(f"{source}\t{''.join('1' if v > 0 else '0' for v in row)}")
+        task_info = json.load(f)
+    try:
+        recipe = recipes.find(task_info["task"])[0]
+    except (KeyError, ValueError):
+        raise CLIError(f"{task_file} names no known task") from None
+    _load_tensorflow()
+    import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
-
-def _tf_message(error):
-    """The useful part of a TensorFlow runtime error: an assertion's text, else its first line."""
-    import re
-
-    text = str(error)
-    found = re.search(r"assertion failed: \[([^\]]+)\]", text) or re.search(
-        r"StringToNumberOp could not correctly convert string: ([^\n]+)", text
-    )
-    if found:
-        return found.group(0) if "StringToNumber" in found.group(0) else found.group(1)
-    return text.strip().splitlines()[0]
+    recipe.predict(args.export_dir, args.inputs, task_info)
 
 
 def main(argv=None):
     """Entry point of the ``keras-adl`` console script; returns the exit status."""
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in argv[:1]
+    _VERBOSE[0] = verbose
+    if not verbose:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    rest = argv[1:] if verbose else argv
     try:
-        if args.command == "train":
-            task, model_name = _resolve(args.task, args.model)
-            for name in ("epochs", "batch_size", "samples"):
-                if getattr(args, name) is not None:
-                    _positive(name.replace("_", "-"), getattr(args, name))
-            if args.strategy not in ("auto", "mirrored", "default"):
-                raise CLIError(f"--strategy must be auto, mirrored or default; received {args.strategy!r}")
-            if task == "pairs" and not args.data:
-                raise CLIError("task 'pairs' needs --data FILE (one source<TAB>target pair per line)")
-            if task == "documents" and not args.data:
-                raise CLIError("task 'documents' needs --data (a <label>/<doc>.txt tree or a "
-                               "label<TAB>text file)")
-            _positive("max-length", args.max_length)
-            run_training(task, model_name, args.epochs, args.batch_size, args.samples,
-                         args.strategy, args.out, data=args.data, max_length=args.max_length)
-        elif args.command == "tune":
-            _tune(args)
+        if len(rest) >= 2 and rest[0] in ("train", "tune") and not rest[1].startswith("-"):
+            (_train if rest[0] == "train" else _tune)(rest[1:])
+            return 0
+        args = _parser().parse_args(argv)
+        if args.command == "list":
+            _list()
+        elif args.command in ("train", "tune"):  # a task name starting with "-"
+            raise CLIError(f"unknown task {args.task!r}")
         elif args.command == "export":
             _export(args)
         else:
             _predict(args)
-    except (CLIError, FileExistsError, FileNotFoundError, ImportError, ValueError) as error:
-        print(f"keras-adl: error: {error}", file=sys.stderr)
+    except SystemExit as exit_:  # argparse: --help (0) or bad syntax (2), already printed
+        return exit_.code
+    except (CLIError, RecipeError, FileExistsError, FileNotFoundError, ImportError,
+            ValueError) as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
     return 0
 

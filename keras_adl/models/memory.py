@@ -5,7 +5,6 @@ import numpy as np
 
 from keras_adl.layers.dnc_cell import DNCCell
 from keras_adl.layers.ntm_cell import NTMCell
-from keras_adl.metrics import BitErrorsPerSequence, BitsPerSequence, SequenceBitCrossEntropy
 from keras_adl.utils import check_choice, check_positive_int
 
 CELLS = ("ntm", "dnc", "lstm")
@@ -53,7 +52,7 @@ def memory_sequence_model(
 
     Returns:
         A ``keras.Model`` from ``[B, T, input_dim]`` to logits ``[B, T, output_dim]``. Compile it
-        with `compile_memory_model`.
+        with `keras_adl.recipes.memory.compile_memory_model`.
 
     Example:
 
@@ -112,36 +111,6 @@ def memory_sequence_model(
             "write_weights": addressing["write_weights"],
         }
     return keras.Model(inputs, outputs, name=name or f"{cell}_sequence_model")
-
-
-def compile_memory_model(model, learning_rate=1e-3, clipnorm=50.0, jit_compile=True):
-    """Compiles with the anchors' recipe: Adam 1e-3, global-norm clip 50, per-sequence bit loss.
-
-    The loss is `SequenceBitCrossEntropy` (answer steps only, given the task's weights as
-    ``sample_weight``); the weighted metrics are bit errors and cost in bits per sequence.
-    Batch size 32 is the recipe's too (set it in the dataset).
-
-    On the NTM copy task (benchmarks/RESULTS.md) ``learning_rate=3e-3`` converged faster and on
-    every seed tried (4 of 4, median 21.6k sequences), where the recipe's 1e-3 converged on 3 of
-    5 seeds; associative recall converged within 60k episodes only at 3e-3.
-
-    Args:
-        model: from `memory_sequence_model`.
-        learning_rate: Adam's learning rate (the anchors' 1e-3 by default).
-        clipnorm: global gradient-norm clip.
-        jit_compile: compile the train step with XLA (leave off under ``MirroredStrategy`` on
-            logical CPUs).
-
-    Returns:
-        ``model``, compiled.
-    """
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=clipnorm),
-        loss=SequenceBitCrossEntropy(),
-        weighted_metrics=[BitErrorsPerSequence(), BitsPerSequence()],
-        jit_compile=jit_compile,
-    )
-    return model
 
 
 def addressing_model(model):

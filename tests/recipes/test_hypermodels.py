@@ -4,7 +4,7 @@ import pytest
 
 from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from keras_adl.tasks.sorting import sort_arrays
-from keras_adl.training.tuning import (
+from keras_adl.recipes.sequences import (
     PointerNetworkHyperModel,
     Seq2SeqHyperModel,
     TransformerClassifierHyperModel,
@@ -74,7 +74,7 @@ def test_other_hypermodels_build_and_fit(hypermodel, data):
 
 
 def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
-    from keras_adl.training.tuning import MemorySequenceHyperModel
+    from keras_adl.recipes.memory import MemorySequenceHyperModel
 
     for cell, names in [(None, {"cell", "controller_units", "memory_size", "memory_width"}),
                         ("lstm", {"lstm_units", "lstm_layers"})]:
@@ -86,7 +86,7 @@ def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
 
 
 def test_visual_hypermodels_build_with_their_search_spaces():
-    from keras_adl.training.tuning import RecurrentAttentionHyperModel, ShowAttendTellHyperModel
+    from keras_adl.recipes.vision import RecurrentAttentionHyperModel, ShowAttendTellHyperModel
 
     hp = keras_tuner.HyperParameters()
     hp.Fixed("num_scales", 2)

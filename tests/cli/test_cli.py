@@ -33,6 +33,7 @@ def test_train_export_predict_dates(tmp_path, capsys):
     assert [line.split("\t")[0] for line in lines] == ["3 May 1998", "12/31/1999"]
 
 
+@pytest.mark.slow  # the sequences family's fast CLI run is dates
 def test_train_export_predict_sort(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "sort"), str(tmp_path / "sort_export")
     assert _run(["train", "sort", "--samples", "64", "--epochs", "1", "--out", run_dir], capsys)[0] == 0
@@ -55,7 +56,7 @@ def test_train_export_the_transformer_seq2seq(tmp_path, capsys):
     assert _run(["export", transformer_dir, str(tmp_path / "t_export")], capsys)[0] == 0
 
 
-def test_train_export_predict_copy_with_an_ntm_then_tune(tmp_path, capsys):
+def test_train_export_predict_copy_with_an_ntm(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "copy"), str(tmp_path / "copy_export")
     code, out, err = _run(["train", "copy", "--model", "ntm", "--samples", "64", "--epochs", "1",
                            "--out", run_dir], capsys)
@@ -71,6 +72,10 @@ def test_train_export_predict_copy_with_an_ntm_then_tune(tmp_path, capsys):
     assert all(len(r[1]) == 8 and set(r[1]) <= {"0", "1"} for r in rows)
     code, _, err = _run(["predict", export_dir, "1011", "0110"], capsys)
     assert code == 1 and "copies 8-bit vectors; received 4 bits" in err
+
+
+@pytest.mark.slow  # ~20 s; the HyperModels' builds are tested in tests/recipes
+def test_tune_copy_with_an_ntm(tmp_path, capsys):
     code, out, err = _run(["tune", "copy", "--model", "ntm", "--trials", "1", "--samples", "64",
                            "--out", str(tmp_path / "tune")], capsys)
     assert code == 0, err
@@ -90,7 +95,8 @@ def _write_png(path, image):
 def test_train_export_predict_ram(tmp_path, capsys):
     import numpy as np
 
-    from keras_adl.tasks.digits import load_sklearn_digits, translate_digits
+    from keras_adl.tasks.image_sources import load_sklearn_digits
+    from keras_adl.tasks.translated_digits import translate_digits
 
     run_dir, export_dir = str(tmp_path / "ram"), str(tmp_path / "ram_export")
     code, _, err = _run(["train", "translated_digits", "--model", "ram", "--samples", "128",
@@ -124,8 +130,10 @@ def test_tune_translated_digits(tmp_path, capsys):
     assert {"patch_size", "num_scales", "location_std", "learning_rate"} <= set(best)
 
 
+@pytest.mark.slow  # the vision family's fast CLI run is translated_digits
 def test_train_export_predict_captions(tmp_path, capsys):
-    from keras_adl.tasks.digits import digit_strips, load_sklearn_digits
+    from keras_adl.tasks.digit_strips import digit_strips
+    from keras_adl.tasks.image_sources import load_sklearn_digits
 
     run_dir, export_dir = str(tmp_path / "sat"), str(tmp_path / "sat_export")
     code, _, err = _run(["train", "digit_strips", "--samples", "128", "--epochs", "1",
@@ -156,6 +164,7 @@ print(json.dumps([s.decode() for s in out["output"].numpy()]))
 """
 
 
+@pytest.mark.slow  # the sequences family's fast CLI run is dates
 def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     numbers = ["one", "two", "three", "four"]
     french = ["un", "deux", "trois", "quatre"]
@@ -185,7 +194,7 @@ def test_text_pair_errors_are_one_line(tmp_path, capsys):
     code, _, err = _run(["train", "pairs", "--data", str(bad), "--out", str(tmp_path / "r")], capsys)
     assert code == 1 and err.strip() == f"keras-adl: error: {bad}:2: expected 'source<TAB>target', found 0 tab(s)"
     code, _, err = _run(["train", "pairs", "--out", str(tmp_path / "r")], capsys)
-    assert code == 1 and "needs --data FILE" in err
+    assert code == 2 and "required: --data" in err and err.count("\n") == 1
     code, _, err = _run(["train", "pairs", "--data", str(tmp_path / "none.tsv"), "--out", "x"], capsys)
     assert code == 1 and "not found" in err
     assert not os.path.exists(tmp_path / "r")
@@ -198,14 +207,8 @@ def test_tune_reports_best_hyperparameters(tmp_path, capsys):
     assert code == 0, err
     best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
     assert {"units", "learning_rate"} <= set(best)
-    code, _, err = _run(["tune", "pairs", "--out", str(tmp_path)], capsys)
-    assert code == 1 and "generated tasks" in err
-
-
-class _Interrupt(keras.callbacks.Callback):
-    def on_epoch_end(self, epoch, logs=None):
-        if epoch == 0:
-            raise KeyboardInterrupt("simulated interruption after epoch 1")
+    code, _, err = _run(["tune", "pairs", "--data", __file__, "--out", str(tmp_path)], capsys)
+    assert code == 1 and "not on 'pairs'" in err
 
 
 def _document_tree(root):
@@ -247,10 +250,10 @@ def test_train_export_predict_users_documents(tmp_path, capsys):
 
 def test_document_task_errors_are_one_line(tmp_path, capsys):
     code, _, err = _run(["train", "documents", "--out", str(tmp_path / "r")], capsys)
-    assert code == 1 and "task 'documents' needs --data" in err
+    assert code == 2 and "required: --data" in err and err.count("\n") == 1
     code, _, err = _run(["train", "fortunes", "--data", str(tmp_path / "none"), "--out",
                          str(tmp_path / "r")], capsys)
-    assert code == 1 and err.count("\n") == 1 and "fortunes" in err
+    assert code == 1 and err.count("\n") == 1 and "--data" in err and "not found" in err
     flat = tmp_path / "flat"
     flat.mkdir()
     (flat / "a.txt").write_text("no label directory")
@@ -259,14 +262,40 @@ def test_document_task_errors_are_one_line(tmp_path, capsys):
     assert code == 1 and err.count("\n") == 1
 
 
+class _Interrupt(keras.callbacks.Callback):
+    """Stops training with a KeyboardInterrupt after ``step`` steps of the first epoch."""
+
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+
+    def on_train_batch_end(self, batch, logs=None):
+        if batch + 1 == self.step:
+            raise KeyboardInterrupt("simulated interruption")
+
+
+class _CountSteps(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.steps = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+
+
 @pytest.mark.slow  # ~20 s
-def test_interrupted_training_resumes_from_backup(tmp_path):
+def test_interrupted_training_resumes_mid_epoch(tmp_path, capsys):
     out = str(tmp_path / "run")
+    settings = dict(epochs=2, batch_size=8, samples=64, checkpoint_every=3)  # 8 steps an epoch
     with pytest.raises(KeyboardInterrupt):
-        cli.run_training("dates", "attention_seq2seq", 3, 32, 64, "default", out, [_Interrupt()])
-    assert os.path.isdir(os.path.join(out, "backup"))
-    _, history, _ = cli.run_training("dates", "attention_seq2seq", 3, 32, 64, "default", out)
-    assert history.epoch == [1, 2]  # epoch 0 was restored, not rerun
+        cli.run_training("dates", out=out, callbacks=[_Interrupt(5)], **settings)
+    progress = json.load(open(os.path.join(out, "backup", "progress.json")))
+    assert progress == {"epoch": 0, "step": 3}  # the last checkpoint, after 3 of 5 steps
+    counter = _CountSteps()
+    _, history, _ = cli.run_training("dates", out=out, callbacks=[counter], **settings)
+    assert "resuming epoch 1 at step 4 of 8" in capsys.readouterr().out
+    assert counter.steps == 5 + 8 and history.epoch == [1]
+    assert not os.path.exists(os.path.join(out, "backup"))
 
 
 @pytest.mark.parametrize(
@@ -274,6 +303,9 @@ def test_interrupted_training_resumes_from_backup(tmp_path):
     [
         (["train", "poems", "--out", "x"], "unknown task 'poems'"),
         (["train", "dates", "--model", "lstm", "--out", "x"], "unknown model 'lstm' for task 'dates'"),
+        (["train", "dates", "--checkpoint-every", "-1", "--out", "x"],
+         "--checkpoint-every must be a positive integer"),
+        (["export", "x", "y", "--beam-width", "0"], "--beam-width must be a positive integer"),
         (["train", "copy", "--model", "gru", "--out", "x"], "unknown model 'gru' for task 'copy'"),
         (["train", "dates", "--epochs", "0", "--out", "x"], "--epochs must be a positive integer"),
         (["train", "dates", "--strategy", "tpu", "--out", "x"], "--strategy must be"),
@@ -299,21 +331,91 @@ def test_existing_export_dir_is_refused_and_left_untouched(tmp_path, capsys):
     assert list(existing.iterdir()) == []
 
 
-def _our_lines(stderr):
-    # TensorFlow's own start-up log lines (absl, before it initialises logging) may precede ours.
-    return [line for line in stderr.strip().splitlines() if line.startswith("keras-adl:")]
-
-
 def test_console_entry_reports_syntax_errors_without_traceback():
-    result = subprocess.run([sys.executable, "-m", "keras_adl.cli"], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "keras_adl"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 2
-    assert _our_lines(result.stderr) == [result.stderr.strip().splitlines()[-1]]
+    assert result.stderr.strip().splitlines()[-1].startswith("keras-adl: error: ")
     assert "Traceback" not in result.stderr
-    result = subprocess.run([sys.executable, "-m", "keras_adl.cli", "train", "poems", "--out", "x"],
+    result = subprocess.run([sys.executable, "-m", "keras_adl", "train", "poems", "--out", "x"],
                             capture_output=True, text=True, timeout=120)
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert _our_lines(result.stderr) == [
+    assert result.returncode == 1
+    # One line and nothing else: no TensorFlow start-up logs, no traceback.
+    assert result.stderr.splitlines() == [
         "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
         "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'documents', 'fortunes', "
         "'needle', 'pairs', 'priority_sort', 'repeat_copy', 'sort', 'translated_digits']"]
+
+
+@pytest.mark.parametrize("argv", [["list"], ["--help"], ["train", "copy", "--help"],
+                                  ["train", "pairs", "--data", "no/such.tsv", "--out", "x"],
+                                  ["export", "no/such/run", "y"]])
+def test_help_list_and_argument_errors_do_not_import_tensorflow(argv):
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "keras_adl", *argv],
+                            capture_output=True, text=True, timeout=120)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "keras_adl.cli" in imported
+    assert not imported & {"tensorflow", "keras", "keras_tuner", "numpy"}
+    assert result.returncode in (0, 1) and "Traceback" not in result.stderr
+
+
+def test_list_shows_every_task_with_models_and_defaults(capsys):
+    from keras_adl import recipes
+
+    code, out, _ = _run(["list"], capsys)
+    assert code == 0
+    for name, (recipe, task) in recipes.all_tasks().items():
+        assert f"  {name} " in out and recipe.family + ":" in out
+        assert f"models: {', '.join(task.models)} (default {task.models[0]})" in out
+    assert "--epochs 3 --batch-size 32 --samples 20000" in out  # the memory tasks' defaults
+
+
+def test_task_help_shows_its_own_options_and_defaults(capsys):
+    assert cli.main(["train", "pairs", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--max-length" in out and "(default: 32)" in out and "--data" in out
+    assert "transformer_seq2seq" in out and "encoder_decoder" in out
+    assert cli.main(["train", "copy", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--max-length" not in out and "(default: 32)" in out  # the batch of the NTM recipe
+
+
+def test_out_directory_of_another_run_is_refused_in_one_line(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"task": "copy", "model": "ntm", "options": {},
+                                              "status": "training"}))
+    code, _, err = _run(["train", "dates", "--out", str(out)], capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert "holds a run of task 'copy' with model 'ntm'; pass --overwrite" in err
+    (out / "run.json").write_text(json.dumps({"task": "dates", "model": "attention_seq2seq",
+                                              "options": {}, "status": "finished"}))
+    code, _, err = _run(["train", "dates", "--out", str(out)], capsys)
+    assert code == 1 and "holds a finished run of 'dates'; pass --overwrite" in err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    code, _, err = _run(["train", "dates", "--out", str(other)], capsys)
+    assert code == 1 and "holds no keras-adl run" in err
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_overwrite_starts_fresh(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"task": "copy", "model": "ntm"}))
+    (out / "stale.png").write_text("")
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("no tab here\n")
+    code, _, err = _run(["train", "pairs", "--data", str(bad), "--overwrite", "--out", str(out)],
+                        capsys)
+    assert code == 1 and "expected 'source<TAB>target'" in err
+    assert not out.exists()  # the old run was deleted, and the failed one left nothing
+
+
+def test_data_of_the_wrong_kind_is_named(tmp_path, capsys):
+    code, _, err = _run(["train", "pairs", "--data", str(tmp_path), "--out", "x"], capsys)
+    assert code == 1 and f"--data {str(tmp_path)!r} is a directory; task 'pairs' reads a file" in err
+    code, _, err = _run(["train", "cluttered_digits", "--data", __file__, "--out", "x"], capsys)
+    assert code == 1 and "is a file; task 'cluttered_digits' reads a directory" in err

@@ -1,0 +1,332 @@
+"""What every model family's recipe shares: the task description, the run-directory layout, and
+the fit → backup → save, tune → best → print and export idioms, written once.
+
+A recipe is one module per family (`keras_adl.recipes.sequences`, `.memory`, `.vision`,
+`.documents`) holding a `Recipe` subclass instance named ``RECIPE``. It owns everything a user
+of that family meets: task and model names with their defaults (`Task`), data, the builders'
+settings and compile recipe, the evaluation figures and pictures, the serving function, the
+HyperModel and how ``predict`` prints. The command line (`keras_adl.cli`), the examples and the
+benchmarks read their settings from it.
+
+This module imports only the standard library at import time, so that ``keras-adl --help`` and
+``keras-adl list`` answer before TensorFlow loads; every method imports what it needs.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+
+# The run-directory layout, written by `train` and read by `export`.
+RUN_FILE = "run.json"
+MODEL_FILE = "model.keras"
+BACKUP_DIR = "backup"
+# Written beside an exported SavedModel: which task and model it serves (read by `predict`).
+TASK_FILE = "keras_adl_task.json"
+# Steps between mid-epoch checkpoints of `train` (``--checkpoint-every``).
+CHECKPOINT_EVERY = 200
+
+
+class RecipeError(ValueError):
+    """A problem with the user's request, reported as one line (no traceback)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """A task's own command-line option, e.g. ``--max-length`` of the ``pairs`` task.
+
+    Attributes:
+        flag: the option as typed, ``"--max-length"``; its value reaches the recipe as
+            ``options["max_length"]``.
+        help: one line of help.
+        type: ``int`` (checked positive), ``str``, ``"file"`` (an existing file), ``"dir"`` (an
+            existing directory) or ``"path"`` (an existing file or directory).
+        default: the value when the option is not given.
+        required: the task cannot run without it.
+    """
+
+    flag: str
+    help: str
+    type: object = str
+    default: object = None
+    required: bool = False
+
+    @property
+    def dest(self):
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """A task of a family, with its models and the defaults of ``keras-adl train`` / ``tune``.
+
+    Attributes:
+        name: the task's name on the command line.
+        models: model names; the first is the default.
+        description: one line, shown by ``keras-adl list`` and ``--help``.
+        epochs, batch_size, samples: defaults of ``train`` (``samples``: training examples, or
+            for generated tasks the examples drawn per epoch).
+        tune_epochs, tune_samples: defaults of ``tune``.
+        options: the task's own `Option`s.
+        tunable: whether ``keras-adl tune`` runs on it.
+    """
+
+    name: str
+    models: tuple
+    description: str
+    epochs: int = 3
+    batch_size: int = 64
+    samples: int = 20000
+    tune_epochs: int = 1
+    tune_samples: int = 5000
+    options: tuple = ()
+    tunable: bool = True
+
+    def defaults(self):
+        """The default settings as a dict (shown by ``keras-adl list``)."""
+        values = {"epochs": self.epochs, "batch_size": self.batch_size, "samples": self.samples}
+        values.update({o.dest: o.default for o in self.options if o.default is not None})
+        return values
+
+
+@dataclasses.dataclass
+class Run:
+    """One ``train`` request, as the recipes receive it.
+
+    Attributes:
+        task, model: names (validated).
+        epochs, batch_size, samples: as given or the task's defaults.
+        out: the run directory.
+        options: the task's own option values by ``Option.dest``.
+        strategy: a ``tf.distribute`` strategy name or instance.
+        callbacks: extra Keras callbacks.
+        checkpoint_every: steps between mid-epoch checkpoints (``None``: at epoch ends only).
+        record: what ``run.json`` will hold; recipes add their settings and data facts to it.
+    """
+
+    task: str
+    model: str
+    epochs: int
+    batch_size: int
+    samples: int
+    out: str
+    options: dict = dataclasses.field(default_factory=dict)
+    strategy: object = "auto"
+    callbacks: tuple = ()
+    checkpoint_every: object = CHECKPOINT_EVERY
+    record: dict = dataclasses.field(default_factory=dict)
+    jit_compile: bool = True
+    _strategy: object = None
+
+    def get_strategy(self):
+        """The resolved ``tf.distribute`` strategy (XLA is turned off under a distributed one:
+        it fails under ``MirroredStrategy`` on logical CPUs)."""
+        if self._strategy is None:
+            from keras_adl.training.distribute import get_strategy
+
+            self._strategy = get_strategy(self.strategy)
+            self.jit_compile = self.jit_compile and self._strategy.num_replicas_in_sync == 1
+        return self._strategy
+
+    def build(self, build_fn, *args, **kwargs):
+        """Calls ``build_fn`` inside the strategy's scope (variables and optimizer there)."""
+        from keras_adl.training.distribute import build_in_scope
+
+        return build_in_scope(self.get_strategy(), build_fn, *args, **kwargs)
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+
+def compile_for_training(model, loss, learning_rate, jit_compile=True):
+    """Compiles ``model`` with the library's recipe: Adam with a global-norm gradient clip of 5
+    and an accuracy metric (the sequence, captioning and document families).
+
+    Args:
+        model: a ``keras.Model`` from one of the builders.
+        loss: a Keras loss.
+        learning_rate: Adam's learning rate (float or schedule).
+        jit_compile: compile the train step with XLA (leave off under ``MirroredStrategy`` on
+            logical CPUs, where XLA fails on this stack).
+
+    Returns:
+        ``model``, compiled.
+    """
+    import keras
+
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=5.0),
+        loss=loss,
+        metrics=["accuracy"],
+        jit_compile=jit_compile,
+    )
+    return model
+
+
+class Recipe:
+    """A model family: its tasks and everything ``keras-adl`` does with them.
+
+    Subclasses set ``family``, ``description`` and ``tasks`` and implement `train`, `tune`,
+    `export` and `predict`; `build_model` is what the command line, the example and the
+    benchmark of the family all call, so that they train the same model.
+    """
+
+    family = ""
+    description = ""
+    tasks = ()
+
+    def task(self, name):
+        for task in self.tasks:
+            if task.name == name:
+                return task
+        raise KeyError(name)
+
+    # -- hooks a family implements -------------------------------------------------------------
+
+    def train(self, run):
+        """Loads the data, builds, fits (`fit`), evaluates; returns ``(model, history,
+        metrics)``. Pictures go to ``run.out``."""
+        raise NotImplementedError
+
+    def tune(self, task, model_name, trials, epochs, samples, out, options):
+        """Random search with the family's HyperModel; returns the best hyperparameters."""
+        raise NotImplementedError
+
+    def export(self, run_dir, run_record, model, export_dir, beam_width=1):
+        """Writes a SavedModel with the family's serving function to ``export_dir``."""
+        raise NotImplementedError
+
+    def predict(self, export_dir, inputs, task_info):
+        """Runs an exported model on the command line's raw inputs; prints one line each."""
+        raise NotImplementedError
+
+    # -- shared idioms -------------------------------------------------------------------------
+
+    def fit(self, run, model, x, y=None, steps_per_epoch=None, **fit_kwargs):
+        """``model.fit`` with a backup every ``run.checkpoint_every`` steps and at every epoch's
+        end, resumed if the run directory holds one, then ``model.keras`` saved.
+
+        An interrupted run resumes from its last checkpoint, mid-epoch too: the interrupted
+        epoch runs only its remaining steps (on the next pass over the data), then training
+        goes on with the next epochs. Returns the Keras ``History`` of the last ``fit`` call.
+        """
+        from keras_adl.training.backup import StepBackup
+
+        steps = steps_per_epoch or _steps_of(x, fit_kwargs.get("batch_size"))
+        backup = StepBackup(run.path(BACKUP_DIR), run.checkpoint_every)
+        callbacks = [backup, *run.callbacks]
+        epoch, step = backup.resume_point()
+        history = None
+        if step and steps and step < steps and epoch < run.epochs:
+            print(f"resuming epoch {epoch + 1} at step {step + 1} of {steps}")
+            backup.expect_partial_epoch(step)
+            history = model.fit(x, y, epochs=epoch + 1, initial_epoch=epoch,
+                                steps_per_epoch=steps - step, callbacks=callbacks, **fit_kwargs)
+            epoch += 1
+        elif epoch:
+            print(f"resuming after epoch {epoch}")
+        if epoch < run.epochs:
+            history = model.fit(x, y, epochs=run.epochs, initial_epoch=epoch,
+                                steps_per_epoch=steps_per_epoch, callbacks=callbacks,
+                                **fit_kwargs)
+        backup.remove()
+        model.save(run.path(MODEL_FILE))
+        return history
+
+    @staticmethod
+    def search(hypermodel, objective, trials, out, project_name, *data, **search_kwargs):
+        """Random search over ``hypermodel``; prints and returns the best hyperparameters."""
+        import keras_tuner
+
+        if isinstance(objective, tuple):
+            objective = keras_tuner.Objective(*objective)
+        tuner = keras_tuner.RandomSearch(hypermodel, objective=objective, max_trials=trials,
+                                         directory=out, project_name=project_name)
+        tuner.search(*data, verbose=1, **search_kwargs)
+        best = tuner.get_best_hyperparameters(1)[0].values
+        print(json.dumps({"best_hyperparameters": best}))
+        return best
+
+    @staticmethod
+    def write_task_file(export_dir, **info):
+        """Writes `TASK_FILE` beside an exported SavedModel (``predict`` reads it)."""
+        with open(os.path.join(export_dir, TASK_FILE), "w") as f:
+            json.dump(info, f)
+
+    @staticmethod
+    def copy_file(run_dir, name, export_dir):
+        """Copies a run file (a tokenizer, say) into the export directory."""
+        shutil.copy(os.path.join(run_dir, name), os.path.join(export_dir, name))
+
+
+def override(settings, overrides):
+    """``settings`` updated with ``overrides``, which may only name existing settings."""
+    unknown = sorted(set(overrides) - set(settings))
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown}; this model's settings are "
+                         f"{sorted(settings)}")
+    settings.update(overrides)
+    return settings
+
+
+def tuned_learning_rate(hp, default):
+    """The ``learning_rate`` hyperparameter every HyperModel searches (log scale, 1e-4 to
+    3e-2)."""
+    return hp.Float("learning_rate", 1e-4, 3e-2, sampling="log", default=default)
+
+
+def lazy_hypermodels(namespace, define, names):
+    """PEP 562 ``__getattr__`` and ``__dir__`` for a recipe module whose HyperModels subclass
+    ``keras_tuner.HyperModel``: ``define()`` (which imports keras-tuner) runs on the first
+    access to one of ``names``, so importing the recipe stays light.
+
+    Args:
+        namespace: the module's ``globals()``; the classes are stored there once defined.
+        define: returns a mapping holding each of ``names``.
+        names: the HyperModel class names.
+    """
+    module = namespace["__name__"]
+
+    def __getattr__(name):
+        if name not in names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        classes = define()
+        for each in names:
+            cls = classes[each]
+            cls.__module__, cls.__qualname__ = module, each
+            namespace[each] = cls
+        return namespace[name]
+
+    def __dir__():
+        return sorted(set(namespace) | set(names))
+
+    return __getattr__, __dir__
+
+
+def tf_error_message(error):
+    """The useful part of a TensorFlow runtime error: an assertion's text, else its first
+    line."""
+    import re
+
+    text = str(error)
+    found = re.search(r"assertion failed: \[([^\]]+)\]", text) or re.search(
+        r"StringToNumberOp could not correctly convert string: ([^\n]+)", text
+    )
+    if found:
+        return found.group(0) if "StringToNumber" in found.group(0) else found.group(1)
+    return text.strip().splitlines()[0]
+
+
+def _steps_of(x, batch_size=None):
+    """Steps per epoch of ``x`` when it can be known without iterating it, else ``None``."""
+    if isinstance(x, dict):
+        x = next(iter(x.values()))
+    if hasattr(x, "shape") and not hasattr(x, "element_spec"):  # arrays: batches of batch_size
+        return -(-len(x) // (batch_size or 32))
+    if hasattr(x, "cardinality"):  # tf.data
+        cardinality = int(x.cardinality())
+        return cardinality if cardinality > 0 else None
+    try:  # keras.utils.PyDataset
+        return len(x)
+    except TypeError:
+        return None

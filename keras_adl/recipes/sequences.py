@@ -1,0 +1,393 @@
+"""The sequences family: attention encoder-decoders, the Transformer and the pointer network.
+
+Tasks:
+    ``dates``: human-written dates → ISO ``YYYY-MM-DD``, character by character (generated).
+    ``pairs``: the user's own ``source<TAB>target`` file, word level.
+    ``sort``: the pointer network outputs the positions that sort a list of numbers.
+
+The HyperModels (`Seq2SeqHyperModel`, `TransformerSeq2SeqHyperModel`,
+`PointerNetworkHyperModel`, `TransformerClassifierHyperModel`) are attributes of this module,
+defined on first use (they need the ``tuner`` extra).
+"""
+
+import json
+import os
+
+from keras_adl.recipes.base import (
+    Option,
+    Recipe,
+    Task,
+    compile_for_training,
+    lazy_hypermodels,
+    override,
+)
+
+SEQ2SEQ_MODELS = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
+VOCABULARY_FILE = "vocab.json"
+# Held-out examples evaluated after training.
+HELD_OUT = 500
+
+# Builder settings and Adam's learning rate per (task, model); vocabulary sizes come from the
+# data. The dates settings are those of examples/seq2seq_dates.py's demo.
+SETTINGS = {
+    ("dates", "attention_seq2seq"): dict(embedding_dim=32, units=64, learning_rate=3e-3),
+    ("dates", "encoder_decoder"): dict(embedding_dim=32, units=64, learning_rate=3e-3),
+    ("dates", "transformer_seq2seq"): dict(model_dim=64, num_heads=4, intermediate_dim=128,
+                                           num_layers=2, learning_rate=1e-3),
+    ("pairs", "attention_seq2seq"): dict(embedding_dim=64, units=128, learning_rate=3e-3),
+    ("pairs", "encoder_decoder"): dict(embedding_dim=64, units=128, learning_rate=3e-3),
+    ("pairs", "transformer_seq2seq"): dict(model_dim=64, num_heads=4, intermediate_dim=128,
+                                           num_layers=2, learning_rate=1e-3),
+    ("sort", "pointer_network"): dict(units=128, learning_rate=2e-3),
+}
+SORT_LENGTH = 10
+
+
+class SequencesRecipe(Recipe):
+    family = "sequences"
+    description = "attention encoder-decoders, the Transformer and the pointer network"
+    tasks = (
+        Task("dates", SEQ2SEQ_MODELS, "human-written dates to ISO YYYY-MM-DD, by character",
+             epochs=3, batch_size=64, samples=20000),
+        Task("pairs", SEQ2SEQ_MODELS, "your own source<TAB>target pairs, by word",
+             epochs=3, batch_size=64, samples=20000, tunable=False,
+             options=(Option("--data", "a UTF-8 file of source<TAB>target lines", "file",
+                             required=True),
+                      Option("--max-length", "tokens kept per source and per target", int,
+                             default=32))),
+        Task("sort", ("pointer_network",), "the pointer network sorts 10 numbers",
+             epochs=3, batch_size=64, samples=20000),
+    )
+
+    # -- models --------------------------------------------------------------------------------
+
+    def settings(self, task, model_name):
+        """The builder's keyword arguments and ``learning_rate`` for ``(task, model_name)``."""
+        return dict(SETTINGS[(task, model_name)])
+
+    def build_model(self, task, model_name, source_vocab_size=None, target_vocab_size=None,
+                    jit_compile=True, **overrides):
+        """The compiled model that ``keras-adl train TASK --model MODEL`` trains.
+
+        Args:
+            task, model_name: names from this recipe's tasks.
+            source_vocab_size, target_vocab_size: for ``pairs`` (the tokenizer's sizes);
+                ``dates`` uses the character vocabularies.
+            jit_compile: compile the train step with XLA.
+            **overrides: replace named settings.
+        """
+        import keras
+
+        from keras_adl import models
+
+        settings = override(self.settings(task, model_name), overrides)
+        learning_rate = settings.pop("learning_rate")
+        if task == "sort":
+            model = models.pointer_network(**settings)
+            return compile_for_training(model, keras.losses.SparseCategoricalCrossentropy(),
+                                        learning_rate, jit_compile)
+        if task == "dates":
+            from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+
+            source_vocab_size, target_vocab_size = len(SOURCE_VOCAB), len(TARGET_VOCAB)
+        model = getattr(models, model_name)(source_vocab_size, target_vocab_size, **settings)
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        return compile_for_training(model, loss, learning_rate, jit_compile)
+
+    @staticmethod
+    def decode_fn(model_name):
+        """Greedy decoding for ``model_name`` (the Transformer has its own cached decoder)."""
+        from keras_adl import models
+
+        if model_name == "transformer_seq2seq":
+            return models.transformer_greedy_decode
+        return models.greedy_decode
+
+    # -- data ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def arrays(task, samples, seed):
+        """``(inputs, targets, raw)`` of a generated task (``dates`` or ``sort``)."""
+        if task == "dates":
+            from keras_adl.tasks.dates import date_arrays
+
+            data = date_arrays(samples, seed=seed)
+            return ({"source": data["source"], "decoder_input": data["decoder_input"]},
+                    data["target"], data)
+        from keras_adl.tasks.sorting import sort_arrays
+
+        data = sort_arrays(samples, length=SORT_LENGTH, seed=seed)
+        return ({"inputs": data["inputs"], "decoder_input": data["decoder_input"]},
+                data["target"], data)
+
+    # -- train ---------------------------------------------------------------------------------
+
+    def train(self, run):
+        if run.task == "pairs":
+            return self._train_pairs(run)
+        model = run.build(self.build_model, run.task, run.model, jit_compile=run.jit_compile)
+        run.record["settings"] = self.settings(run.task, run.model)
+        x, y, _ = self.arrays(run.task, run.samples, seed=0)
+        history = self.fit(run, model, x, y, batch_size=run.batch_size, shuffle=True)
+        return model, history, self.evaluate(run.task, run.model, model, run.out)
+
+    def _train_pairs(self, run):
+        from keras_adl.conventions import NUM_SPECIAL_TOKENS
+        from keras_adl.tasks.text_pairs import load_text_pairs
+        from keras_adl.text import TextPairTokenizer
+
+        max_length = run.options["max_length"]
+        sources, targets = load_text_pairs(run.options["data"])
+        tokenizer = TextPairTokenizer.build(sources, targets)
+        sizes = (len(tokenizer.source_vocabulary) + NUM_SPECIAL_TOKENS,
+                 len(tokenizer.target_vocabulary) + NUM_SPECIAL_TOKENS)
+        model = run.build(self.build_model, "pairs", run.model, *sizes,
+                          jit_compile=run.jit_compile)
+        run.record.update(settings=self.settings("pairs", run.model), max_length=max_length,
+                          data=run.options["data"])
+        with open(run.path(VOCABULARY_FILE), "w") as f:
+            json.dump(tokenizer.to_config(), f)
+        batch_size = min(run.batch_size, len(sources))
+        train = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
+        history = self.fit(run, model, train)  # the dataset shuffles itself
+        metrics = self._evaluate_pairs(run.model, model, tokenizer, sources, targets,
+                                       max_length, run.out)
+        return model, history, metrics
+
+    # -- evaluate ------------------------------------------------------------------------------
+
+    def evaluate(self, task, model_name, model, out):
+        """Held-out exact match on fresh generated examples, and the attention picture."""
+        import keras
+        import numpy as np
+
+        from keras_adl.plotting import plot_attention
+
+        _, _, test = self.arrays(task, HELD_OUT, seed=1)
+        if task == "sort":
+            from keras_adl.models import pointer_decode
+
+            order, probabilities = pointer_decode(model, test["inputs"])
+            order = keras.ops.convert_to_numpy(order)
+            plot_attention(keras.ops.convert_to_numpy(probabilities)[0],
+                           [f"{v:.2f}" for v in test["inputs"][0, :, 0]],
+                           [str(i) for i in order[0]], os.path.join(out, "attention.png"),
+                           title="pointer distribution per output step")
+            return {"held_out_fully_sorted": float(np.mean(np.all(order == test["target"], 1)))}
+        from keras_adl.tasks.dates import TARGET_LENGTH, TARGET_VOCAB
+
+        tokens, attention, _ = self.decode_fn(model_name)(model, test["source"],
+                                                           TARGET_LENGTH - 1)
+        predictions = TARGET_VOCAB.decode(keras.ops.convert_to_numpy(tokens))
+        exact = float(np.mean([p == t for p, t in zip(predictions, test["target_text"])]))
+        plot_attention(keras.ops.convert_to_numpy(attention)[0], list(test["source_text"][0]),
+                       list(predictions[0]) + ["</s>"], os.path.join(out, "attention.png"),
+                       title=f"{model_name}: attention")
+        for source, prediction in list(zip(test["source_text"], predictions))[:3]:
+            print(f"  {source} -> {prediction}")
+        return {"held_out_exact_match": exact}
+
+    def _evaluate_pairs(self, model_name, model, tokenizer, sources, targets, max_length, out):
+        """Exact match on (up to 500 of) the training pairs: user data has no held-out split."""
+        import keras
+        import numpy as np
+        import tensorflow as tf
+
+        from keras_adl.plotting import plot_attention
+
+        sources, targets = sources[:HELD_OUT], targets[:HELD_OUT]
+        ids = tokenizer.encode_source(tf.constant(sources), max_length)
+        tokens, attention, _ = self.decode_fn(model_name)(model, ids, max_length)
+        predictions = [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
+        exact = float(np.mean([p == t.lower() for p, t in zip(predictions, targets)]))
+        plot_attention(keras.ops.convert_to_numpy(attention)[0], sources[0].lower().split(),
+                       predictions[0].split() + ["</s>"], os.path.join(out, "attention.png"),
+                       title=f"{model_name}: attention")
+        for source, prediction in list(zip(sources, predictions))[:3]:
+            print(f"  {source} -> {prediction}")
+        return {"train_exact_match": exact}
+
+    # -- tune ----------------------------------------------------------------------------------
+
+    def hypermodel(self, task, model_name):
+        """The HyperModel searched by ``keras-adl tune TASK --model MODEL``."""
+        from keras_adl.recipes.sequences import (
+            PointerNetworkHyperModel,
+            Seq2SeqHyperModel,
+            TransformerSeq2SeqHyperModel,
+        )
+        from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+
+        if task == "sort":
+            return PointerNetworkHyperModel()
+        sizes = (len(SOURCE_VOCAB), len(TARGET_VOCAB))
+        if model_name == "transformer_seq2seq":
+            return TransformerSeq2SeqHyperModel(*sizes)
+        return Seq2SeqHyperModel(*sizes)
+
+    def tune(self, task, model_name, trials, epochs, samples, out, options):
+        x, y, _ = self.arrays(task, samples, seed=0)
+        validation = self.arrays(task, max(samples // 5, 64), seed=1)[:2]
+        return self.search(self.hypermodel(task, model_name), "val_loss", trials, out,
+                           f"{task}_{model_name}", x, y, validation_data=validation,
+                           epochs=epochs, batch_size=64)
+
+    # -- export and predict --------------------------------------------------------------------
+
+    def export(self, run_dir, run_record, model, export_dir, beam_width=1):
+        from keras_adl.training import export
+
+        task, model_name = run_record["task"], run_record["model"]
+        if task == "sort":
+            export.export_serving_fn(model, export_dir, export.make_pointer_serving_fn(model))
+        elif task == "pairs":
+            from keras_adl.text import TextPairTokenizer
+
+            with open(os.path.join(run_dir, VOCABULARY_FILE)) as f:
+                tokenizer = TextPairTokenizer.from_config(json.load(f))
+            length = run_record["max_length"]
+            serve = export.make_text_pair_serving_fn(model, tokenizer, length, length,
+                                                     decode=self.decode_fn(model_name))
+            export.export_serving_fn(model, export_dir, serve, resources=tokenizer.tables)
+        else:
+            from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
+
+            decode = self.decode_fn(model_name) if model_name == "transformer_seq2seq" else None
+            export.export_seq2seq(model, export_dir, SOURCE_VOCAB, TARGET_VOCAB,
+                                  TARGET_LENGTH - 1, beam_width=beam_width, decode=decode)
+        self.write_task_file(export_dir, task=task, model=model_name)
+
+    def predict(self, export_dir, inputs, task_info):
+        """Prints ``input<TAB>output`` for each raw string."""
+        import tensorflow as tf
+
+        from keras_adl.recipes.base import RecipeError, tf_error_message
+
+        loaded = tf.saved_model.load(export_dir)
+        try:
+            outputs = loaded.signatures["serving_default"](inputs=tf.constant(inputs))
+        except (tf.errors.InvalidArgumentError, ValueError) as error:
+            raise RecipeError("the model could not read these inputs: "
+                              f"{tf_error_message(error)}") from None
+        for text, output in zip(inputs, outputs["output"].numpy()):
+            print(f"{text}\t{output.decode()}")
+
+
+RECIPE = SequencesRecipe()
+
+
+def _hypermodels():
+    import keras
+    import keras_tuner
+
+    from keras_adl.models.pointer import pointer_network
+    from keras_adl.models.seq2seq import attention_seq2seq, encoder_decoder
+    from keras_adl.models.transformer import transformer_classifier, transformer_seq2seq
+    from keras_adl.recipes.base import tuned_learning_rate
+
+    def compile_(model, hp, loss, default_lr):
+        return compile_for_training(model, loss, tuned_learning_rate(hp, default_lr))
+
+    class Seq2SeqHyperModel(keras_tuner.HyperModel):
+        """Searches `attention_seq2seq` / `encoder_decoder`.
+
+        Hyperparameters: ``model`` (``"attention"`` or ``"no_attention"``); ``attention``
+        (``"bahdanau"``/``"luong"``, only in the ``"attention"`` scope); ``cell``; ``units``;
+        ``embedding_dim``; ``learning_rate``. The defaults are the ``dates`` recipe's.
+
+        Args:
+            source_vocab_size, target_vocab_size: vocabulary sizes.
+        """
+
+        def __init__(self, source_vocab_size, target_vocab_size, name="seq2seq", tunable=True):
+            super().__init__(name=name, tunable=tunable)
+            self.source_vocab_size = source_vocab_size
+            self.target_vocab_size = target_vocab_size
+
+        def build(self, hp):
+            default = SETTINGS[("dates", "attention_seq2seq")]
+            kind = hp.Choice("model", ["attention", "no_attention"], default="attention")
+            units = hp.Choice("units", [32, 64, 128], default=default["units"])
+            embedding_dim = hp.Choice("embedding_dim", [16, 32, 64],
+                                      default=default["embedding_dim"])
+            cell = hp.Choice("cell", ["gru", "lstm"], default="gru")
+            sizes = (self.source_vocab_size, self.target_vocab_size, embedding_dim, units)
+            if kind == "attention":
+                with hp.conditional_scope("model", ["attention"]):
+                    attention = hp.Choice("attention", ["bahdanau", "luong"],
+                                          default="bahdanau")
+                model = attention_seq2seq(*sizes, attention=attention, cell=cell)
+            else:
+                model = encoder_decoder(*sizes, cell=cell)
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            return compile_(model, hp, loss, default["learning_rate"])
+
+    class TransformerSeq2SeqHyperModel(keras_tuner.HyperModel):
+        """Searches `transformer_seq2seq`: ``model_dim``, ``num_heads``, ``num_layers``,
+        ``intermediate_factor`` (FFN size / model_dim), ``dropout``, ``learning_rate``."""
+
+        def __init__(self, source_vocab_size, target_vocab_size, name="transformer_seq2seq",
+                     tunable=True):
+            super().__init__(name=name, tunable=tunable)
+            self.source_vocab_size = source_vocab_size
+            self.target_vocab_size = target_vocab_size
+
+        def build(self, hp):
+            default = SETTINGS[("dates", "transformer_seq2seq")]
+            model_dim = hp.Choice("model_dim", [32, 64, 128], default=default["model_dim"])
+            model = transformer_seq2seq(
+                self.source_vocab_size,
+                self.target_vocab_size,
+                model_dim=model_dim,
+                num_heads=hp.Choice("num_heads", [2, 4], default=default["num_heads"]),
+                intermediate_dim=model_dim * hp.Choice("intermediate_factor", [2, 4], default=2),
+                num_layers=hp.Int("num_layers", 1, 4, default=default["num_layers"]),
+                dropout=hp.Float("dropout", 0.0, 0.3, step=0.1, default=0.0),
+            )
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            return compile_(model, hp, loss, default["learning_rate"])
+
+    class PointerNetworkHyperModel(keras_tuner.HyperModel):
+        """Searches `pointer_network`: ``units``, ``learning_rate``."""
+
+        def __init__(self, input_dim=1, name="pointer_network", tunable=True):
+            super().__init__(name=name, tunable=tunable)
+            self.input_dim = input_dim
+
+        def build(self, hp):
+            default = SETTINGS[("sort", "pointer_network")]
+            model = pointer_network(
+                self.input_dim, units=hp.Choice("units", [32, 64, 128], default=default["units"]))
+            return compile_(model, hp, keras.losses.SparseCategoricalCrossentropy(),
+                            default["learning_rate"])
+
+    class TransformerClassifierHyperModel(keras_tuner.HyperModel):
+        """Searches `transformer_classifier`: ``model_dim``, ``num_heads``, ``num_layers``,
+        ``dropout``, ``learning_rate``."""
+
+        def __init__(self, vocab_size, num_classes, name="transformer_classifier", tunable=True):
+            super().__init__(name=name, tunable=tunable)
+            self.vocab_size = vocab_size
+            self.num_classes = num_classes
+
+        def build(self, hp):
+            model_dim = hp.Choice("model_dim", [32, 64, 128], default=64)
+            model = transformer_classifier(
+                self.vocab_size,
+                self.num_classes,
+                model_dim=model_dim,
+                num_heads=hp.Choice("num_heads", [2, 4], default=4),
+                intermediate_dim=2 * model_dim,
+                num_layers=hp.Int("num_layers", 1, 4, default=2),
+                dropout=hp.Float("dropout", 0.0, 0.3, step=0.1, default=0.1),
+            )
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            return compile_(model, hp, loss, 1e-3)
+
+    return locals()
+
+
+__getattr__, __dir__ = lazy_hypermodels(
+    globals(), _hypermodels,
+    ("Seq2SeqHyperModel", "TransformerSeq2SeqHyperModel", "PointerNetworkHyperModel",
+     "TransformerClassifierHyperModel"))

@@ -1,0 +1,417 @@
+"""The vision family: the Recurrent Attention Model on translated and cluttered digits, and
+Show, Attend and Tell captioning digit strips.
+
+Digits are scikit-learn's (16×16), or MNIST / Fashion-MNIST IDX files given with ``--data``
+(28×28; Debian's ``dataset-fashion-mnist``, `make data`). The HyperModels
+(`RecurrentAttentionHyperModel`, `ShowAttendTellHyperModel`) are attributes of this module
+defined on first use.
+"""
+
+import os
+
+from keras_adl.recipes.base import (
+    Option,
+    Recipe,
+    Task,
+    compile_for_training,
+    lazy_hypermodels,
+    override,
+    tuned_learning_rate,
+)
+
+RAM_MODELS = ("ram", "ram_random")
+CAPTION_LENGTH = 3  # digits per strip; the caption adds END
+HELD_OUT_STRIPS = 500
+PLACEMENT_SEED = 123  # the fixed placement of the held-out digits
+_DATA = Option("--data", "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's "
+               "digits at 16x16)", "dir")
+
+# RAM: the sizes of the glimpse network and core, Adam's learning rate; the canvas, clutter
+# and glimpses depend on the task and the digits' size (`ram_layout`).
+RAM_SETTINGS = dict(glimpse_units=64, location_units=64, glimpse_output_units=128, units=128,
+                    location_std=0.1, seed=0, learning_rate=1e-3)
+# Show, Attend and Tell: three poolings give a 2×6 grid of regions on sklearn's 16×48 strips
+# (3×10 on 28×84). With many more regions than caption steps, λ = 1 pulls attention towards
+# uniform (see benchmarks/RESULTS.md).
+CAPTION_SETTINGS = dict(embedding_dim=16, units=32, encoder_filters=(8, 16, 32),
+                        regularization=1.0, learning_rate=1e-2)
+
+
+def ram_layout(task, digit_size):
+    """Canvas, clutter and glimpse settings of a RAM task for digits of ``digit_size`` pixels.
+
+    Translated: a canvas twice the digit's size (32 for sklearn's digits; 60 for 28-pixel
+    digits, as the paper's 60×60 translated MNIST), 4 glimpses of one 8×8 patch. Cluttered: the
+    paper's 60×60 canvas with 4 pieces of 8×8 clutter for 28-pixel digits (48×48 for 16-pixel
+    ones), 8 glimpses of 2 scales of a 12×12 (8×8) patch (the paper has 3 scales; here 3
+    scales let random glimpses see as much as learned ones, see benchmarks/RESULTS.md).
+    """
+    if task == "translated_digits":
+        canvas = 60 if digit_size > 16 else 2 * digit_size
+        return dict(canvas_size=canvas, num_clutter=0, num_glimpses=4, patch_size=8,
+                    num_scales=1)
+    canvas = 60 if digit_size > 16 else 3 * digit_size
+    return dict(canvas_size=canvas, num_clutter=4, num_glimpses=8,
+                patch_size=12 if digit_size > 16 else 8, num_scales=2)
+
+
+def load_digits(data_dir=None):
+    """``((train_x, train_y), (test_x, test_y))``: sklearn's digits at 16×16 split 80/20, or the
+    MNIST / Fashion-MNIST IDX files in ``data_dir`` (28×28)."""
+    from keras_adl.tasks.image_sources import load_idx_dataset, load_sklearn_digits
+    from keras_adl.tasks.splits import split_dataset
+
+    if data_dir:
+        return load_idx_dataset(data_dir, "train"), load_idx_dataset(data_dir, "test")
+    images, labels = load_sklearn_digits(16)
+    return split_dataset(images, labels, 0.2, seed=0)
+
+
+class VisionRecipe(Recipe):
+    family = "vision"
+    description = "Recurrent Attention Model, Show-Attend-Tell captioning"
+    tasks = (
+        Task("translated_digits", RAM_MODELS, "RAM classifies digits placed anywhere on a "
+             "canvas twice their size, 4 glimpses", epochs=60, batch_size=64, samples=60000,
+             tune_samples=60000, options=(_DATA,)),
+        Task("cluttered_digits", RAM_MODELS, "RAM on a 3x canvas with 4 pieces of clutter, "
+             "8 glimpses of 2 scales", epochs=60, batch_size=64, samples=60000,
+             tune_samples=60000, options=(_DATA,)),
+        Task("digit_strips", ("show_attend_tell",), "Show, Attend and Tell reads strips of "
+             "3 digits", epochs=20, batch_size=64, samples=60000, tune_samples=60000,
+             options=(_DATA,)),
+    )
+
+    def settings(self, task, model_name):
+        """The builder's keyword arguments (those that do not depend on the data) and
+        ``learning_rate``."""
+        if task == "digit_strips":
+            return dict(CAPTION_SETTINGS)
+        return dict(RAM_SETTINGS, policy="random" if model_name == "ram_random" else "learned")
+
+    def build_model(self, task, model_name, digit_size=16, jit_compile=True, **overrides):
+        """The compiled model ``keras-adl train TASK --model MODEL`` trains for digits of
+        ``digit_size`` pixels; ``overrides`` replace named settings."""
+        import keras
+
+        settings = override(self.settings(task, model_name), overrides)
+        learning_rate = settings.pop("learning_rate")
+        if task == "digit_strips":
+            from keras_adl.models.captioning import show_attend_tell
+            from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
+
+            image_shape = tuple(self.image_shape(task, digit_size))
+            model = show_attend_tell(CAPTION_VOCAB_SIZE, image_shape=image_shape, **settings)
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
+            return compile_for_training(model, loss, learning_rate, jit_compile)
+        from keras_adl.models.ram import recurrent_attention_model
+
+        layout = ram_layout(task, digit_size)
+        canvas = layout.pop("canvas_size")
+        layout.pop("num_clutter")
+        model = recurrent_attention_model((canvas, canvas, 1), 10, **layout, **settings)
+        model.compile(optimizer=keras.optimizers.Adam(learning_rate), jit_compile=jit_compile)
+        return model
+
+    @staticmethod
+    def image_shape(task, digit_size):
+        """``[H, W, 1]`` of the model's images for digits of ``digit_size`` pixels."""
+        if task == "digit_strips":
+            return [digit_size, CAPTION_LENGTH * digit_size, 1]
+        canvas = ram_layout(task, digit_size)["canvas_size"]
+        return [canvas, canvas, 1]
+
+    def train(self, run):
+        (train_x, train_y), test = load_digits(run.options.get("data"))
+        train_x, train_y = train_x[: run.samples], train_y[: run.samples]
+        batch_size = min(run.batch_size, len(train_x))
+        digit_size = int(train_x.shape[1])
+        model = run.build(self.build_model, run.task, run.model, digit_size,
+                          jit_compile=run.jit_compile)
+        run.record.update(data=run.options.get("data") or "sklearn_digits",
+                          digit_size=digit_size, settings=self.settings(run.task, run.model),
+                          image_shape=self.image_shape(run.task, digit_size))
+        if run.task == "digit_strips":
+            from keras_adl.tasks.digit_strips import DigitStrips
+
+            data = DigitStrips(train_x, train_y, batch_size, num_digits=CAPTION_LENGTH, seed=0)
+            history = self.fit(run, model, data)
+            return model, history, self.evaluate_captioning(model, test, run.out)
+        from keras_adl.tasks.translated_digits import TranslatedDigits
+
+        layout = ram_layout(run.task, digit_size)
+        run.record["layout"] = layout
+        data = TranslatedDigits(train_x, train_y, batch_size, canvas_size=layout["canvas_size"],
+                                num_clutter=layout["num_clutter"], seed=0)
+        history = self.fit(run, model, data)
+        metrics = self.evaluate_ram(model, run.task, run.model, test, layout, run.out)
+        return model, history, metrics
+
+    @staticmethod
+    def evaluate_ram(model, task, model_name, test, layout, out):
+        """Held-out error on a fixed placement of the test digits, where the glimpses land, and
+        a picture of one glimpse path."""
+        import numpy as np
+
+        from keras_adl.metrics import glimpses_on_digit
+        from keras_adl.plotting import plot_glimpse_path
+        from keras_adl.tasks.translated_digits import translate_digits
+
+        test_x, test_y = test
+        canvases, labels, offsets = translate_digits(
+            test_x, test_y, layout["canvas_size"], num_clutter=layout["num_clutter"],
+            rng=PLACEMENT_SEED)
+        outputs = model.predict(canvases, verbose=0)
+        predictions = outputs["probabilities"].argmax(-1)
+        on_digit = glimpses_on_digit(outputs["locations"], offsets, test_x.shape[1],
+                                     layout["canvas_size"])
+        plot_glimpse_path(canvases[0], outputs["locations"][0], layout["patch_size"],
+                          layout["num_scales"], os.path.join(out, "glimpses.png"),
+                          title=f"{model_name} on {task}: predicted {predictions[0]}, "
+                                f"true {labels[0]}")
+        return {"held_out_error": float(np.mean(predictions != labels)),
+                "held_out_glimpses_on_digit": float(on_digit)}
+
+    @staticmethod
+    def evaluate_captioning(model, test, out):
+        """Held-out exact match, token accuracy and attention alignment on fresh strips of the
+        test digits, and a picture of one caption's attention."""
+        import keras
+        import numpy as np
+
+        from keras_adl.metrics import alignment_hit_rate, exact_match
+        from keras_adl.models.captioning import (
+            caption_attention,
+            caption_greedy_decode,
+            caption_grid_shape,
+        )
+        from keras_adl.plotting import plot_caption_attention
+        from keras_adl.tasks.digit_strips import DIGIT_OFFSET, caption_arrays, digit_strips
+
+        test_x, test_y = test
+        strips, captions, spans = digit_strips(test_x, test_y, HELD_OUT_STRIPS,
+                                               num_digits=CAPTION_LENGTH, rng=PLACEMENT_SEED)
+        decoder_input, targets = caption_arrays(captions)
+        tokens, attention, _ = caption_greedy_decode(model, strips, CAPTION_LENGTH + 1)
+        tokens = keras.ops.convert_to_numpy(tokens)
+        teacher = keras.ops.convert_to_numpy(
+            caption_attention(model, {"image": strips, "decoder_input": decoder_input}))
+        grid = caption_grid_shape(model)
+        metrics = {
+            "held_out_exact_match": float(exact_match(tokens, targets)),
+            "held_out_token_accuracy": float(np.mean(tokens[:, :CAPTION_LENGTH]
+                                                     == targets[:, :CAPTION_LENGTH])),
+            # The grid covers the pixels its poolings saw: 80 of an 84-pixel strip, say.
+            "held_out_alignment_hit_rate": float(alignment_hit_rate(
+                teacher, spans, captions, grid[1], grid[1] * (strips.shape[2] // grid[1]))),
+        }
+        words = [str(t - DIGIT_OFFSET) if t >= DIGIT_OFFSET else "</s>" for t in tokens[0]]
+        plot_caption_attention(strips[0], keras.ops.convert_to_numpy(attention)[0], words, grid,
+                               os.path.join(out, "attention.png"),
+                               title="show_attend_tell: attention per output digit")
+        return metrics
+
+    def hypermodel(self, task, model_name, digit_size):
+        from keras_adl.recipes.vision import (
+            RecurrentAttentionHyperModel,
+            ShowAttendTellHyperModel,
+        )
+        from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
+
+        if task == "digit_strips":
+            return ShowAttendTellHyperModel(
+                CAPTION_VOCAB_SIZE, (digit_size, CAPTION_LENGTH * digit_size, 1))
+        layout = ram_layout(task, digit_size)
+        canvas = layout["canvas_size"]
+        return RecurrentAttentionHyperModel(
+            (canvas, canvas, 1), 10, num_glimpses=layout["num_glimpses"],
+            policy="random" if model_name == "ram_random" else "learned")
+
+    def tune(self, task, model_name, trials, epochs, samples, out, options):
+        (train_x, train_y), (test_x, test_y) = load_digits(options.get("data"))
+        train_x, train_y = train_x[:samples], train_y[:samples]
+        digit_size = int(train_x.shape[1])
+        batch = min(self.task(task).batch_size, len(train_x), len(test_x))
+        hypermodel = self.hypermodel(task, model_name, digit_size)
+        if task == "digit_strips":
+            from keras_adl.tasks.digit_strips import DigitStrips
+
+            data = DigitStrips(train_x, train_y, batch, num_digits=CAPTION_LENGTH, seed=0)
+            validation = DigitStrips(test_x, test_y, batch, num_digits=CAPTION_LENGTH, seed=1)
+            objective = "val_loss"
+        else:
+            from keras_adl.tasks.translated_digits import TranslatedDigits
+
+            layout = ram_layout(task, digit_size)
+            place = dict(canvas_size=layout["canvas_size"], num_clutter=layout["num_clutter"])
+            data = TranslatedDigits(train_x, train_y, batch, seed=0, **place)
+            validation = TranslatedDigits(test_x, test_y, batch, seed=1, shuffle=False, **place)
+            objective = ("val_accuracy", "max")
+        return self.search(hypermodel, objective, trials, out, f"{task}_{model_name}", data,
+                           validation_data=validation, epochs=epochs)
+
+    def export(self, run_dir, run_record, model, export_dir, beam_width=1):
+        """A SavedModel with an image-batch signature ``images [None, H, W, C]`` float32."""
+        from keras_adl.training import export as exporting
+
+        if run_record["task"] == "digit_strips":
+            exporting.export_captioning(model, export_dir, CAPTION_LENGTH + 1,
+                                        beam_width=beam_width)
+        else:
+            exporting.export_serving_fn(model, export_dir, exporting.make_ram_serving_fn(model))
+        self.write_task_file(export_dir, task=run_record["task"], model=run_record["model"],
+                             image_shape=run_record["image_shape"])
+
+    @staticmethod
+    def read_images(paths, image_shape):
+        """Grayscale images ``[B, H, W, 1]`` in [0, 1] from PNG/JPEG/GIF/BMP files or ``.npy``
+        arrays of the model's size."""
+        import numpy as np
+
+        from keras_adl.recipes.base import RecipeError
+
+        images = []
+        for path in paths:
+            if not os.path.isfile(path):
+                raise RecipeError(f"image file {path!r} not found")
+            if path.endswith(".npy"):
+                image = np.load(path).astype("float32")
+                image = image / 255.0 if image.max() > 1.0 else image
+            else:
+                import tensorflow as tf
+
+                try:
+                    decoded = tf.io.decode_image(tf.io.read_file(path), channels=1,
+                                                 expand_animations=False)
+                except tf.errors.InvalidArgumentError:
+                    raise RecipeError(f"{path!r} is not a PNG, JPEG, GIF or BMP image") from None
+                image = decoded.numpy().astype("float32") / 255.0
+            if image.ndim == 2:
+                image = image[..., None]
+            if list(image.shape) != list(image_shape):
+                raise RecipeError(f"{path!r} has shape {list(image.shape)}; this model reads "
+                                  f"{image_shape[0]}×{image_shape[1]} grayscale images")
+            images.append(image)
+        return np.stack(images)
+
+    def predict(self, export_dir, inputs, task_info):
+        """Prints the class and glimpse path (RAM) or the caption of each image file."""
+        import tensorflow as tf
+
+        images = self.read_images(inputs, task_info["image_shape"])
+        loaded = tf.saved_model.load(export_dir)
+        outputs = loaded.signatures["serving_default"](images=tf.constant(images))
+        if task_info["task"] == "digit_strips":
+            for path, caption in zip(inputs, outputs["caption"].numpy()):
+                print(f"{path}\t{caption.decode()}")
+            return
+        for path, label, probabilities, locations in zip(
+            inputs, outputs["classes"].numpy(), outputs["probabilities"].numpy(),
+            outputs["locations"].numpy()
+        ):
+            path_text = " ".join(f"({y:+.2f},{x:+.2f})" for y, x in locations)
+            print(f"{path}\t{label}\tp={probabilities[label]:.3f}\tglimpses {path_text}")
+
+
+RECIPE = VisionRecipe()
+
+
+def _hypermodels():
+    import keras
+    import keras_tuner
+
+    from keras_adl.models.captioning import show_attend_tell
+    from keras_adl.models.ram import recurrent_attention_model
+
+    class RecurrentAttentionHyperModel(keras_tuner.HyperModel):
+        """Searches `recurrent_attention_model` (trained by its own hybrid REINFORCE rule).
+
+        Hyperparameters: ``patch_size``; ``num_scales``; ``units`` (core; the glimpse network's
+        ``g`` has the same size and ``h_g``, ``h_l`` half of it); ``location_std``;
+        ``learning_rate`` (Adam). Tune on ``keras_tuner.Objective("val_accuracy", "max")``.
+
+        Args:
+            image_shape: ``(H, W, C)``.
+            num_classes: number of classes.
+            num_glimpses: fixed number of glimpses (the budget is part of the task).
+            policy: ``"learned"`` or ``"random"`` (the random-glimpse baseline).
+            jit_compile: compile the train step with XLA.
+        """
+
+        def __init__(self, image_shape, num_classes, num_glimpses=4, policy="learned",
+                     jit_compile=True, name="recurrent_attention", tunable=True):
+            super().__init__(name=name, tunable=tunable)
+            self.image_shape = tuple(image_shape)
+            self.num_classes = num_classes
+            self.num_glimpses = num_glimpses
+            self.policy = policy
+            self.jit_compile = jit_compile
+
+        def build(self, hp):
+            units = hp.Choice("units", [64, 128, 256], default=RAM_SETTINGS["units"])
+            model = recurrent_attention_model(
+                self.image_shape,
+                self.num_classes,
+                num_glimpses=self.num_glimpses,
+                patch_size=hp.Choice("patch_size", [6, 8, 12], default=8),
+                num_scales=hp.Int("num_scales", 1, 3, default=1),
+                glimpse_units=units // 2,
+                location_units=units // 2,
+                glimpse_output_units=units,
+                units=units,
+                location_std=hp.Choice("location_std", [0.05, 0.1, 0.2],
+                                       default=RAM_SETTINGS["location_std"]),
+                policy=self.policy,
+            )
+            learning_rate = tuned_learning_rate(hp, RAM_SETTINGS["learning_rate"])
+            model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+                          jit_compile=self.jit_compile)
+            return model
+
+    class ShowAttendTellHyperModel(keras_tuner.HyperModel):
+        """Searches `show_attend_tell` on images.
+
+        Hyperparameters: ``units``; ``embedding_dim``; ``learning_rate``. The library's recipe
+        otherwise (Adam with a global-norm clip of 5, masked sparse cross-entropy). ``λ`` is
+        fixed: ``val_loss`` includes ``λ`` times the penalty, whose floor ``L(1 − T/L)²`` is far
+        above a good cross-entropy, so a search over ``λ`` on ``val_loss`` would always pick
+        ``λ = 0``.
+
+        Args:
+            vocab_size: caption vocabulary size (13 for digit strips).
+            image_shape: ``(H, W, C)``.
+            encoder_filters: of the CNN encoder (fixed: it sets the number of regions ``L``).
+            regularization: the doubly stochastic ``λ``.
+            jit_compile: compile the train step with XLA.
+        """
+
+        def __init__(self, vocab_size, image_shape,
+                     encoder_filters=CAPTION_SETTINGS["encoder_filters"],
+                     regularization=CAPTION_SETTINGS["regularization"], jit_compile=True,
+                     name="show_attend_tell", tunable=True):
+            super().__init__(name=name, tunable=tunable)
+            self.vocab_size = vocab_size
+            self.image_shape = tuple(image_shape)
+            self.encoder_filters = tuple(encoder_filters)
+            self.regularization = regularization
+            self.jit_compile = jit_compile
+
+        def build(self, hp):
+            model = show_attend_tell(
+                self.vocab_size,
+                image_shape=self.image_shape,
+                units=hp.Choice("units", [32, 64, 128], default=CAPTION_SETTINGS["units"]),
+                embedding_dim=hp.Choice("embedding_dim", [16, 32, 64],
+                                        default=CAPTION_SETTINGS["embedding_dim"]),
+                regularization=self.regularization,
+                encoder_filters=self.encoder_filters,
+            )
+            learning_rate = tuned_learning_rate(hp, CAPTION_SETTINGS["learning_rate"])
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
+            return compile_for_training(model, loss, learning_rate, self.jit_compile)
+
+    return locals()
+
+
+__getattr__, __dir__ = lazy_hypermodels(
+    globals(), _hypermodels, ("RecurrentAttentionHyperModel", "ShowAttendTellHyperModel"))
