@@ -1,17 +1,33 @@
-"""Losses and metrics of the memory papers: per-sequence bit costs over the answer phase.
+"""Losses, metrics and evaluation figures of the library's tasks.
 
+Keras losses and metrics of the memory papers: per-sequence bit costs over the answer phase.
 The NTM and DNC papers report, per sequence, the number of wrong output bits ("bit errors per
 sequence") and the binary cross-entropy in bits ("cost per sequence"). Both count only the
 steps where an answer is expected: pass the task's ``weights`` ``[B, T]`` as ``sample_weight``
 and list the metrics under ``weighted_metrics`` (Keras gives ``metrics`` no sample weights). A
 ``[B]`` sample weight (one per sequence) is accepted too.
 Predictions are logits.
+
+Evaluation figures, plain numpy functions of a model's outputs (attention weights, glimpse
+locations, decoded tokens) and the task's ground truth, each returning a float in ``[0, 1]``:
+
+- `glimpses_on_digit`: how often a Recurrent Attention Model's glimpses land on the digit
+  (`keras_adl.tasks.translated_digits`);
+- `alignment_hit_rate`: how often each caption step attends to the digit it names, and
+  `exact_match`: the fraction of captions predicted exactly (`keras_adl.tasks.digit_strips`);
+- `sentence_attention_hit_rate`: how often a hierarchical model's sentence attention peaks on
+  the key sentence (`keras_adl.tasks.needle`).
 """
 
 import math
+import numbers
 
 import keras
+import numpy as np
 from keras import ops
+
+from keras_adl.conventions import PAD
+from keras_adl.tasks._checks import check_captions, check_positive_int
 
 
 def _per_step_cross_entropy(y_true, y_pred):
@@ -126,3 +142,177 @@ class BitsPerSequence(_PerSequenceSum):
 
     def _per_step(self, y_true, y_pred):
         return _per_step_cross_entropy(y_true, y_pred) / math.log(2.0)
+
+
+# ---------------------------------------------------------------------- evaluation figures
+
+
+def alignment_hit_rate(attention, spans, captions, grid_width, strip_width):
+    """How often each caption step attends to the digit it names.
+
+    ``attention`` weighs an annotation grid of ``L = grid_height · grid_width`` regions laid
+    out row-major (region ``l`` is in grid column ``l % grid_width``). Step ``t`` of a caption
+    with ``n`` digits (``t < n``) is a hit when the column centre of its most-attended region,
+    ``(col + 0.5) · strip_width / grid_width`` pixels, lies in digit ``t``'s span
+    ``[start, end)``. The END step and padding steps are ignored.
+
+    Args:
+        attention: ``[B, S, L]`` attention weights, ``S ≥ T`` (e.g. the ``T + 1`` steps of a
+            teacher-forced decoder).
+        spans: int ``[B, T, 2]`` from `keras_adl.tasks.digit_strips.digit_strips`.
+        captions: int ``[B, T]`` ``PAD``-padded captions from the same call.
+        grid_width: columns of the annotation grid.
+        strip_width: width of the strips in pixels.
+
+    Returns:
+        The hit rate over all real digit steps, a float in ``[0, 1]``.
+
+    Example:
+
+    >>> spans = np.array([[[0, 4], [4, 8]]])
+    >>> attention = np.zeros((1, 3, 2))
+    >>> attention[0, 0, 0] = attention[0, 1, 1] = 1.0  # step 0 on the left, step 1 on the right
+    >>> round(alignment_hit_rate(attention, spans, np.array([[5, 6]]), 2, 8), 2)
+    1.0
+    >>> round(alignment_hit_rate(attention[..., ::-1], spans, np.array([[5, 6]]), 2, 8), 2)
+    0.0
+    """
+    where = "alignment_hit_rate: "
+    captions, real = check_captions(where, "captions", captions)
+    attention, spans = np.asarray(attention), np.asarray(spans)
+    batch, steps = captions.shape
+    if attention.ndim != 3 or attention.shape[0] != batch or attention.shape[1] < steps:
+        raise ValueError(
+            f"{where}`attention` must have shape [B, S, L] with B = {batch} and S ≥ {steps} "
+            f"(the captions' shape is {captions.shape}); received shape {attention.shape}."
+        )
+    if spans.shape != (batch, steps, 2):
+        raise ValueError(f"{where}`spans` must have shape {(batch, steps, 2)}; received shape "
+                         f"{spans.shape}.")
+    check_positive_int("grid_width", grid_width, where)
+    if attention.shape[2] % grid_width:
+        raise ValueError(
+            f"{where}the {attention.shape[2]} attention regions must be a whole number of rows "
+            f"of `grid_width`={grid_width}."
+        )
+    if isinstance(strip_width, bool) or not isinstance(strip_width, numbers.Real) or not (
+        strip_width > 0
+    ):
+        raise ValueError(f"{where}`strip_width` must be a positive number; received "
+                         f"{strip_width!r}.")
+    if not real.any():
+        raise ValueError(f"{where}`captions` holds no digit (all PAD); there is nothing to score.")
+    column = attention[:, :steps].argmax(axis=-1) % grid_width
+    centre = (column + 0.5) * strip_width / grid_width
+    hit = (centre >= spans[..., 0]) & (centre < spans[..., 1])
+    return float(hit[real].mean())
+
+
+def glimpses_on_digit(locations, offsets, digit_size, canvas_size):
+    """Fraction of a Recurrent Attention Model's chosen glimpses centred on the digit.
+
+    Args:
+        locations: ``[B, n, 2]`` glimpse centres ``(y, x)`` in ``[-1, 1]`` (the first, fixed
+            glimpse is left out: only ``l_1 … l_{n−1}`` are chosen by the policy).
+        offsets: ``[B, 2]`` ``(top, left)`` of each digit, from
+            `keras_adl.tasks.translated_digits.translate_digits`.
+        digit_size: side of the digits in pixels.
+        canvas_size: side of the canvas in pixels.
+
+    Returns:
+        A float in ``[0, 1]``; uniformly random locations give about
+        ``(digit_size / canvas_size)²``.
+
+    Example:
+
+    >>> glimpses_on_digit(np.array([[[0.0, 0.0], [-0.5, -0.5]]]), np.array([[0, 0]]), 16, 32)
+    1.0
+    """
+    locations = np.asarray(locations, "float32")
+    centres = (np.asarray(offsets, "float32") + digit_size / 2.0) / (canvas_size / 2.0) - 1.0
+    distance = np.abs(locations[:, 1:] - centres[:, None])  # in units of half the canvas
+    return float(np.mean(np.all(distance < digit_size / canvas_size, axis=-1)))
+
+
+def exact_match(tokens, targets):
+    """Fraction of captions predicted exactly, up to and including ``END``.
+
+    Args:
+        tokens: int ``[B, S]`` predicted tokens (or ``[B, S, V]`` scores, argmax-ed). Steps past
+            ``T`` are ignored; missing steps count as ``PAD`` (a mismatch where a target is
+            expected).
+        targets: int ``[B, T]`` targets, e.g. from `caption_arrays`; positions where
+            ``targets == PAD`` are ignored.
+
+    Returns:
+        A float in ``[0, 1]``.
+
+    Example:
+
+    >>> targets = np.array([[5, 6, 2, 0], [4, 2, 0, 0]])
+    >>> round(exact_match(np.array([[5, 6, 2, 9], [4, 7, 0, 0]]), targets), 2)
+    0.5
+    """
+    where = "exact_match: "
+    targets, _ = check_captions(where, "targets", targets)
+    tokens = np.asarray(tokens)
+    if tokens.ndim == 3:
+        tokens = tokens.argmax(axis=-1)
+    if tokens.ndim != 2 or tokens.shape[0] != targets.shape[0]:
+        raise ValueError(
+            f"{where}`tokens` must have shape [B, S] (or [B, S, V] scores) with "
+            f"B = {targets.shape[0]}; received shape {np.shape(tokens)}."
+        )
+    if len(targets) == 0:
+        raise ValueError(f"{where}`targets` is empty.")
+    steps = targets.shape[1]
+    if tokens.shape[1] < steps:
+        tokens = np.pad(tokens, ((0, 0), (0, steps - tokens.shape[1])), constant_values=PAD)
+    correct = (tokens[:, :steps] == targets) | (targets == PAD)
+    return float(correct.all(axis=1).mean())
+
+
+def sentence_attention_hit_rate(sentence_attention, key_sentences):
+    """Fraction of documents whose most-attended sentence is the key sentence.
+
+    Args:
+        sentence_attention: ``[N, S]`` sentence-attention weights (padding sentences should
+            carry no weight).
+        key_sentences: int ``[N]`` key-sentence indices in ``[0, S)``, e.g. from
+            `needle_documents`.
+
+    Returns:
+        The hit rate, a float in ``[0, 1]``.
+
+    Raises:
+        ValueError: the shapes do not match, there are no documents, or a key index is out
+            of range.
+        TypeError: ``key_sentences`` is not integer.
+
+    Example:
+
+    >>> attention = np.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2], [0.0, 0.1, 0.9]])
+    >>> round(sentence_attention_hit_rate(attention, np.array([1, 2, 2])), 3)
+    0.667
+    """
+    where = "sentence_attention_hit_rate: "
+    attention, keys = np.asarray(sentence_attention), np.asarray(key_sentences)
+    if attention.ndim != 2 or attention.shape[0] == 0 or attention.shape[1] == 0:
+        raise ValueError(
+            f"{where}`sentence_attention` must have shape [N, S] with N, S > 0; received shape "
+            f"{attention.shape}."
+        )
+    if keys.shape != (attention.shape[0],):
+        raise ValueError(
+            f"{where}`key_sentences` must have shape [N] with N = {attention.shape[0]} (the "
+            f"rows of `sentence_attention`, shape {attention.shape}); received shape "
+            f"{keys.shape}."
+        )
+    if not np.issubdtype(keys.dtype, np.integer):
+        raise TypeError(f"{where}`key_sentences` must be integers; received dtype {keys.dtype}.")
+    if keys.min() < 0 or keys.max() >= attention.shape[1]:
+        raise ValueError(
+            f"{where}`key_sentences` must lie in [0, {attention.shape[1]}) (the sentences of "
+            f"`sentence_attention`); received values in [{keys.min()}, {keys.max()}]."
+        )
+    return float(np.mean(np.argmax(attention, axis=1) == keys))

@@ -4,6 +4,7 @@ from keras_adl.models.captioning import (
     caption_attention,
     caption_beam_search,
     caption_greedy_decode,
+    caption_grid_shape,
     show_attend_tell,
 )
 from keras_adl.models.seq2seq import (
@@ -14,7 +15,6 @@ from keras_adl.models.seq2seq import (
 )
 from keras_adl.models.memory import (
     addressing_model,
-    compile_memory_model,
     memory_sequence_model,
 )
 from keras_adl.models.han import han_attention, han_classifier
@@ -30,13 +30,13 @@ __all__ = [
     "caption_attention",
     "caption_beam_search",
     "caption_greedy_decode",
+    "caption_grid_shape",
     "show_attend_tell",
     "han_attention",
     "han_classifier",
     "RecurrentAttentionModel",
     "recurrent_attention_model",
     "addressing_model",
-    "compile_memory_model",
     "memory_sequence_model",
     "attention_seq2seq",
     "beam_search",

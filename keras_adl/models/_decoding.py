@@ -10,7 +10,7 @@ the step and the new state structure.
 import keras
 from keras import ops
 
-PAD, START, END = 0, 1, 2
+from keras_adl.conventions import END, PAD, START
 
 
 def greedy_loop(step, initial_state, batch, max_length, memory_steps):

@@ -14,9 +14,10 @@ loops (`keras_adl.models._decoding`), so they trace into a ``tf.function`` / Sav
 import keras
 from keras import ops
 
+from keras_adl.conventions import PAD
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRegularization
-from keras_adl.models._decoding import PAD, beam_loop, greedy_loop, tile_beams
+from keras_adl.models._decoding import beam_loop, greedy_loop, tile_beams
 from keras_adl.utils import check_positive_int, check_rate
 
 
@@ -123,7 +124,7 @@ def show_attend_tell(
     (0.29 held-out token accuracy vs 0.87 with λ = 0, 430 steps), while with a 2×6 grid
     (``L = 12``) both reach ≈0.96 (`benchmarks/captioning.py`).
 
-    Tokens: ``PAD=0``, ``START=1``, ``END=2``, as in `keras_adl.tasks.digits`. The logits
+    Tokens: ``PAD=0``, ``START=1``, ``END=2`` (`keras_adl.conventions`). The logits
     carry no Keras mask (the read-out slices ``h_t`` and recomputes ``z_t`` with ops, which
     drop it): train with ``SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)``
     so that padded steps are left out of the loss (the regulariser masks them itself).
@@ -370,3 +371,18 @@ def caption_attention(model, inputs):
         embedded, annotations, initial_state=state, return_attention_scores=True
     )
     return ops.cast(attention, "float32")
+
+
+def caption_grid_shape(model):
+    """``(h, w)`` of a `show_attend_tell` image model's annotation grid (``L = h · w``).
+
+    Example:
+
+    >>> model = show_attend_tell(13, image_shape=(16, 48, 1), encoder_filters=(4, 8))
+    >>> caption_grid_shape(model)
+    (4, 12)
+    """
+    encoder = model.get_layer("encoder")
+    pools = [layer for layer in encoder.layers if isinstance(layer, keras.layers.MaxPooling2D)]
+    shape = pools[-1].output.shape if pools else encoder.input.shape
+    return int(shape[1]), int(shape[2])

@@ -4,9 +4,9 @@ positions is the output."""
 import keras
 from keras import ops
 
+from keras_adl.conventions import START_VALUE
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
-from keras_adl.tasks.sorting import START_VALUE
 from keras_adl.utils import check_positive_int
 
 

@@ -12,8 +12,9 @@ loops, no Python-side state), so they export to a SavedModel.
 import keras
 from keras import ops
 
+from keras_adl.conventions import PAD
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
-from keras_adl.models._decoding import PAD, beam_loop, greedy_loop, tile_beams
+from keras_adl.models._decoding import beam_loop, greedy_loop, tile_beams
 from keras_adl.utils import check_choice, check_positive_int
 
 
@@ -77,7 +78,7 @@ def attention_seq2seq(
     """The RNN encoder-decoder with attention (Bahdanau et al. 2014), teacher-forced.
 
     Source and target ids use 0 for padding (masked throughout); decoding assumes ``<s>=1`` and
-    ``</s>=2`` as in `keras_adl.tasks.dates`.
+    ``</s>=2`` (`keras_adl.conventions`).
 
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes (including the specials).

@@ -1,4 +1,11 @@
-"""Data: synthetic tasks of the papers and loaders of real data in standard formats."""
+"""Data: synthetic tasks of the papers and loaders of real data in standard formats.
+
+One module per source or task: `algorithmic` (copy, repeat copy, associative recall, priority
+sort), `sorting`, `dates`, `text_pairs`, `image_sources` (scikit-learn digits, MNIST-format
+IDX files), `translated_digits`, `digit_strips`, `corpora` (the user's labelled documents),
+`fortunes`, `needle`, and `splits`. The figures that score models on these tasks are in
+`keras_adl.metrics`; token ids are in `keras_adl.conventions`.
+"""
 
 from keras_adl.tasks.algorithmic import (
     associative_recall_batch,
@@ -8,58 +15,50 @@ from keras_adl.tasks.algorithmic import (
     task_dataset,
     task_dims,
 )
-from keras_adl.tasks.dates import CharVocabulary, date_arrays, generate_dates
-from keras_adl.tasks.digits import (
+from keras_adl.tasks.corpora import load_document_tree, load_document_tsv, load_documents
+from keras_adl.tasks.dates import date_arrays, generate_dates
+from keras_adl.tasks.digit_strips import (
+    CAPTION_VOCAB_SIZE,
+    DIGIT_OFFSET,
     DigitStrips,
-    TranslatedDigits,
-    alignment_hit_rate,
     caption_arrays,
     digit_strips,
-    exact_match,
+)
+from keras_adl.tasks.fortunes import (
+    FORTUNE_DIRECTORIES,
+    FORTUNE_TOPICS,
+    find_fortunes,
+    load_fortunes,
+    read_fortune_file,
+)
+from keras_adl.tasks.image_sources import (
     find_fashion_mnist,
-    glimpses_on_digit,
     load_idx_dataset,
     load_sklearn_digits,
     read_idx,
-    split_dataset,
-    translate_digits,
 )
-from keras_adl.tasks.documents import (
-    CLASS_WORDS,
-    FILLER_WORDS,
-    FORTUNE_DIRECTORIES,
-    FORTUNE_TOPICS,
-    NEEDLE_WORD,
-    find_fortunes,
-    load_document_tree,
-    load_document_tsv,
-    load_documents,
-    load_fortunes,
-    needle_documents,
-    read_fortune_file,
-    sentence_attention_hit_rate,
-)
+from keras_adl.tasks.needle import CLASS_WORDS, FILLER_WORDS, NEEDLE_WORD, needle_documents
 from keras_adl.tasks.sorting import sort_arrays
+from keras_adl.tasks.splits import split_dataset
+from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits
 
 __all__ = [
+    "CAPTION_VOCAB_SIZE",
     "CLASS_WORDS",
+    "DIGIT_OFFSET",
     "FILLER_WORDS",
     "FORTUNE_DIRECTORIES",
     "FORTUNE_TOPICS",
     "NEEDLE_WORD",
-    "CharVocabulary",
     "DigitStrips",
     "TranslatedDigits",
-    "alignment_hit_rate",
     "associative_recall_batch",
     "caption_arrays",
     "copy_batch",
     "date_arrays",
     "digit_strips",
-    "exact_match",
     "find_fashion_mnist",
     "find_fortunes",
-    "glimpses_on_digit",
     "generate_dates",
     "load_document_tree",
     "load_document_tsv",
@@ -72,7 +71,6 @@ __all__ = [
     "read_fortune_file",
     "read_idx",
     "repeat_copy_batch",
-    "sentence_attention_hit_rate",
     "sort_arrays",
     "split_dataset",
     "task_dataset",

@@ -21,11 +21,8 @@ References:
 import numpy as np
 import tensorflow as tf
 
+from keras_adl.tasks._checks import as_generator
 from keras_adl.utils import check_positive_int
-
-
-def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
 def _check_range(where, low_name, low, high_name, high):
@@ -69,7 +66,7 @@ def copy_batch(batch_size, min_length=1, max_length=20, bits=8, seed=None):
     check_positive_int("batch_size", batch_size, where)
     check_positive_int("bits", bits, where)
     _check_range(where, "min_length", min_length, "max_length", max_length)
-    rng = _rng(seed)
+    rng = as_generator(seed)
     steps = 2 * max_length + 1
     lengths = _lengths(rng, batch_size, min_length, max_length)
     t = np.arange(steps)[None, :]
@@ -135,7 +132,7 @@ def repeat_copy_batch(
     check_positive_int("bits", bits, where)
     _check_range(where, "min_length", min_length, "max_length", max_length)
     _check_range(where, "min_repeats", min_repeats, "max_repeats", max_repeats)
-    rng = _rng(seed)
+    rng = as_generator(seed)
     steps = max_length + 2 + max_repeats * max_length
     inputs = np.zeros((batch_size, steps, bits + 2), "float32")
     targets = np.zeros((batch_size, steps, bits + 1), "float32")
@@ -191,7 +188,7 @@ def associative_recall_batch(
     if min_items < 2:
         raise ValueError(f"{where}`min_items` must be ≥ 2 (a query needs a next item); "
                          f"received {min_items}.")
-    rng = _rng(seed)
+    rng = as_generator(seed)
     step = item_length + 1
     steps = step * max_items + 2 * item_length + 2
     inputs = np.zeros((batch_size, steps, bits + 2), "float32")
@@ -244,7 +241,7 @@ def priority_sort_batch(batch_size, num_inputs=20, num_outputs=16, bits=8, seed=
     check_positive_int("batch_size", batch_size, where)
     check_positive_int("bits", bits, where)
     _check_range(where, "num_outputs", num_outputs, "num_inputs", num_inputs)
-    rng = _rng(seed)
+    rng = as_generator(seed)
     steps = num_inputs + 1 + num_outputs
     vectors = rng.integers(0, 2, size=(batch_size, num_inputs, bits)).astype("float32")
     priorities = rng.uniform(-1.0, 1.0, size=(batch_size, num_inputs)).astype("float32")
@@ -260,7 +257,8 @@ def priority_sort_batch(batch_size, num_inputs=20, num_outputs=16, bits=8, seed=
     return inputs, targets, weights
 
 
-TASKS = {
+# The batch generator of each task name: ``GENERATORS[task](batch_size, ..., seed=...)``.
+GENERATORS = {
     "copy": copy_batch,
     "repeat_copy": repeat_copy_batch,
     "associative_recall": associative_recall_batch,
@@ -269,9 +267,9 @@ TASKS = {
 
 
 def _task_fn(task):
-    if task not in TASKS:
-        raise ValueError(f"`task` must be one of {sorted(TASKS)}; received {task!r}.")
-    return TASKS[task]
+    if task not in GENERATORS:
+        raise ValueError(f"`task` must be one of {sorted(GENERATORS)}; received {task!r}.")
+    return GENERATORS[task]
 
 
 def task_dims(task, **task_kwargs):

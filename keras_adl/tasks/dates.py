@@ -10,8 +10,8 @@ import datetime
 
 import numpy as np
 
-PAD, START, END, UNK = 0, 1, 2, 3
-_SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
+from keras_adl.text.char_vocabulary import CharVocabulary
+
 SOURCE_CHARS = " ,./-0123456789abcdefghijklmnopqrstuvwxyz"
 TARGET_CHARS = "-0123456789"
 
@@ -71,59 +71,6 @@ def generate_dates(num, seed=0, start_year=1900, end_year=2099):
         sources.append(choices[rng.integers(len(choices))])
         targets.append(date.isoformat())
     return sources, targets
-
-
-class CharVocabulary:
-    """A fixed character vocabulary with ``<pad>=0, <s>=1, </s>=2, <unk>=3``.
-
-    Args:
-        chars: the characters, in id order after the four specials.
-
-    Example:
-
-    >>> vocab = CharVocabulary("ab")
-    >>> vocab.encode(["ab", "ba?"], max_length=5).tolist()
-    [[4, 5, 0, 0, 0], [5, 4, 3, 0, 0]]
-    >>> vocab.decode([[4, 5, 2, 4]])
-    ['ab']
-    """
-
-    def __init__(self, chars):
-        if len(set(chars)) != len(chars):
-            raise ValueError(f"`chars` has repeated characters: {chars!r}.")
-        self.chars = chars
-        self.tokens = _SPECIALS + list(chars)
-        self._ids = {c: i + len(_SPECIALS) for i, c in enumerate(chars)}
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def encode(self, strings, max_length, add_start=False, add_end=False):
-        """Ids ``[N, max_length]`` (int32), padded with 0; raises if a string is too long."""
-        out = np.zeros((len(strings), max_length), "int32")
-        for row, text in enumerate(strings):
-            ids = [self._ids.get(c, UNK) for c in text]
-            ids = ([START] if add_start else []) + ids + ([END] if add_end else [])
-            if len(ids) > max_length:
-                raise ValueError(
-                    f"`max_length`={max_length} is too short for {text!r} "
-                    f"({len(ids)} ids with the markers)."
-                )
-            out[row, : len(ids)] = ids
-        return out
-
-    def decode(self, ids):
-        """Strings from id rows, stopping at ``</s>`` or padding and skipping ``<s>``."""
-        strings = []
-        for row in np.asarray(ids):
-            chars = []
-            for i in row:
-                if i in (END, PAD):
-                    break
-                if i >= len(_SPECIALS):
-                    chars.append(self.tokens[i])
-            strings.append("".join(chars))
-        return strings
 
 
 SOURCE_VOCAB = CharVocabulary(SOURCE_CHARS)

@@ -3,7 +3,7 @@ the order that sorts their values."""
 
 import numpy as np
 
-START_VALUE = -1.0  # decoder input of the first step; values are drawn from [0, 1)
+from keras_adl.conventions import START_VALUE
 
 
 def sort_arrays(num, length=10, seed=0):

@@ -14,9 +14,8 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
 from keras_adl.text._vocabulary import count_vocabulary, lookup_table
-
-PAD, UNK = 0, 1
 
 # A sentence ends at a run of sentence-final punctuation (with any closing quotes or brackets)
 # followed by whitespace or the end of the text, or at a paragraph break (a blank line). The
@@ -78,8 +77,9 @@ class DocumentTokenizer:
       sentence has at least one word; an empty or punctuation-only document has no sentence.
 
     `encode` keeps the first ``max_sentences`` sentences and the first ``max_words`` words of
-    each, pads with ``PAD`` = 0, and maps out-of-vocabulary words to ``UNK`` = 1; vocabulary
-    words take ids 2, 3, ... in order.
+    each, pads with ``PAD`` = 0, and maps out-of-vocabulary words to ``UNK`` = 3; vocabulary
+    words take ids 4, 5, ... in order (the ids of `keras_adl.conventions`: ``<s>`` = 1 and
+    ``</s>`` = 2 are left unused, so an id means the same in every vocabulary).
 
     Args:
         vocabulary: list of words (without the specials), e.g. from `build`.
@@ -93,12 +93,12 @@ class DocumentTokenizer:
     >>> tok = DocumentTokenizer.build(["The cat sat. The dog ran!"], max_sentences=3,
     ...                               max_words=4)
     >>> tok.vocabulary, tok.vocabulary_size
-    (['the', 'cat', 'dog', 'ran', 'sat'], 7)
+    (['the', 'cat', 'dog', 'ran', 'sat'], 9)
     >>> tok.split(tf.constant(["Hello, world! It's 5 o'clock.\\n\\nNew para...  really?"])
     ...           ).to_list()[0]
     [[b'hello', b'world'], [b"it's", b'5', b"o'clock"], [b'new', b'para'], [b'really']]
     >>> tok.encode(tf.constant(["The cat ran away.", "!!"])).numpy().tolist()
-    [[[2, 3, 5, 1], [0, 0, 0, 0], [0, 0, 0, 0]], [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]]
+    [[[4, 5, 7, 3], [0, 0, 0, 0], [0, 0, 0, 0]], [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]]
     """
 
     def __init__(self, vocabulary, max_sentences=15, max_words=30, lowercase=True):
@@ -113,12 +113,13 @@ class DocumentTokenizer:
         self.max_sentences = _check_positive_int("max_sentences", max_sentences)
         self.max_words = _check_positive_int("max_words", max_words)
         self.lowercase = _check_bool("lowercase", lowercase)
-        self._table = lookup_table(self.vocabulary, 2, UNK)
+        self._table = lookup_table(self.vocabulary, NUM_SPECIAL_TOKENS, UNK)
 
     @property
     def vocabulary_size(self):
-        """The number of ids, ``len(vocabulary) + 2``: an ``Embedding``'s ``input_dim``."""
-        return len(self.vocabulary) + 2
+        """The number of ids, ``len(vocabulary) + NUM_SPECIAL_TOKENS``: an ``Embedding``'s
+        ``input_dim``."""
+        return len(self.vocabulary) + NUM_SPECIAL_TOKENS
 
     @classmethod
     def build(cls, documents, max_sentences=15, max_words=30, min_count=1, max_size=None,

@@ -8,10 +8,8 @@ are registered by that import) but not keras_adl.
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, START, UNK
 from keras_adl.text._vocabulary import count_vocabulary, lookup_table
-
-SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
-PAD, START, END, UNK = 0, 1, 2, 3
 
 
 class TextPairTokenizer:
@@ -40,11 +38,11 @@ class TextPairTokenizer:
         self.target_vocabulary = list(target_vocabulary)
         self._source_table = self._table(self.source_vocabulary)
         self._target_table = self._table(self.target_vocabulary)
-        self._target_tokens = tf.constant([""] * len(SPECIALS) + self.target_vocabulary)
+        self._target_tokens = tf.constant([""] * NUM_SPECIAL_TOKENS + self.target_vocabulary)
 
     @staticmethod
     def _table(vocabulary):
-        return lookup_table(vocabulary, len(SPECIALS), UNK)
+        return lookup_table(vocabulary, NUM_SPECIAL_TOKENS, UNK)
 
     def _tokenize(self, strings):
         if self.level == "word":

@@ -17,16 +17,17 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_adl.models._decoding import END, PAD, START
+from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, START, UNK
 from keras_adl.models.captioning import caption_beam_search, caption_greedy_decode
 from keras_adl.models.pointer import pointer_decode
 from keras_adl.models.seq2seq import beam_search, greedy_decode
+from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE, DIGIT_OFFSET
 from keras_adl.utils import check_positive_int
 
 
 def _code_point_table(vocab):
     """int32 ``[128]``: ASCII code point → id (``<unk>`` for characters not in ``vocab``)."""
-    table = np.full(128, 3, "int32")
+    table = np.full(128, UNK, "int32")
     for char in vocab.chars:
         if ord(char) < 128:
             table[ord(char)] = vocab.encode([char], 1)[0, 0]
@@ -39,7 +40,7 @@ def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_
 
     Args:
         model: a model from `attention_seq2seq` or `encoder_decoder`.
-        source_vocab, target_vocab: `keras_adl.tasks.dates.CharVocabulary` objects (character
+        source_vocab, target_vocab: `keras_adl.text.CharVocabulary` objects (character
             level; characters outside ASCII or the vocabulary map to ``<unk>``).
         max_length: number of target steps to decode.
         beam_width: 1 for greedy decoding, more for beam search.
@@ -54,14 +55,14 @@ def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_
         ``[B, max_length, T]`` and ``log_likelihood`` ``[B]``.
     """
     table = tf.constant(_code_point_table(source_vocab))
-    target_tokens = tf.constant([""] * 4 + list(target_vocab.chars))
+    target_tokens = tf.constant([""] * NUM_SPECIAL_TOKENS + list(target_vocab.chars))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def serve(inputs):
         text = tf.strings.lower(inputs) if lowercase else inputs
         code_points = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
         ids = tf.gather(table, tf.minimum(code_points, 127))
-        ids = tf.where(code_points > 127, 3, ids).to_tensor(default_value=0)
+        ids = tf.where(code_points > 127, UNK, ids).to_tensor(default_value=PAD)
         if decode is not None:
             tokens, attention, score = decode(model, ids, max_length)
         elif beam_width > 1:
@@ -80,13 +81,13 @@ def _caption_token_strings(vocab_size, token_strings):
     """The string of every token id: specials are ``""``; by default ids 3..12 are the digits
     ``"0".."9"`` (the digit-strip task's ``token = digit + 3``)."""
     if token_strings is None:
-        if vocab_size != 13:
+        if vocab_size != CAPTION_VOCAB_SIZE:
             raise ValueError(
                 "make_captioning_serving_fn: the default `token_strings` are the digit-strip "
-                f"task's 13 tokens; this model has vocab_size {vocab_size}: pass "
+                f"task's {CAPTION_VOCAB_SIZE} tokens; this model has vocab_size {vocab_size}: pass "
                 "`token_strings`, one string per token id."
             )
-        token_strings = [""] * 3 + [str(digit) for digit in range(10)]
+        token_strings = [""] * DIGIT_OFFSET + [str(digit) for digit in range(10)]
     token_strings = [str(s) for s in token_strings]
     if len(token_strings) != vocab_size:
         raise ValueError(

@@ -1,11 +1,9 @@
-import math
-
 import keras
 import numpy as np
 import pytest
 
-from keras_adl.metrics import BitErrorsPerSequence, BitsPerSequence, SequenceBitCrossEntropy
-from keras_adl.models.memory import addressing_model, compile_memory_model, memory_sequence_model
+from keras_adl.models.memory import addressing_model, memory_sequence_model
+from keras_adl.recipes.memory import compile_memory_model
 from keras_adl.tasks.algorithmic import copy_batch
 from tests.harness import np_
 
@@ -21,35 +19,6 @@ def test_builder_shapes_and_a_compiled_step(cell):
     assert out.shape == (4, 7, 4)
     logs = model.train_on_batch(x, y, sample_weight=w, return_dict=True)
     assert np.isfinite(logs["loss"]) and logs["bit_errors"] >= 0
-
-
-def test_loss_and_metrics_against_formulas():
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 2, size=(3, 5, 4)).astype("float32")
-    logits = rng.normal(size=(3, 5, 4)).astype("float32")
-    w = (rng.uniform(size=(3, 5)) > 0.4).astype("float32")
-    p = 1 / (1 + np.exp(-logits))
-    ce = -(y * np.log(p) + (1 - y) * np.log(1 - p))  # nats per bit
-    per_sequence = (ce.sum(-1) * w).sum(-1)
-    loss = SequenceBitCrossEntropy()(y, logits, sample_weight=w)
-    np.testing.assert_allclose(float(loss), per_sequence.mean(), rtol=1e-5)
-    bits = BitsPerSequence()
-    bits.update_state(y, logits, w)
-    np.testing.assert_allclose(float(bits.result()), per_sequence.mean() / math.log(2), rtol=1e-5)
-    errors = BitErrorsPerSequence()
-    errors.update_state(y, logits, w)
-    wrong = (((logits > 0) != (y > 0.5)).sum(-1) * w).sum(-1)
-    np.testing.assert_allclose(float(errors.result()), wrong.mean(), rtol=1e-6)
-    # One weight per sequence ([B]) counts every step of the weighted sequences.
-    per_sequence_weights = BitErrorsPerSequence()
-    per_sequence_weights.update_state(y, logits, np.array([1.0, 0.0, 1.0], "float32"))
-    all_wrong = ((logits > 0) != (y > 0.5)).sum((1, 2))
-    np.testing.assert_allclose(float(per_sequence_weights.result()),
-                               (all_wrong[0] + all_wrong[2]) / 3, rtol=1e-6)
-    # Unweighted steps do not count: changing them changes nothing.
-    logits2 = np.where(w[..., None] == 0, -logits * 5, logits)
-    np.testing.assert_allclose(float(SequenceBitCrossEntropy()(y, logits2, sample_weight=w)),
-                               float(loss), rtol=1e-6)
 
 
 def test_addressing_model_shares_the_trained_function():

@@ -4,7 +4,7 @@ import tensorflow as tf
 
 from keras_adl.tasks.text_pairs import load_text_pairs
 from keras_adl.text import TextPairTokenizer
-from keras_adl.text.tokenizer import END, PAD, START, UNK
+from keras_adl.conventions import END, PAD, START, UNK
 
 
 def _write(tmp_path, content, name="pairs.tsv", mode="w"):

@@ -1,16 +1,12 @@
 import datetime
 
 import numpy as np
-import pytest
 
+from keras_adl.conventions import END, PAD, START, UNK
 from keras_adl.tasks.dates import (
-    END,
-    PAD,
     SOURCE_LENGTH,
-    START,
     SOURCE_VOCAB,
     TARGET_VOCAB,
-    CharVocabulary,
     date_arrays,
     generate_dates,
 )
@@ -43,8 +39,8 @@ def test_arrays_are_fixed_shape_padded_and_shifted():
     assert SOURCE_VOCAB.decode(data["source"]) == data["source_text"]
 
 
-def test_vocabulary_errors():
-    with pytest.raises(ValueError, match="repeated"):
-        CharVocabulary("aab")
-    with pytest.raises(ValueError, match="`max_length`=3 is too short"):
-        CharVocabulary("ab").encode(["abab"], max_length=3)
+def test_characters_outside_the_source_vocabulary_are_unknown():
+    ids = SOURCE_VOCAB.encode(["3 mär 2001", "１２/３"], max_length=SOURCE_LENGTH)
+    assert ids[0, 3] == UNK and ids[0].tolist().count(UNK) == 1  # "ä" only
+    assert ids[1, :4].tolist() == [UNK, UNK, SOURCE_VOCAB.encode(["/"], 1)[0, 0], UNK]
+    assert SOURCE_VOCAB.decode(ids) == ["3 mr 2001", "/"]  # <unk> is skipped when decoding

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 import keras_adl.text
 from keras_adl.text import DocumentTokenizer
-from keras_adl.text.document_tokenizer import PAD, UNK
+from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
 
 EXAMPLE = "Hello, world! It's 5 o'clock.\n\nNew para...  really?"
 
@@ -80,11 +80,11 @@ def test_encode_truncates_pads_and_maps_unknown_words():
     ids = tok.encode(tf.constant(["a b c a b. c zz. a a a.", "b", "zz yy!"]))
     assert ids.dtype == tf.int32 and ids.shape == (3, 2, 3)
     np.testing.assert_array_equal(ids.numpy(), [
-        [[2, 3, 4], [4, UNK, PAD]],   # 3rd sentence and words past 3 dropped
-        [[3, PAD, PAD], [PAD, PAD, PAD]],
+        [[4, 5, 6], [6, UNK, PAD]],   # 3rd sentence and words past 3 dropped
+        [[5, PAD, PAD], [PAD, PAD, PAD]],
         [[UNK, UNK, PAD], [PAD, PAD, PAD]],
     ])
-    assert tok.vocabulary_size == 5
+    assert tok.vocabulary_size == 7  # the 4 special ids of keras_adl.conventions, then a, b, c
 
 
 def test_tokens_align_with_encode():
@@ -95,7 +95,7 @@ def test_tokens_align_with_encode():
     tokens = tok.tokens(docs).numpy()
     assert tokens.shape == ids.shape == (3, 3, 4) and tok.tokens(docs).dtype == tf.string
     np.testing.assert_array_equal(ids != PAD, tokens != b"")
-    lookup = {w: i + 2 for i, w in enumerate(tok.vocabulary)}
+    lookup = {w: i + NUM_SPECIAL_TOKENS for i, w in enumerate(tok.vocabulary)}
     for token, i in zip(tokens[ids != PAD], ids[ids != PAD]):
         assert lookup.get(token.decode(), UNK) == i
     assert (ids != PAD).sum() > 10 and (ids == UNK).any() and (ids > UNK).any()

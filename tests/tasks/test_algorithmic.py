@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from keras_adl.tasks.algorithmic import (
+    GENERATORS,
     associative_recall_batch,
     copy_batch,
     priority_sort_batch,
@@ -70,6 +71,12 @@ def test_priority_sort_targets_are_sorted_by_priority():
         order = np.argsort(-x[b, :6, 3])[:4]
         np.testing.assert_array_equal(y[b, 7:], x[b, order, :3])
     assert w[:, 7:].all() and not w[:, :7].any()
+
+
+def test_generators_name_every_task():
+    assert GENERATORS == {"copy": copy_batch, "repeat_copy": repeat_copy_batch,
+                          "associative_recall": associative_recall_batch,
+                          "priority_sort": priority_sort_batch}
 
 
 def test_dataset_yields_fixed_shapes_and_fresh_batches():
