@@ -92,6 +92,17 @@ def test_zero_memory_and_zero_keys_give_uniform_finite_weights():
         assert np.all(np.isfinite(np_(g)))
 
 
+def test_content_addressing_epsilon_is_under_the_square_roots_only():
+    """K = k·M_i / (sqrt(‖k‖² + ε) sqrt(‖M_i‖² + ε)): with ‖k‖² = ‖M_0‖² = ε the cosine is 1/2
+    (DeepMind's extra ``+ ε`` on the product would give 1/3, plain norms 1)."""
+    eps = A.EPSILON
+    small = np.sqrt(eps)
+    memory = t([[[small, 0.0], [0.0, 0.0]]])  # slot 1 empty: cosine 0
+    w = np_(A.content_addressing(memory, t([[[small, 0.0]]]), t([[1.0]])))
+    cosine = np.log(w[0, 0, 0] / w[0, 0, 1])  # β = 1
+    np.testing.assert_allclose(cosine, eps / (np.sqrt(eps + eps) ** 2), rtol=1e-3)  # = 1/2
+
+
 def test_huge_strengths_stay_finite():
     rng = np.random.default_rng(3)
     w = np_(A.content_addressing(t(rng.normal(size=(1, 4, 3))), t(rng.normal(size=(1, 1, 3))),
@@ -185,6 +196,22 @@ def test_usage_formula():
     union = 1 - np.prod(1 - two, axis=1)
     np.testing.assert_allclose(np_(A.update_usage(t(u), t(two), t(f), t(wr))),
                                (u + union - u * union) * psi, rtol=1e-5)
+
+
+def test_usage_is_differentiable_in_the_write_weights():
+    """Pinned choice (unlike DeepMind's stop_gradient, see `update_usage`):
+    ∂u_t[i] / ∂w^w[i] = (1 − u_{t−1}[i]) ψ[i], and ∂u_t[i] / ∂w^w[j] = 0 for j ≠ i."""
+    rng = np.random.default_rng(11)
+    u = rng.uniform(size=(2, 5)).astype("float32")
+    f, wr = rng.uniform(size=(2, 3)), rng.dirichlet(np.ones(5), size=(2, 3))
+    psi = np.prod(1 - f[:, :, None] * wr, axis=1)
+    write = tf.Variable(rng.dirichlet(np.ones(5), size=2).astype("float32"))
+    with tf.GradientTape() as tape:
+        usage = A.update_usage(t(u), write, t(f), t(wr))
+    jacobian = np_(tape.batch_jacobian(usage, write))  # [B, N, N]
+    want = np.stack([np.diag(d) for d in (1 - u) * psi])
+    np.testing.assert_allclose(jacobian, want, rtol=1e-5, atol=1e-7)
+    assert np.all(np.abs(np.diagonal(jacobian, axis1=1, axis2=2)) > 1e-3)
 
 
 def test_precedence_sums_to_at_most_one():
