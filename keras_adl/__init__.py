@@ -22,5 +22,8 @@ def _started_as_command():
 
 
 if not _started_as_command():
-    from keras_adl import _registry  # noqa: F401  (registers classes for deserialization)
-    from keras_adl import layers, ops  # noqa: F401
+    from keras_adl import (  # noqa: F401
+        _registry,  # noqa: F401  (registers classes for deserialization)
+        layers,
+        ops,
+    )

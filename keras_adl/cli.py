@@ -47,36 +47,54 @@ class _Parser(argparse.ArgumentParser):
 def _task_lines():
     return "\n".join(
         f"  {task.name:<20} {', '.join(task.models):<45} {task.description}"
-        for recipe in recipes.recipes() for task in recipe.tasks
+        for recipe in recipes.recipes()
+        for task in recipe.tasks
     )
 
 
 def _parser():
-    parser = _Parser(prog=PROG, description="Train, tune, export and serve keras-adl models.",
-                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                     epilog="`keras-adl list` shows every task with its models and defaults; "
-                            "`keras-adl train TASK --help` a task's own options.")
-    parser.add_argument("--verbose", action="store_true",
-                        help="show TensorFlow's start-up and runtime logs")
+    parser = _Parser(
+        prog=PROG,
+        description="Train, tune, export and serve keras-adl models.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="`keras-adl list` shows every task with its models and defaults; "
+        "`keras-adl train TASK --help` a task's own options.",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="show TensorFlow's start-up and runtime logs"
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     commands.add_parser("list", help="every task: its models, description and defaults")
-    for command, text in (("train", "train a model on a task"),
-                          ("tune", "random search over a model's hyperparameters")):
-        sub = commands.add_parser(command, help=text, description=f"{text}. Tasks (models, "
-                                  "the first is the default):\n" + _task_lines(),
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    for command, text in (
+        ("train", "train a model on a task"),
+        ("tune", "random search over a model's hyperparameters"),
+    ):
+        sub = commands.add_parser(
+            command,
+            help=text,
+            description=f"{text}. Tasks (models, the first is the default):\n" + _task_lines(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sub.add_argument("task", help="a task name (see `keras-adl list`)")
-        sub.add_argument("rest", nargs=argparse.REMAINDER, help="the task's options; see "
-                         f"`{PROG} {command} TASK --help`")
+        sub.add_argument(
+            "rest",
+            nargs=argparse.REMAINDER,
+            help=f"the task's options; see `{PROG} {command} TASK --help`",
+        )
     export = commands.add_parser("export", help="export a trained run as a SavedModel")
     export.add_argument("run_dir", help="a directory written by `keras-adl train`")
     export.add_argument("export_dir", help="where to write the SavedModel (must not exist)")
-    export.add_argument("--beam-width", type=int, default=1,
-                        help="beam search width of exported decoders (1: greedy)")
+    export.add_argument(
+        "--beam-width",
+        type=int,
+        default=1,
+        help="beam search width of exported decoders (1: greedy)",
+    )
     predict = commands.add_parser("predict", help="run an exported SavedModel on raw inputs")
     predict.add_argument("export_dir", help="a directory written by `keras-adl export`")
-    predict.add_argument("inputs", nargs="+",
-                         help="raw inputs: strings, bit vectors, image or text files")
+    predict.add_argument(
+        "inputs", nargs="+", help="raw inputs: strings, bit vectors, image or text files"
+    )
     return parser
 
 
@@ -84,32 +102,52 @@ def _task_parser(command, recipe, task):
     """The parser of ``keras-adl train|tune TASK``: the common options with the task's
     defaults, and the task's own options."""
     train = command == "train"
-    parser = _Parser(prog=f"{PROG} {command} {task.name}",
-                     description=f"{task.description} ({recipe.family} family).",
-                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--model", choices=None, default=task.models[0],
-                        help=f"one of {', '.join(task.models)}")
-    parser.add_argument("--epochs", type=int,
-                        default=task.epochs if train else task.tune_epochs,
-                        help="passes over the training data (for generated tasks: of "
-                             "--samples fresh examples)")
-    parser.add_argument("--samples", type=int,
-                        default=task.samples if train else task.tune_samples,
-                        help="training examples used (for generated tasks: drawn per epoch)")
+    parser = _Parser(
+        prog=f"{PROG} {command} {task.name}",
+        description=f"{task.description} ({recipe.family} family).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--model", choices=None, default=task.models[0], help=f"one of {', '.join(task.models)}"
+    )
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=task.epochs if train else task.tune_epochs,
+        help="passes over the training data (for generated tasks: of --samples fresh examples)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=task.samples if train else task.tune_samples,
+        help="training examples used (for generated tasks: drawn per epoch)",
+    )
     for option in task.options:
-        parser.add_argument(option.flag, type=int if option.type is int else str,
-                            default=option.default, required=option.required, help=option.help)
-    parser.add_argument("--out", required=True,
-                        help="run directory" if train else "tuner directory")
+        parser.add_argument(
+            option.flag,
+            type=int if option.type is int else str,
+            default=option.default,
+            required=option.required,
+            help=option.help,
+        )
+    parser.add_argument(
+        "--out", required=True, help="run directory" if train else "tuner directory"
+    )
     if train:
-        parser.add_argument("--batch-size", type=int, default=task.batch_size,
-                            help="examples per training step")
+        parser.add_argument(
+            "--batch-size", type=int, default=task.batch_size, help="examples per training step"
+        )
         parser.add_argument("--strategy", default="auto", help=" | ".join(STRATEGIES))
-        parser.add_argument("--checkpoint-every", type=int, default=CHECKPOINT_EVERY,
-                            help="steps between mid-epoch checkpoints (an interrupted run "
-                                 "resumes from the last one)")
-        parser.add_argument("--overwrite", action="store_true",
-                            help="delete what --out holds and start fresh")
+        parser.add_argument(
+            "--checkpoint-every",
+            type=int,
+            default=CHECKPOINT_EVERY,
+            help="steps between mid-epoch checkpoints (an interrupted run "
+            "resumes from the last one)",
+        )
+        parser.add_argument(
+            "--overwrite", action="store_true", help="delete what --out holds and start fresh"
+        )
     else:
         parser.add_argument("--trials", type=int, default=4)
     return parser
@@ -124,6 +162,7 @@ def _load_tensorflow():
     ``TF_CPP_MIN_LOG_LEVEL``, so standard error is pointed at /dev/null meanwhile."""
     if _VERBOSE[0]:
         import keras_adl._registry  # noqa: F401
+
         return
     sys.stderr.flush()
     saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
@@ -155,11 +194,13 @@ def _check_options(task, args):
             if not os.path.exists(value):
                 raise CLIError(f"{option.flag} {value!r} not found")
             if option.type == "file" and not os.path.isfile(value):
-                raise CLIError(f"{option.flag} {value!r} is a directory; task {task.name!r} "
-                               "reads a file")
+                raise CLIError(
+                    f"{option.flag} {value!r} is a directory; task {task.name!r} reads a file"
+                )
             if option.type == "dir" and not os.path.isdir(value):
-                raise CLIError(f"{option.flag} {value!r} is a file; task {task.name!r} reads "
-                               "a directory")
+                raise CLIError(
+                    f"{option.flag} {value!r} is a file; task {task.name!r} reads a directory"
+                )
         values[option.dest] = value
     return values
 
@@ -193,27 +234,45 @@ def _prepare_run_dir(out, task, model, options, overwrite):
         raise CLIError(f"--out {out!r} is a file; give a directory")
     if not os.path.isfile(run_file):
         if os.path.isdir(out) and os.listdir(out):
-            raise CLIError(f"--out {out!r} is not empty and holds no keras-adl run; choose "
-                           "another directory or pass --overwrite to delete it")
+            raise CLIError(
+                f"--out {out!r} is not empty and holds no keras-adl run; choose "
+                "another directory or pass --overwrite to delete it"
+            )
         return False
     with open(run_file) as f:
         previous = json.load(f)
     if (previous.get("task"), previous.get("model")) != (task, model):
-        raise CLIError(f"--out {out!r} holds a run of task {previous.get('task')!r} with model "
-                       f"{previous.get('model')!r}; pass --overwrite to start fresh or choose "
-                       "another --out")
+        raise CLIError(
+            f"--out {out!r} holds a run of task {previous.get('task')!r} with model "
+            f"{previous.get('model')!r}; pass --overwrite to start fresh or choose "
+            "another --out"
+        )
     if previous.get("options", {}) != options:
-        raise CLIError(f"--out {out!r} holds a run of {task!r} with other options "
-                       f"({previous.get('options')}); pass --overwrite to start fresh or choose "
-                       "another --out")
+        raise CLIError(
+            f"--out {out!r} holds a run of {task!r} with other options "
+            f"({previous.get('options')}); pass --overwrite to start fresh or choose "
+            "another --out"
+        )
     if previous.get("status") != "training":
-        raise CLIError(f"--out {out!r} holds a finished run of {task!r}; pass --overwrite to "
-                       "train again or choose another --out")
+        raise CLIError(
+            f"--out {out!r} holds a finished run of {task!r}; pass --overwrite to "
+            "train again or choose another --out"
+        )
     return os.path.isdir(os.path.join(out, BACKUP_DIR))
 
 
-def run_training(task, model=None, out=None, epochs=None, batch_size=None, samples=None,
-                 strategy="auto", callbacks=(), checkpoint_every=CHECKPOINT_EVERY, **options):
+def run_training(
+    task,
+    model=None,
+    out=None,
+    epochs=None,
+    batch_size=None,
+    samples=None,
+    strategy="auto",
+    callbacks=(),
+    checkpoint_every=CHECKPOINT_EVERY,
+    **options,
+):
     """Trains ``model`` on ``task`` as ``keras-adl train`` does, resuming a backup in ``out``;
     writes ``model.keras``, ``run.json`` and the family's pictures there.
 
@@ -226,12 +285,27 @@ def run_training(task, model=None, out=None, epochs=None, batch_size=None, sampl
     recipe, task_spec, model = recipes.find(task, model)
     for option in task_spec.options:
         options.setdefault(option.dest, option.default)
-    run = Run(task=task, model=model, out=out,
-              epochs=epochs or task_spec.epochs, batch_size=batch_size or task_spec.batch_size,
-              samples=samples or task_spec.samples, options=options, strategy=strategy,
-              callbacks=tuple(callbacks), checkpoint_every=checkpoint_every)
-    run.record.update(task=task, model=model, epochs=run.epochs, batch_size=run.batch_size,
-                      samples=run.samples, options=options, status="training")
+    run = Run(
+        task=task,
+        model=model,
+        out=out,
+        epochs=epochs or task_spec.epochs,
+        batch_size=batch_size or task_spec.batch_size,
+        samples=samples or task_spec.samples,
+        options=options,
+        strategy=strategy,
+        callbacks=tuple(callbacks),
+        checkpoint_every=checkpoint_every,
+    )
+    run.record.update(
+        task=task,
+        model=model,
+        epochs=run.epochs,
+        batch_size=run.batch_size,
+        samples=run.samples,
+        options=options,
+        status="training",
+    )
     fresh = not os.path.exists(out)
     os.makedirs(out, exist_ok=True)
     _write_json(run.path(RUN_FILE), run.record)
@@ -265,14 +339,24 @@ def _list():
 def _train(argv):
     recipe, task, model, args, options = _parse_task_command("train", argv)
     if args.strategy not in STRATEGIES:
-        raise CLIError(f"--strategy must be one of {', '.join(STRATEGIES)}; received "
-                       f"{args.strategy!r}")
+        raise CLIError(
+            f"--strategy must be one of {', '.join(STRATEGIES)}; received {args.strategy!r}"
+        )
     resume = _prepare_run_dir(args.out, task.name, model, options, args.overwrite)
     _load_tensorflow()
     if resume:
         print(f"resuming the interrupted run in {args.out} (--overwrite starts fresh)")
-    run_training(task.name, model, args.out, args.epochs, args.batch_size, args.samples,
-                 args.strategy, checkpoint_every=args.checkpoint_every, **options)
+    run_training(
+        task.name,
+        model,
+        args.out,
+        args.epochs,
+        args.batch_size,
+        args.samples,
+        args.strategy,
+        checkpoint_every=args.checkpoint_every,
+        **options,
+    )
 
 
 def _tune(argv):
@@ -287,8 +371,9 @@ def _export(args):
     model_file = os.path.join(args.run_dir, MODEL_FILE)
     for path in (run_file, model_file):
         if not os.path.isfile(path):
-            raise CLIError(f"{path} not found; is {args.run_dir!r} a directory written by "
-                           f"`{PROG} train`?")
+            raise CLIError(
+                f"{path} not found; is {args.run_dir!r} a directory written by `{PROG} train`?"
+            )
     if os.path.exists(args.export_dir):
         raise CLIError(f"export directory {args.export_dir!r} already exists; choose a new one")
     with open(run_file) as f:
@@ -296,8 +381,10 @@ def _export(args):
     try:
         recipe = recipes.find(run["task"], run["model"])[0]
     except (KeyError, ValueError):
-        raise CLIError(f"{run_file} names no known task and model; is {args.run_dir!r} a "
-                       f"finished run of `{PROG} train`?") from None
+        raise CLIError(
+            f"{run_file} names no known task and model; is {args.run_dir!r} a "
+            f"finished run of `{PROG} train`?"
+        ) from None
     _load_tensorflow()
     import keras
 
@@ -313,8 +400,9 @@ def _predict(args):
         raise CLIError("inputs must not be empty")
     task_file = os.path.join(args.export_dir, TASK_FILE)
     if not os.path.isfile(task_file):
-        raise CLIError(f"{args.export_dir!r} holds no {TASK_FILE}; was it written by "
-                       f"`{PROG} export`?")
+        raise CLIError(
+            f"{args.export_dir!r} holds no {TASK_FILE}; was it written by `{PROG} export`?"
+        )
     with open(task_file) as f:
         task_info = json.load(f)
     try:
@@ -350,8 +438,14 @@ def main(argv=None):
             _predict(args)
     except SystemExit as exit_:  # argparse: --help (0) or bad syntax (2), already printed
         return exit_.code
-    except (CLIError, RecipeError, FileExistsError, FileNotFoundError, ImportError,
-            ValueError) as error:
+    except (
+        CLIError,
+        RecipeError,
+        FileExistsError,
+        FileNotFoundError,
+        ImportError,
+        ValueError,
+    ) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -187,19 +187,23 @@ def alignment_hit_rate(attention, spans, captions, grid_width, strip_width):
             f"(the captions' shape is {captions.shape}); received shape {attention.shape}."
         )
     if spans.shape != (batch, steps, 2):
-        raise ValueError(f"{where}`spans` must have shape {(batch, steps, 2)}; received shape "
-                         f"{spans.shape}.")
+        raise ValueError(
+            f"{where}`spans` must have shape {(batch, steps, 2)}; received shape {spans.shape}."
+        )
     check_positive_int("grid_width", grid_width, where)
     if attention.shape[2] % grid_width:
         raise ValueError(
             f"{where}the {attention.shape[2]} attention regions must be a whole number of rows "
             f"of `grid_width`={grid_width}."
         )
-    if isinstance(strip_width, bool) or not isinstance(strip_width, numbers.Real) or not (
-        strip_width > 0
+    if (
+        isinstance(strip_width, bool)
+        or not isinstance(strip_width, numbers.Real)
+        or not (strip_width > 0)
     ):
-        raise ValueError(f"{where}`strip_width` must be a positive number; received "
-                         f"{strip_width!r}.")
+        raise ValueError(
+            f"{where}`strip_width` must be a positive number; received {strip_width!r}."
+        )
     if not real.any():
         raise ValueError(f"{where}`captions` holds no digit (all PAD); there is nothing to score.")
     column = attention[:, :steps].argmax(axis=-1) % grid_width

@@ -76,8 +76,14 @@ def plot_memory_addressing(write_weights, read_weights, path, title=None):
     steps = panels[0].shape[1]
     fig, axes = plt.subplots(1, 2, figsize=(max(6.0, 0.18 * steps * 2 + 2), 0.12 * rows + 2.2))
     for ax, weights, name in zip(axes, panels, ("write weights", "read weights")):
-        ax.imshow(weights[:rows], cmap="gray_r", vmin=0.0, vmax=1.0, aspect="auto",
-                  interpolation="nearest")
+        ax.imshow(
+            weights[:rows],
+            cmap="gray_r",
+            vmin=0.0,
+            vmax=1.0,
+            aspect="auto",
+            interpolation="nearest",
+        )
         ax.set_title(name)
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_xlabel("time step")
@@ -94,12 +100,12 @@ def _show_image(ax, image):
     image = np.asarray(image, "float32")
     if image.ndim == 3 and image.shape[-1] == 1:
         image = image[..., 0]
-    ax.imshow(image, cmap="gray" if image.ndim == 2 else None, vmin=0.0,
-              vmax=max(1.0, float(image.max())))
+    ax.imshow(
+        image, cmap="gray" if image.ndim == 2 else None, vmin=0.0, vmax=max(1.0, float(image.max()))
+    )
 
 
-def plot_glimpse_path(image, locations, patch_size, num_scales, path, scale_factor=2.0,
-                      title=None):
+def plot_glimpse_path(image, locations, patch_size, num_scales, path, scale_factor=2.0, title=None):
     """Saves the Recurrent Attention Model's glimpse path over one image.
 
     Each glimpse is drawn as its ``num_scales`` squares (the smallest solid, the wider ones
@@ -131,11 +137,27 @@ def plot_glimpse_path(image, locations, patch_size, num_scales, path, scale_fact
     for t, (row, col, colour) in enumerate(zip(rows, cols, colours)):
         for s in range(num_scales):
             side = patch_size * scale_factor**s
-            ax.add_patch(Rectangle((col - side / 2, row - side / 2), side, side, fill=False,
-                                   edgecolor=colour, linewidth=1.5 if s == 0 else 0.8,
-                                   linestyle="-" if s == 0 else "--"))
-        ax.text(col, row, str(t + 1), color=colour, ha="center", va="center", fontsize=9,
-                fontweight="bold")
+            ax.add_patch(
+                Rectangle(
+                    (col - side / 2, row - side / 2),
+                    side,
+                    side,
+                    fill=False,
+                    edgecolor=colour,
+                    linewidth=1.5 if s == 0 else 0.8,
+                    linestyle="-" if s == 0 else "--",
+                )
+            )
+        ax.text(
+            col,
+            row,
+            str(t + 1),
+            color=colour,
+            ha="center",
+            va="center",
+            fontsize=9,
+            fontweight="bold",
+        )
     ax.set_xlim(-0.5, width - 0.5)
     ax.set_ylim(height - 0.5, -0.5)
     ax.set_xticks([])
@@ -178,8 +200,15 @@ def plot_caption_attention(image, attention, tokens, grid_shape, path, title=Non
     for ax, weights, token in zip(axes[1:], attention, tokens):
         _show_image(ax, image)
         heat = weights.reshape(grid_h, grid_w)
-        ax.imshow(heat, cmap="jet", alpha=0.5, extent=(-0.5, width - 0.5, height - 0.5, -0.5),
-                  interpolation="nearest", vmin=0.0, vmax=max(float(heat.max()), 1e-6))
+        ax.imshow(
+            heat,
+            cmap="jet",
+            alpha=0.5,
+            extent=(-0.5, width - 0.5, height - 0.5, -0.5),
+            interpolation="nearest",
+            vmin=0.0,
+            vmax=max(float(heat.max()), 1e-6),
+        )
         ax.set_title(f"{token!s}", fontsize=9)
     for ax in axes:
         ax.set_xticks([])
@@ -208,18 +237,24 @@ def _document_weights(words, word_attention, sentence_attention, scale_words_by_
     if isinstance(words, (str, bytes)) or not isinstance(words, (list, tuple)):
         words = np.asarray(words, dtype=object)
         if words.ndim != 2:
-            raise ValueError(f"{where}words must be a [S][W] nested sequence of strings, got an "
-                             f"array of shape {words.shape}.")
+            raise ValueError(
+                f"{where}words must be a [S][W] nested sequence of strings, got an "
+                f"array of shape {words.shape}."
+            )
     rows = []
     for row in words:
         if isinstance(row, (str, bytes)):
-            raise ValueError(f"{where}words must be a [S][W] nested sequence of strings, got a "
-                             f"sequence of strings (one sentence?): {words!r:.80}")
+            raise ValueError(
+                f"{where}words must be a [S][W] nested sequence of strings, got a "
+                f"sequence of strings (one sentence?): {words!r:.80}"
+            )
         rows.append([_word_text(word) for word in row])
     lengths = sorted({len(row) for row in rows})
     if len(lengths) > 1:
-        raise ValueError(f"{where}words must be rectangular [S][W] (pad with \"\"), got "
-                         f"{len(rows)} sentences of lengths {[len(row) for row in rows]}.")
+        raise ValueError(
+            f'{where}words must be rectangular [S][W] (pad with ""), got '
+            f"{len(rows)} sentences of lengths {[len(row) for row in rows]}."
+        )
     words_shape = (len(rows), lengths[0] if lengths else 0)
     word_attention = np.asarray(word_attention, "float64")
     sentence_attention = np.asarray(sentence_attention, "float64")
@@ -228,9 +263,12 @@ def _document_weights(words, word_attention, sentence_attention, scale_words_by_
             f"{where}expected word_attention of shape [S, W] = {words_shape} and "
             f"sentence_attention of shape [S] = {words_shape[:1]} to match words "
             f"[S][W] = {words_shape}; got word_attention {word_attention.shape} and "
-            f"sentence_attention {sentence_attention.shape}.")
-    for name, weights in (("word_attention", word_attention),
-                          ("sentence_attention", sentence_attention)):
+            f"sentence_attention {sentence_attention.shape}."
+        )
+    for name, weights in (
+        ("word_attention", word_attention),
+        ("sentence_attention", sentence_attention),
+    ):
         if not np.all(np.isfinite(weights)):
             raise ValueError(f"{where}{name} contains NaN or infinite weights.")
     real = np.array([[word != "" for word in row] for row in rows], bool).reshape(words_shape)
@@ -245,10 +283,13 @@ def _document_weights(words, word_attention, sentence_attention, scale_words_by_
     sentence_strength = sentence_strength / max(float(sentence_strength.max(initial=0.0)), 1e-12)
     sentences = []
     for s in np.flatnonzero(drawn):
-        sentence_words = [(rows[s][w], float(word_attention[s, w]), float(word_strength[s, w]))
-                          for w in np.flatnonzero(real[s])]
-        sentences.append((float(sentence_attention[s]), float(sentence_strength[s]),
-                          sentence_words))
+        sentence_words = [
+            (rows[s][w], float(word_attention[s, w]), float(word_strength[s, w]))
+            for w in np.flatnonzero(real[s])
+        ]
+        sentences.append(
+            (float(sentence_attention[s]), float(sentence_strength[s]), sentence_words)
+        )
     return sentences
 
 
@@ -283,13 +324,15 @@ def _document_html(sentences, title):
             f'color: {_text_colour(intensity)}" '
             f'title="{html.escape(f"word weight {weight:.4f}", quote=True)}">'
             f"{html.escape(word, quote=True)}</span>"
-            for word, weight, intensity in words)
+            for word, weight, intensity in words
+        )
         lines.append(
             f'<div class="sentence"><span class="sw" style="background-color: '
-            f'{rgba(_SENTENCE_RGB, sentence_intensity)}; color: '
+            f"{rgba(_SENTENCE_RGB, sentence_intensity)}; color: "
             f'{_text_colour(sentence_intensity)}" '
             f'title="sentence weight {sentence_weight:.4f}">{sentence_weight:.2f}</span>'
-            f"{spans}</div>")
+            f"{spans}</div>"
+        )
     lines.append("</body></html>")
     return "\n".join(lines) + "\n"
 
@@ -308,8 +351,7 @@ def _document_png(sentences, title, path):
         cells = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in word)
         return cells * char_width + 2 * pad
 
-    longest = max((width(word) for _, _, words in sentences for word, _, _ in words),
-                  default=0.0)
+    longest = max((width(word) for _, _, words in sentences for word, _, _ in words), default=0.0)
     fig_width = max(10.0, words_left + longest + 0.3)
     right = fig_width - 0.2
     placed = []  # (row, x, word, intensity) and a row per sentence
@@ -333,24 +375,42 @@ def _document_png(sentences, title, path):
     ax.axis("off")
     text = dict(fontsize=fontsize, family="monospace", va="center", parse_math=False)
     if title:
-        ax.text(fig_width / 2, 0.3, title, ha="center", fontsize=12, va="center",
-                parse_math=False)
+        ax.text(fig_width / 2, 0.3, title, ha="center", fontsize=12, va="center", parse_math=False)
     for r, weight, intensity in sentence_rows:
-        ax.text(0.15, top + (r + 0.5) * row_height, f"{weight:.2f}", ha="left",
-                color=_text_colour(intensity), **text,
-                bbox=dict(boxstyle="square,pad=0.3", edgecolor=np.array(_SENTENCE_RGB) / 255,
-                          facecolor=(*(np.array(_SENTENCE_RGB) / 255), intensity)))
+        ax.text(
+            0.15,
+            top + (r + 0.5) * row_height,
+            f"{weight:.2f}",
+            ha="left",
+            color=_text_colour(intensity),
+            **text,
+            bbox=dict(
+                boxstyle="square,pad=0.3",
+                edgecolor=np.array(_SENTENCE_RGB) / 255,
+                facecolor=(*(np.array(_SENTENCE_RGB) / 255), intensity),
+            ),
+        )
     for r, x, word, intensity in placed:
-        ax.text(x + pad, top + (r + 0.5) * row_height, word, ha="left",
-                color=_text_colour(intensity), **text,
-                bbox=dict(boxstyle="round,pad=0.25", linewidth=0,
-                          facecolor=(*(np.array(_WORD_RGB) / 255), intensity)))
+        ax.text(
+            x + pad,
+            top + (r + 0.5) * row_height,
+            word,
+            ha="left",
+            color=_text_colour(intensity),
+            **text,
+            bbox=dict(
+                boxstyle="round,pad=0.25",
+                linewidth=0,
+                facecolor=(*(np.array(_WORD_RGB) / 255), intensity),
+            ),
+        )
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
-def plot_document_attention(words, word_attention, sentence_attention, path, title=None,
-                            scale_words_by_sentence=True):
+def plot_document_attention(
+    words, word_attention, sentence_attention, path, title=None, scale_words_by_sentence=True
+):
     """Saves the Hierarchical Attention Network's picture of one document (Yang et al. 2016).
 
     One line per sentence: at the left a red box whose intensity shows the sentence weight
@@ -398,10 +458,13 @@ def plot_document_attention(words, word_attention, sentence_attention, path, tit
 
     extension = os.path.splitext(os.fspath(path))[1].lower()
     if extension not in _DOCUMENT_EXTENSIONS:
-        raise ValueError(f"plot_document_attention: path {os.fspath(path)!r} must end with one "
-                         f"of {', '.join(_DOCUMENT_EXTENSIONS)}.")
-    sentences = _document_weights(words, word_attention, sentence_attention,
-                                  scale_words_by_sentence)
+        raise ValueError(
+            f"plot_document_attention: path {os.fspath(path)!r} must end with one "
+            f"of {', '.join(_DOCUMENT_EXTENSIONS)}."
+        )
+    sentences = _document_weights(
+        words, word_attention, sentence_attention, scale_words_by_sentence
+    )
     if extension == ".html":
         with open(path, "w", encoding="utf-8") as f:
             f.write(_document_html(sentences, title))

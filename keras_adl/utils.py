@@ -75,9 +75,7 @@ def check_seed(where, seed):
 def check_choice(name, value, choices, where=""):
     """Checks that ``value`` is one of ``choices``."""
     if value not in choices:
-        raise ValueError(
-            f"{where}`{name}` must be one of {sorted(choices)}; received {value!r}."
-        )
+        raise ValueError(f"{where}`{name}` must be one of {sorted(choices)}; received {value!r}.")
     return value
 
 

@@ -59,8 +59,9 @@ class MemoryCellBase(keras.layers.Layer):
             or not isinstance(clip_value, (int, float))
             or clip_value <= 0
         ):
-            raise ValueError(f"{where}`clip_value` must be a positive number or None; received "
-                             f"{clip_value!r}.")
+            raise ValueError(
+                f"{where}`clip_value` must be a positive number or None; received {clip_value!r}."
+            )
         self.clip_value = None if clip_value is None else float(clip_value)
         self.return_addressing = bool(return_addressing)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
@@ -76,8 +77,10 @@ class MemoryCellBase(keras.layers.Layer):
 
     def _controller_state_shapes(self):
         if self.controller == "lstm":
-            return [("controller_h", (self.controller_units,)),
-                    ("controller_c", (self.controller_units,))]
+            return [
+                ("controller_h", (self.controller_units,)),
+                ("controller_c", (self.controller_units,)),
+            ]
         return []
 
     def _state_shapes(self):
@@ -116,8 +119,10 @@ class MemoryCellBase(keras.layers.Layer):
         """
         shapes = self._state_shapes()
         if len(states) != len(shapes):
-            raise ValueError(f"{type(self).__name__}: expected {len(shapes)} states "
-                             f"({self.state_names}); received {len(states)}.")
+            raise ValueError(
+                f"{type(self).__name__}: expected {len(shapes)} states "
+                f"({self.state_names}); received {len(states)}."
+            )
         return {name: ops.reshape(s, (-1,) + shape) for (name, shape), s in zip(shapes, states)}
 
     def split_output(self, outputs):
@@ -131,8 +136,10 @@ class MemoryCellBase(keras.layers.Layer):
             ``"read_weights"`` ``[..., R, N]`` and ``"write_weights"`` ``[..., Hw, N]``.
         """
         if not self.return_addressing:
-            raise ValueError(f"{type(self).__name__}: `split_output` needs a cell created with "
-                             "`return_addressing=True`.")
+            raise ValueError(
+                f"{type(self).__name__}: `split_output` needs a cell created with "
+                "`return_addressing=True`."
+            )
         n, r, w = self.memory_size, self.num_read_heads, self.num_write_heads
         base = self.controller_units + r * self.memory_width
 
@@ -153,8 +160,10 @@ class MemoryCellBase(keras.layers.Layer):
         check_rank("inputs", inputs_shape, 2, f"{type(self).__name__}: ")
         input_dim = inputs_shape[-1]
         if input_dim is None:
-            raise ValueError(f"{type(self).__name__}: the last dimension of `inputs` must be "
-                             f"known; received shape {tuple(inputs_shape)}.")
+            raise ValueError(
+                f"{type(self).__name__}: the last dimension of `inputs` must be "
+                f"known; received shape {tuple(inputs_shape)}."
+            )
         controller_input = (inputs_shape[0], input_dim + self.num_read_heads * self.memory_width)
         if self.controller == "lstm":
             self.controller_layer = keras.layers.LSTMCell(
@@ -182,12 +191,18 @@ class MemoryCellBase(keras.layers.Layer):
         shape = (self.memory_size, self.memory_width)
         if self.memory_init == "constant":
             self.initial_memory = self.add_weight(
-                shape=shape, initializer=keras.initializers.Constant(CONSTANT_MEMORY),
-                trainable=False, name="initial_memory")
+                shape=shape,
+                initializer=keras.initializers.Constant(CONSTANT_MEMORY),
+                trainable=False,
+                name="initial_memory",
+            )
         else:
             self.initial_memory = self.add_weight(
-                shape=shape, initializer=keras.initializers.TruncatedNormal(stddev=0.5),
-                trainable=self.memory_init == "learned", name="initial_memory")
+                shape=shape,
+                initializer=keras.initializers.TruncatedNormal(stddev=0.5),
+                trainable=self.memory_init == "learned",
+                name="initial_memory",
+            )
         self.built = True
 
     # States -----------------------------------------------------------------------------------
@@ -201,8 +216,10 @@ class MemoryCellBase(keras.layers.Layer):
         initial addressing state; a list of ``[batch_size, size]`` float32 tensors."""
         memory = ops.cast(self.initial_memory, "float32")[None]
         memory = ops.broadcast_to(memory, (batch_size, self.memory_size, self.memory_width))
-        states = [ops.zeros((batch_size, self.controller_units), "float32")
-                  for _ in self._controller_state_shapes()]
+        states = [
+            ops.zeros((batch_size, self.controller_units), "float32")
+            for _ in self._controller_state_shapes()
+        ]
         for value in self._initial_memory_states(memory, batch_size):
             states.append(ops.reshape(value, (batch_size, -1)))
         return states
@@ -216,15 +233,19 @@ class MemoryCellBase(keras.layers.Layer):
 
     def call(self, inputs, states, training=None):
         if not keras.backend.is_float_dtype(keras.backend.standardize_dtype(inputs.dtype)):
-            raise TypeError(f"{type(self).__name__}: `inputs` must be a float tensor (one step's "
-                            f"input vectors); received dtype {inputs.dtype}. Embed token ids "
-                            "first, e.g. with keras.layers.Embedding.")
+            raise TypeError(
+                f"{type(self).__name__}: `inputs` must be a float tensor (one step's "
+                f"input vectors); received dtype {inputs.dtype}. Embed token ids "
+                "first, e.g. with keras.layers.Embedding."
+            )
         states = list(states)
         shapes = self._state_shapes()
         num_controller = len(self._controller_state_shapes())
         if len(states) != len(shapes):
-            raise ValueError(f"{type(self).__name__}: expected {len(shapes)} states "
-                             f"({self.state_names}); received {len(states)}.")
+            raise ValueError(
+                f"{type(self).__name__}: expected {len(shapes)} states "
+                f"({self.state_names}); received {len(states)}."
+            )
         memory_states = {
             name: ops.reshape(ops.cast(s, "float32"), (-1,) + shape)
             for (name, shape), s in zip(shapes[num_controller:], states[num_controller:])

@@ -12,7 +12,7 @@ from keras_adl.ops.attention import (
     scaled_dot_product_attention,
     split_heads,
 )
-from keras_adl.utils import check_positive_int, check_rate, clone_initializer, require_built
+from keras_adl.utils import check_positive_int, check_rate, clone_initializer
 
 
 class MultiHeadAttentionBase(keras.layers.Layer):

@@ -28,7 +28,9 @@ class SequenceAttentionBase(keras.layers.Layer):
         where = f"{type(self).__name__}: "
         query_shape = check_rank("query", tuple(query_shape), (2, 3), where)
         value_shape = check_rank("value", tuple(value_shape), 3, where)
-        key_shape = value_shape if key_shape is None else check_rank("key", tuple(key_shape), 3, where)
+        key_shape = (
+            value_shape if key_shape is None else check_rank("key", tuple(key_shape), 3, where)
+        )
         for name, shape in (("query", query_shape), ("key", key_shape)):
             if shape[-1] is None:
                 raise ValueError(f"{where}the last dimension of `{name}` must be known.")
@@ -72,8 +74,14 @@ class SequenceAttentionBase(keras.layers.Layer):
         if value_mask is not None:
             check_rank("value_mask", value_mask, 2, where)
             check_same_dim(
-                "value_mask", tuple(value_mask.shape), 1, "value", value_shape, 1,
-                "The time steps", where,
+                "value_mask",
+                tuple(value_mask.shape),
+                1,
+                "value",
+                value_shape,
+                1,
+                "The time steps",
+                where,
             )
         if processed_keys is None:
             processed_keys = self._process_keys(value if key is None else key)

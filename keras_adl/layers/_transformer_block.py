@@ -46,7 +46,9 @@ class TransformerBlockBase(keras.layers.Layer):
 
     def _check_model_dim(self, shape, name):
         if shape[-1] is None:
-            raise ValueError(f"{type(self).__name__}: the last dimension of `{name}` must be known.")
+            raise ValueError(
+                f"{type(self).__name__}: the last dimension of `{name}` must be known."
+            )
         if self.key_dim is None and shape[-1] % self.num_heads:
             raise ValueError(
                 f"{type(self).__name__}: the model dimension of `{name}` ({shape[-1]}) is not "
@@ -65,6 +67,7 @@ class TransformerBlockBase(keras.layers.Layer):
     def _build_feed_forward(self, shape):
         """Builds FFN(x) = W_2 act(W_1 x + b_1) + b_2 with its norm and dropouts."""
         dim = shape[-1]
+
         def dense():
             return dict(
                 kernel_initializer=clone_initializer(self.kernel_initializer),

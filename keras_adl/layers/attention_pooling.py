@@ -1,7 +1,7 @@
 """Attention pooling with a learned context vector (the HAN word / sentence attention)."""
 
 import keras
-from keras import ops
+from keras import ops  # noqa: F401  (the Example uses it)
 
 from keras_adl.ops.attention import context_scores, masked_softmax, weighted_sum
 from keras_adl.utils import check_positive_int, check_rank, clone_initializer

@@ -155,7 +155,9 @@ class AttentionRNNDecoder(keras.layers.Layer):
             processed_keys=processed_keys,
             return_attention_scores=True,
         )
-        cell_input = ops.concatenate([inputs, ops.cast(context, inputs.dtype)], axis=-1)  # [e_i; c_i]
+        cell_input = ops.concatenate(
+            [inputs, ops.cast(context, inputs.dtype)], axis=-1
+        )  # [e_i; c_i]
         output, new_states = self.rnn_cell(cell_input, list(states))
         if not isinstance(new_states, (list, tuple)):
             new_states = [new_states]
@@ -194,7 +196,9 @@ class AttentionRNNDecoder(keras.layers.Layer):
             return tuple(new_state), (output, weights)
 
         final, (outputs, weights) = scan_steps(
-            body, tuple(states), ops.transpose(inputs, (1, 0, 2))  # time-major steps
+            body,
+            tuple(states),
+            ops.transpose(inputs, (1, 0, 2)),  # time-major steps
         )
         results = (ops.transpose(outputs, (1, 0, 2)),)
         if return_attention_scores:

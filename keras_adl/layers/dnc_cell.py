@@ -161,9 +161,18 @@ class DNCCell(MemoryCellBase):
 
     def _parse_interface(self, interface):
         r, hw, w = self.num_read_heads, self.num_write_heads, self.memory_width
-        (read_keys, read_strengths, write_keys, write_strengths, erase, write_vectors,
-         free_gates, allocation_gates, write_gates, read_modes) = split_sizes(
-            interface, self._interface_sizes())
+        (
+            read_keys,
+            read_strengths,
+            write_keys,
+            write_strengths,
+            erase,
+            write_vectors,
+            free_gates,
+            allocation_gates,
+            write_gates,
+            read_modes,
+        ) = split_sizes(interface, self._interface_sizes())
         return {
             "read_keys": ops.reshape(read_keys, (-1, r, w)),
             "read_strengths": oneplus(read_strengths),
@@ -180,8 +189,9 @@ class DNCCell(MemoryCellBase):
     def _memory_step(self, interface, states):
         p = self._parse_interface(interface)
         memory = states["memory"]
-        usage = update_usage(states["usage"], states["write_weights"], p["free_gates"],
-                             states["read_weights"])
+        usage = update_usage(
+            states["usage"], states["write_weights"], p["free_gates"], states["read_weights"]
+        )
 
         # Write weights: each write head allocates from the usage the previous heads claim.
         write_content = content_addressing(memory, p["write_keys"], p["write_strengths"])
@@ -191,7 +201,8 @@ class DNCCell(MemoryCellBase):
             allocation = allocation_weights(claimed)
             allocations.append(allocation)
             claimed = claimed + (1.0 - claimed) * (
-                allocation_gates[:, h : h + 1] * write_gates[:, h : h + 1] * allocation)
+                allocation_gates[:, h : h + 1] * write_gates[:, h : h + 1] * allocation
+            )
         allocation = ops.stack(allocations, axis=1)  # [B, Hw, N]
         g_a, g_w = allocation_gates[:, :, None], write_gates[:, :, None]
         write_weights = g_w * (g_a * allocation + (1.0 - g_a) * write_content)

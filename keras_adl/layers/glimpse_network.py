@@ -80,11 +80,17 @@ class GlimpseNetwork(keras.layers.Layer):
         images_shape = check_rank("images", tuple(images_shape), 4, where)
         check_rank("locations", tuple(locations_shape), 2, where)
         if images_shape[-1] is None:
-            raise ValueError(f"{where}the channel dimension of `images` must be known; received "
-                             f"shape {images_shape}.")
+            raise ValueError(
+                f"{where}the channel dimension of `images` must be known; received "
+                f"shape {images_shape}."
+            )
         self.sensor = GlimpseSensor(
-            self.patch_size, self.num_scales, self.scale_factor, flatten=True,
-            dtype=self.dtype_policy, name="sensor",
+            self.patch_size,
+            self.num_scales,
+            self.scale_factor,
+            flatten=True,
+            dtype=self.dtype_policy,
+            name="sensor",
         )
         features = self.num_scales * self.patch_size**2 * images_shape[-1]
         self.what = self._dense(self.glimpse_units, "what")  # θ_g^0

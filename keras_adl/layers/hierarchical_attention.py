@@ -128,8 +128,12 @@ class HierarchicalAttention(keras.layers.Layer):
     def _make_encoder(self, encoder, name):
         if not isinstance(encoder, str):
             return encoder
-        rnn = _RNNS[encoder](self.encoder_units, return_sequences=True, dtype=self.dtype_policy,
-                             name=name if not self.bidirectional else None)
+        rnn = _RNNS[encoder](
+            self.encoder_units,
+            return_sequences=True,
+            dtype=self.dtype_policy,
+            name=name if not self.bidirectional else None,
+        )
         if self.bidirectional:
             return keras.layers.Bidirectional(rnn, dtype=self.dtype_policy, name=name)
         return rnn
@@ -148,9 +152,12 @@ class HierarchicalAttention(keras.layers.Layer):
         if not encoder.built:
             encoder.build(shape)
         output_shape = encoder.compute_output_shape(shape)
-        if (not isinstance(output_shape, (tuple, list)) or len(output_shape) != 3
-                or not all(d is None or isinstance(d, int) for d in output_shape)
-                or output_shape[-1] is None):
+        if (
+            not isinstance(output_shape, (tuple, list))
+            or len(output_shape) != 3
+            or not all(d is None or isinstance(d, int) for d in output_shape)
+            or output_shape[-1] is None
+        ):
             raise ValueError(
                 "HierarchicalAttention: an encoder must map [N, T, D] to [N, T, D'] with a "
                 f"known D'; {encoder.name} maps {shape} to {output_shape}."
@@ -175,8 +182,10 @@ class HierarchicalAttention(keras.layers.Layer):
             check_rank("inputs", inputs_shape, 4, where + "without `vocab_size`, word vectors ")
             word_dim = inputs_shape[-1]
             if word_dim is None:
-                raise ValueError(f"{where}the word-vector size of `inputs` must be known; "
-                                 f"received shape {inputs_shape}.")
+                raise ValueError(
+                    f"{where}the word-vector size of `inputs` must be known; "
+                    f"received shape {inputs_shape}."
+                )
         words = inputs_shape[2]
         self.word_rnn = self._make_encoder(self.word_encoder, "word_encoder")
         hidden = self._build_encoder(self.word_rnn, (None, words, word_dim))
@@ -194,8 +203,9 @@ class HierarchicalAttention(keras.layers.Layer):
         kwargs = {}
         parameters = inspect.signature(encoder.call).parameters
         # Every Keras model's call takes a mask; pass it only to models that can use it.
-        if "mask" in parameters and (not isinstance(encoder, keras.Model)
-                                     or encoder.supports_masking):
+        if "mask" in parameters and (
+            not isinstance(encoder, keras.Model) or encoder.supports_masking
+        ):
             kwargs["mask"] = mask
         if "training" in parameters or isinstance(encoder, keras.Model):
             kwargs["training"] = training
@@ -255,9 +265,7 @@ class HierarchicalAttention(keras.layers.Layer):
                 "bidirectional": self.bidirectional,
                 "vocab_size": self.vocab_size,
                 "embedding_dim": self.embedding_dim,
-                "embeddings_initializer": keras.initializers.serialize(
-                    self.embeddings_initializer
-                ),
+                "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             }
         )

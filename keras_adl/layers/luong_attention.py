@@ -64,7 +64,9 @@ class LuongAttention(SequenceAttentionBase):
         **kwargs,
     ):
         super().__init__(dropout=dropout, **kwargs)
-        self.score = check_choice("score", score, ("dot", "general", "scaled_dot"), "LuongAttention: ")
+        self.score = check_choice(
+            "score", score, ("dot", "general", "scaled_dot"), "LuongAttention: "
+        )
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
 

@@ -95,7 +95,11 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         if cache_index is None:
             raise ValueError(f"{where}`cache_index` is required when `cache` is given.")
         if not isinstance(cache, (tuple, list)) or len(cache) != 3:
-            received = f"a {len(cache)}-tuple" if isinstance(cache, (tuple, list)) else type(cache).__name__
+            received = (
+                f"a {len(cache)}-tuple"
+                if isinstance(cache, (tuple, list))
+                else type(cache).__name__
+            )
             raise ValueError(
                 f"{where}`cache` must be the (keys, values, valid) tuple of `initial_cache`; "
                 f"received {received}."
@@ -143,7 +147,9 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
             mask = keras_mask_of(inputs)
         if mask is not None:
             check_rank("mask", mask, 2, where)
-            check_same_dim("mask", tuple(mask.shape), 1, "inputs", shape, 1, "The time steps", where)
+            check_same_dim(
+                "mask", tuple(mask.shape), 1, "inputs", shape, 1, "The time steps", where
+            )
         hk = self.num_heads * self._key_dim
         query, key, value = ops.split(self.qkv_dense(inputs), [hk, 2 * hk], axis=-1)
         query, key, value = self._split(query), self._split(key), self._split(value)

@@ -126,8 +126,9 @@ class NTMCell(MemoryCellBase):
         return [w, 1, 1, s, 1] + ([w, w] if write else [])
 
     def _interface_size(self):
-        return (self.num_read_heads * sum(self._head_sizes(False))
-                + self.num_write_heads * sum(self._head_sizes(True)))
+        return self.num_read_heads * sum(self._head_sizes(False)) + self.num_write_heads * sum(
+            self._head_sizes(True)
+        )
 
     def _memory_state_shapes(self):
         n, w = self.memory_size, self.memory_width

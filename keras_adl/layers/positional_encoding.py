@@ -50,8 +50,10 @@ class PositionalEncoding(keras.layers.Layer):
 
     def __init__(self, max_wavelength=10000, mode="add", **kwargs):
         super().__init__(**kwargs)
-        if isinstance(max_wavelength, bool) or not isinstance(max_wavelength, (int, float)) or (
-            max_wavelength <= 1
+        if (
+            isinstance(max_wavelength, bool)
+            or not isinstance(max_wavelength, (int, float))
+            or (max_wavelength <= 1)
         ):
             raise ValueError(
                 "PositionalEncoding: `max_wavelength` must be a number > 1; "

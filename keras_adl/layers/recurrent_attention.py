@@ -107,11 +107,14 @@ class RecurrentAttention(keras.layers.Layer):
         self.units = check_positive_int("units", units, where)
         self.core = check_choice("core", core, ("lstm", "gru", "rnn"), where)
         self.policy = check_choice("policy", policy, ("learned", "random"), where)
-        if isinstance(location_std, bool) or not isinstance(location_std, (int, float)) or not (
-            location_std > 0
+        if (
+            isinstance(location_std, bool)
+            or not isinstance(location_std, (int, float))
+            or not (location_std > 0)
         ):
-            raise ValueError(f"{where}`location_std` must be a positive number; received "
-                             f"{location_std!r}.")
+            raise ValueError(
+                f"{where}`location_std` must be a positive number; received {location_std!r}."
+            )
         self.location_std = float(location_std)
         self.patch_size = patch_size
         self.num_scales = num_scales
@@ -123,8 +126,11 @@ class RecurrentAttention(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed_generator = keras.random.SeedGenerator(seed)
         _check_sizes(patch_size, num_scales, scale_factor, where)
-        for name, value in (("glimpse_units", glimpse_units), ("location_units", location_units),
-                            ("glimpse_output_units", glimpse_output_units)):
+        for name, value in (
+            ("glimpse_units", glimpse_units),
+            ("location_units", location_units),
+            ("glimpse_output_units", glimpse_output_units),
+        ):
             check_positive_int(name, value, where)
 
     def build(self, images_shape):
@@ -151,13 +157,16 @@ class RecurrentAttention(keras.layers.Layer):
         elif self.core == "gru":
             self.core_cell = keras.layers.GRUCell(self.units, **cell_kwargs)
         else:
-            self.core_cell = keras.layers.SimpleRNNCell(self.units, activation="relu",
-                                                        **cell_kwargs)
+            self.core_cell = keras.layers.SimpleRNNCell(
+                self.units, activation="relu", **cell_kwargs
+            )
         self.core_cell.build((None, self.glimpse_output_units))
         if self.policy == "learned" and self.num_glimpses > 1:  # one glimpse chooses nothing
             self.location_network = keras.layers.Dense(
-                2, kernel_initializer=clone_initializer(self.kernel_initializer),
-                dtype=self.dtype_policy, name="location_network",
+                2,
+                kernel_initializer=clone_initializer(self.kernel_initializer),
+                dtype=self.dtype_policy,
+                name="location_network",
             )
             self.location_network.build((None, self.units))
             self.baseline = keras.layers.Dense(1, dtype=self.dtype_policy, name="baseline")
@@ -173,7 +182,8 @@ class RecurrentAttention(keras.layers.Layer):
         """``(l_t clipped, log π(l_t | h_t), b_t)`` for the next glimpse."""
         if self.policy == "random":
             location = self._draw(
-                lambda shape, seed: keras.random.uniform(shape, -1.0, 1.0, seed=seed), batch)
+                lambda shape, seed: keras.random.uniform(shape, -1.0, 1.0, seed=seed), batch
+            )
             zeros = ops.zeros((batch,), "float32")
             return location, zeros, zeros
         # μ_t = f_l(h_t); the policy reads h_t without sending gradients back into it.

@@ -130,7 +130,9 @@ class TransformerDecoderBlock(TransformerBlockBase):
                 "(decoder-only)."
             )
         if self.cross_attention is not None and not has_memory:
-            raise ValueError(f"{where}`encoder_outputs` is required: the block has cross-attention.")
+            raise ValueError(
+                f"{where}`encoder_outputs` is required: the block has cross-attention."
+            )
         if encoder_outputs is not None:
             encoder_shape = check_rank("encoder_outputs", encoder_outputs, 3, where)
             check_same_dim(

@@ -7,19 +7,19 @@ from keras_adl.models.captioning import (
     caption_grid_shape,
     show_attend_tell,
 )
+from keras_adl.models.han import han_attention, han_classifier
+from keras_adl.models.memory import (
+    addressing_model,
+    memory_sequence_model,
+)
+from keras_adl.models.pointer import pointer_decode, pointer_network
+from keras_adl.models.ram import RecurrentAttentionModel, recurrent_attention_model
 from keras_adl.models.seq2seq import (
     attention_seq2seq,
     beam_search,
     encoder_decoder,
     greedy_decode,
 )
-from keras_adl.models.memory import (
-    addressing_model,
-    memory_sequence_model,
-)
-from keras_adl.models.han import han_attention, han_classifier
-from keras_adl.models.ram import RecurrentAttentionModel, recurrent_attention_model
-from keras_adl.models.pointer import pointer_decode, pointer_network
 from keras_adl.models.transformer import (
     transformer_classifier,
     transformer_greedy_decode,

@@ -52,9 +52,7 @@ def greedy_loop(step, initial_state, batch, max_length, memory_steps):
         ops.zeros((batch, max_length), "int32"),
         ops.zeros((batch, max_length, memory_steps), "float32"),
     )
-    result = ops.while_loop(
-        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
-    )
+    result = ops.while_loop(lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length)
     _, _, _, _, score, tokens, attention = result
     return tokens, attention, score
 
@@ -137,14 +135,10 @@ def beam_loop(
         step_weights = ops.reshape(
             ops.take(ops.cast(weights, "float32"), rows, axis=0), (batch, k, 1, memory_steps)
         )
-        attention = ops.take_along_axis(
-            attention, ops.reshape(parent, (batch, k, 1, 1)), axis=1
-        )
+        attention = ops.take_along_axis(attention, ops.reshape(parent, (batch, k, 1, 1)), axis=1)
         attention = ops.slice_update(attention, [zero, zero, t, zero], step_weights)
         done = ops.logical_or(done, ops.equal(chosen, END))
-        return (
-            t + 1, ops.reshape(chosen, (-1,)), state, done, lengths, scores, tokens, attention
-        )
+        return (t + 1, ops.reshape(chosen, (-1,)), state, done, lengths, scores, tokens, attention)
 
     first = ops.where(ops.arange(k) == 0, 0.0, -1e9)  # only beam 0 is live at the start
     loop = (
@@ -157,16 +151,12 @@ def beam_loop(
         ops.zeros((batch, k, max_length), "int32"),
         ops.zeros((batch, k, max_length, memory_steps), "float32"),
     )
-    result = ops.while_loop(
-        lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length
-    )
+    result = ops.while_loop(lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length)
     _, _, _, _, lengths, scores, tokens, attention = result
     penalty = ops.power((5.0 + ops.cast(lengths, "float32")) / 6.0, float(length_penalty))
     best = ops.argmax(scores / penalty, axis=-1)  # [B]
     best = ops.cast(ops.expand_dims(best, -1), "int32")
     tokens = ops.take_along_axis(tokens, ops.expand_dims(best, -1), axis=1)[:, 0]
-    attention = ops.take_along_axis(
-        attention, ops.reshape(best, (batch, 1, 1, 1)), axis=1
-    )[:, 0]
+    attention = ops.take_along_axis(attention, ops.reshape(best, (batch, 1, 1, 1)), axis=1)[:, 0]
     score = ops.take_along_axis(scores, best, axis=1)[:, 0]
     return tokens, attention, score

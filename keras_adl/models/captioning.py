@@ -38,8 +38,7 @@ def _check_filters(where, filters):
         isinstance(f, int) and not isinstance(f, bool) and f > 0 for f in filters
     ):
         raise ValueError(
-            f"{where}`encoder_filters` must be a tuple of positive integers; received "
-            f"{filters!r}."
+            f"{where}`encoder_filters` must be a tuple of positive integers; received {filters!r}."
         )
     return tuple(filters)
 
@@ -180,8 +179,10 @@ def show_attend_tell(
         feature_shape = _check_shape(where, "feature_shape", feature_shape, 2)
     encoder_filters = _check_filters(where, encoder_filters)
     dropout = check_rate("dropout", dropout, where)
-    if isinstance(regularization, bool) or not isinstance(regularization, (int, float)) or (
-        not regularization >= 0
+    if (
+        isinstance(regularization, bool)
+        or not isinstance(regularization, (int, float))
+        or (not regularization >= 0)
     ):
         raise ValueError(
             f"{where}`regularization` must be a non-negative float; received {regularization!r}."
@@ -196,10 +197,14 @@ def show_attend_tell(
         keras.layers.Dense(units, activation="tanh", name="init_h")(mean),  # h_0
         keras.layers.Dense(units, activation="tanh", name="init_c")(mean),  # c_0
     ]
-    embedded = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
-                                      name="embedding")(decoder_input)  # E y_{t-1}
+    embedded = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True, name="embedding")(
+        decoder_input
+    )  # E y_{t-1}
     outputs, attention = AttentionRNNDecoder(
-        units, attention="bahdanau", attention_units=attention_units, cell="lstm",
+        units,
+        attention="bahdanau",
+        attention_units=attention_units,
+        cell="lstm",
         name="decoder",
     )(embedded, annotations, initial_state=initial_state, return_attention_scores=True)
     caption_mask = ops.not_equal(decoder_input, PAD)

@@ -1,7 +1,7 @@
 """Memory-augmented sequence models: NTM, DNC and the LSTM baseline of the papers."""
 
 import keras
-import numpy as np
+import numpy as np  # noqa: F401  (the Example uses it)
 
 from keras_adl.layers.dnc_cell import DNCCell
 from keras_adl.layers.ntm_cell import NTMCell
@@ -74,8 +74,9 @@ def memory_sequence_model(
     addressing = None
     if cell == "lstm":
         if return_addressing:
-            raise ValueError(f"{where}`return_addressing=True` needs a memory cell; "
-                             "received cell='lstm'.")
+            raise ValueError(
+                f"{where}`return_addressing=True` needs a memory cell; received cell='lstm'."
+            )
         check_positive_int("lstm_layers", lstm_layers, where)
         hidden = inputs
         for i in range(lstm_layers):
@@ -138,8 +139,10 @@ def addressing_model(model):
     except ValueError:
         rnn = None
     if rnn is None or not isinstance(rnn.cell, (NTMCell, DNCCell)):
-        raise ValueError("addressing_model: `model` must come from memory_sequence_model with "
-                         f"cell='ntm' or 'dnc'; received a model named {model.name!r}.")
+        raise ValueError(
+            "addressing_model: `model` must come from memory_sequence_model with "
+            f"cell='ntm' or 'dnc'; received a model named {model.name!r}."
+        )
     if rnn.cell.return_addressing:
         return model
     config = rnn.cell.get_config()
@@ -150,8 +153,11 @@ def addressing_model(model):
     hidden = keras.layers.RNN(cell, return_sequences=True, name="memory")(inputs)
     parts = cell.split_output(hidden)
     dense = keras.layers.Dense.from_config(logits.get_config())
-    outputs = {"logits": dense(parts["output"]), "read_weights": parts["read_weights"],
-               "write_weights": parts["write_weights"]}
+    outputs = {
+        "logits": dense(parts["output"]),
+        "read_weights": parts["read_weights"],
+        "write_weights": parts["write_weights"],
+    }
     copy = keras.Model(inputs, outputs, name=f"{model.name}_addressing")
     copy.set_weights(model.get_weights())
     return copy

@@ -49,8 +49,9 @@ def pointer_network(input_dim=1, units=128, name="pointer_network"):
     inputs = keras.Input((None, input_dim), name="inputs")
     decoder_input = keras.Input((None, input_dim), name="decoder_input")
     project = keras.layers.Dense(units, name="input_projection")
-    encoded, h, c = keras.layers.LSTM(units, return_sequences=True, return_state=True,
-                                      name="encoder")(project(inputs))
+    encoded, h, c = keras.layers.LSTM(
+        units, return_sequences=True, return_state=True, name="encoder"
+    )(project(inputs))
     decoded = AttentionRNNDecoder(units, cell="lstm", name="decoder")(
         project(decoder_input), encoded, initial_state=[h, c]
     )
@@ -85,8 +86,13 @@ def pointer_decode(model, inputs):
 
     def body(t, previous, states, free, order, probabilities):
         output, _, states = decoder.step(project(previous), list(states), encoded, keys)
-        _, p = pointer(output, encoded, value_mask=free, processed_keys=pointer_keys,
-                       return_attention_scores=True)
+        _, p = pointer(
+            output,
+            encoded,
+            value_mask=free,
+            processed_keys=pointer_keys,
+            return_attention_scores=True,
+        )
         chosen = ops.cast(ops.argmax(p, axis=-1), "int32")
         picked = ops.equal(ops.expand_dims(positions, 0), ops.expand_dims(chosen, 1))
         free = ops.logical_and(free, ops.logical_not(picked))

@@ -186,8 +186,10 @@ def recurrent_attention_model(
     image_shape = tuple(image_shape)
     check_rank("image_shape", image_shape, 3, where)
     if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in image_shape):
-        raise ValueError(f"{where}`image_shape` must be three positive integers (H, W, C); "
-                         f"received {image_shape!r}.")
+        raise ValueError(
+            f"{where}`image_shape` must be three positive integers (H, W, C); "
+            f"received {image_shape!r}."
+        )
     check_positive_int("num_classes", num_classes, where)
     images = keras.Input(image_shape, name="images")
     attention = RecurrentAttention(

@@ -23,7 +23,9 @@ def _encoder(source, vocab_size, model_dim, num_heads, intermediate_dim, num_lay
     x = PositionalEncoding(name="source_position")(x)
     x = keras.layers.Dropout(dropout, name="source_dropout")(x)
     for i in range(num_layers):
-        x = TransformerEncoderBlock(num_heads, intermediate_dim, dropout=dropout, name=f"encoder_{i}")(x)
+        x = TransformerEncoderBlock(
+            num_heads, intermediate_dim, dropout=dropout, name=f"encoder_{i}"
+        )(x)
     return x
 
 
@@ -66,21 +68,30 @@ def transformer_seq2seq(
         Vaswani et al. (2017). Attention Is All You Need. arXiv:1706.03762.
     """
     where = f"{name}: "
-    _check(where, source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size,
-           model_dim=model_dim, num_heads=num_heads, intermediate_dim=intermediate_dim,
-           num_layers=num_layers)
+    _check(
+        where,
+        source_vocab_size=source_vocab_size,
+        target_vocab_size=target_vocab_size,
+        model_dim=model_dim,
+        num_heads=num_heads,
+        intermediate_dim=intermediate_dim,
+        num_layers=num_layers,
+    )
     check_rate("dropout", dropout, where)
     source = keras.Input((None,), dtype="int32", name="source")
     decoder_input = keras.Input((None,), dtype="int32", name="decoder_input")
-    memory = _encoder(source, source_vocab_size, model_dim, num_heads, intermediate_dim,
-                      num_layers, dropout)
-    y = keras.layers.Embedding(target_vocab_size, model_dim, mask_zero=True,
-                               name="target_embedding")(decoder_input)
+    memory = _encoder(
+        source, source_vocab_size, model_dim, num_heads, intermediate_dim, num_layers, dropout
+    )
+    y = keras.layers.Embedding(
+        target_vocab_size, model_dim, mask_zero=True, name="target_embedding"
+    )(decoder_input)
     y = PositionalEncoding(name="target_position")(y)
     y = keras.layers.Dropout(dropout, name="target_dropout")(y)
     for i in range(num_layers):
-        y = TransformerDecoderBlock(num_heads, intermediate_dim, dropout=dropout,
-                                    name=f"decoder_{i}")(y, memory)
+        y = TransformerDecoderBlock(
+            num_heads, intermediate_dim, dropout=dropout, name=f"decoder_{i}"
+        )(y, memory)
     logits = keras.layers.Dense(target_vocab_size, name="logits")(y)
     return keras.Model([source, decoder_input], logits, name=name)
 
@@ -114,8 +125,15 @@ def transformer_classifier(
     (None, 3)
     """
     where = f"{name}: "
-    _check(where, vocab_size=vocab_size, num_classes=num_classes, model_dim=model_dim,
-           num_heads=num_heads, intermediate_dim=intermediate_dim, num_layers=num_layers)
+    _check(
+        where,
+        vocab_size=vocab_size,
+        num_classes=num_classes,
+        model_dim=model_dim,
+        num_heads=num_heads,
+        intermediate_dim=intermediate_dim,
+        num_layers=num_layers,
+    )
     check_rate("dropout", dropout, where)
     tokens = keras.Input((None,), dtype="int32", name="tokens")
     x = _encoder(tokens, vocab_size, model_dim, num_heads, intermediate_dim, num_layers, dropout)

@@ -15,7 +15,6 @@ from keras_adl.ops.addressing import (
     update_temporal_link,
     update_usage,
 )
-from keras_adl.ops.glimpse import area_weights, extract_glimpses, glimpse_widths
 from keras_adl.ops.attention import (
     additive_scores,
     causal_mask,
@@ -30,6 +29,7 @@ from keras_adl.ops.attention import (
     split_heads,
     weighted_sum,
 )
+from keras_adl.ops.glimpse import area_weights, extract_glimpses, glimpse_widths
 
 __all__ = [
     "allocation_weights",

@@ -37,8 +37,10 @@ EPSILON = 1e-6
 def _last_dim(name, x, where):
     n = x.shape[-1]
     if n is None:
-        raise ValueError(f"{where}the last dimension of `{name}` must be static; received shape "
-                         f"{tuple(x.shape)}.")
+        raise ValueError(
+            f"{where}the last dimension of `{name}` must be static; received shape "
+            f"{tuple(x.shape)}."
+        )
     return int(n)
 
 
@@ -122,8 +124,16 @@ def interpolate(content_weights, previous_weights, gate):
     c_shape = check_rank("content_weights", content_weights, 3, where)
     p_shape = check_rank("previous_weights", previous_weights, 3, where)
     check_rank("gate", gate, (2, 3), where)
-    check_same_dim("content_weights", c_shape, 2, "previous_weights", p_shape, 2,
-                   "The number of slots N", where)
+    check_same_dim(
+        "content_weights",
+        c_shape,
+        2,
+        "previous_weights",
+        p_shape,
+        2,
+        "The number of slots N",
+        where,
+    )
     if len(gate.shape) == 2:
         gate = ops.expand_dims(gate, -1)
     return gate * content_weights + (1.0 - gate) * previous_weights
@@ -158,8 +168,10 @@ def circular_shift(weights, shift_weights):
     s_shape = check_rank("shift_weights", shift_weights, 3, where)
     num_shifts = _last_dim("shift_weights", shift_weights, where)
     if num_shifts % 2 != 1:
-        raise ValueError(f"{where}the last dimension of `shift_weights` (shifts −R..R) must be "
-                         f"odd; received shape {s_shape}.")
+        raise ValueError(
+            f"{where}the last dimension of `shift_weights` (shifts −R..R) must be "
+            f"odd; received shape {s_shape}."
+        )
     del w_shape
     radius = num_shifts // 2
     shifted = 0.0
@@ -366,8 +378,9 @@ def update_precedence(precedence, write_weights):
     where = "update_precedence: "
     p_shape = check_rank("precedence", precedence, (2, 3), where)
     w_shape = check_rank("write_weights", write_weights, len(p_shape), where)
-    check_same_dim("precedence", p_shape, -1, "write_weights", w_shape, -1,
-                   "The number of slots N", where)
+    check_same_dim(
+        "precedence", p_shape, -1, "write_weights", w_shape, -1, "The number of slots N", where
+    )
     return (1.0 - ops.sum(write_weights, axis=-1, keepdims=True)) * precedence + write_weights
 
 
@@ -399,8 +412,9 @@ def update_temporal_link(link, precedence, write_weights):
     l_shape = check_rank("link", link, (3, 4), where)
     check_rank("precedence", precedence, len(l_shape) - 1, where)
     w_shape = check_rank("write_weights", write_weights, len(l_shape) - 1, where)
-    check_same_dim("link", l_shape, -1, "write_weights", w_shape, -1, "The number of slots N",
-                   where)
+    check_same_dim(
+        "link", l_shape, -1, "write_weights", w_shape, -1, "The number of slots N", where
+    )
     num_slots = _last_dim("link", link, where)
     w_i = write_weights[..., :, None]
     w_j = write_weights[..., None, :]

@@ -177,8 +177,9 @@ def context_scores(keys, context_vector):
     where = "context_scores: "
     keys_shape = check_rank("keys", keys, tuple(range(2, 8)), where)
     vector_shape = check_rank("context_vector", context_vector, 1, where)
-    check_same_dim("keys", keys_shape, -1, "context_vector", vector_shape, 0,
-                   "The feature sizes", where)
+    check_same_dim(
+        "keys", keys_shape, -1, "context_vector", vector_shape, 0, "The feature sizes", where
+    )
     return ops.sum(keys * ops.cast(context_vector, keys.dtype), axis=-1)  # u_tᵀ u_ctx
 
 

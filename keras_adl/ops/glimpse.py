@@ -45,8 +45,10 @@ def glimpse_widths(patch_size, num_scales, scale_factor=2.0):
 def _check_sizes(patch_size, num_scales, scale_factor, where):
     check_positive_int("patch_size", patch_size, where)
     check_positive_int("num_scales", num_scales, where)
-    if isinstance(scale_factor, bool) or not isinstance(scale_factor, (int, float)) or not (
-        scale_factor >= 1.0
+    if (
+        isinstance(scale_factor, bool)
+        or not isinstance(scale_factor, (int, float))
+        or not (scale_factor >= 1.0)
     ):
         raise ValueError(f"{where}`scale_factor` must be a number >= 1; received {scale_factor!r}.")
 
@@ -76,8 +78,9 @@ def area_weights(centres, widths, cells, length):
     """
     widths = np.asarray(widths, "float32")  # [S]
     steps = widths / cells  # d_s
-    offsets = (np.arange(cells, dtype="float32")[None, :] * steps[:, None]
-               - widths[:, None] / 2.0)  # a_i − c, [S, g]
+    offsets = (
+        np.arange(cells, dtype="float32")[None, :] * steps[:, None] - widths[:, None] / 2.0
+    )  # a_i − c, [S, g]
     starts = ops.cast(centres, "float32")[:, None, None] + offsets[None]  # a_i, [B, S, g]
     starts = ops.expand_dims(starts, -1)  # [B, S, g, 1]
     ends = starts + steps[None, :, None, None]  # a_i + d
@@ -121,10 +124,12 @@ def extract_glimpses(images, locations, patch_size, num_scales=1, scale_factor=2
     image_shape = check_rank("images", images, 4, where)
     location_shape = check_rank("locations", locations, 2, where)
     if location_shape[-1] not in (None, 2):
-        raise ValueError(f"{where}`locations` must have shape [B, 2] (y, x); received shape "
-                         f"{location_shape}.")
-    check_same_dim("images", image_shape, 0, "locations", location_shape, 0, "The batch sizes",
-                   where)
+        raise ValueError(
+            f"{where}`locations` must have shape [B, 2] (y, x); received shape {location_shape}."
+        )
+    check_same_dim(
+        "images", image_shape, 0, "locations", location_shape, 0, "The batch sizes", where
+    )
     height, width = ops.shape(images)[1], ops.shape(images)[2]  # static or dynamic
     widths = glimpse_widths(patch_size, num_scales, scale_factor)
     if not keras.backend.is_float_dtype(keras.backend.standardize_dtype(images.dtype)):

@@ -45,7 +45,9 @@ def scan_steps(step_fn, initial_state, inputs):
     # The first step runs outside the loop: its outputs give the output arrays their structure
     # and dtypes, and the loop continues from t = 1.
     state, first_output = step_fn(initial_state, tf.nest.map_structure(lambda x: x[0], inputs))
-    state = tf.nest.map_structure(lambda new, old: tf.ensure_shape(new, old.shape), state, initial_state)
+    state = tf.nest.map_structure(
+        lambda new, old: tf.ensure_shape(new, old.shape), state, initial_state
+    )
     output_arrays = [
         tf.TensorArray(o.dtype, size=steps, element_shape=o.shape).write(0, o)
         for o in tf.nest.flatten(first_output)

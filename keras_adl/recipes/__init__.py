@@ -40,8 +40,10 @@ def find(task_name, model_name=None):
     recipe, task = tasks[task_name]
     model_name = model_name or task.models[0]
     if model_name not in task.models:
-        raise ValueError(f"unknown model {model_name!r} for task {task_name!r}; choose one of "
-                         f"{list(task.models)}")
+        raise ValueError(
+            f"unknown model {model_name!r} for task {task_name!r}; choose one of "
+            f"{list(task.models)}"
+        )
     return recipe, task, model_name
 
 

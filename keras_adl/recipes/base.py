@@ -220,15 +220,28 @@ class Recipe:
         if step and steps and step < steps and epoch < run.epochs:
             print(f"resuming epoch {epoch + 1} at step {step + 1} of {steps}")
             backup.expect_partial_epoch(step)
-            history = model.fit(x, y, epochs=epoch + 1, initial_epoch=epoch,
-                                steps_per_epoch=steps - step, callbacks=callbacks, **fit_kwargs)
+            history = model.fit(
+                x,
+                y,
+                epochs=epoch + 1,
+                initial_epoch=epoch,
+                steps_per_epoch=steps - step,
+                callbacks=callbacks,
+                **fit_kwargs,
+            )
             epoch += 1
         elif epoch:
             print(f"resuming after epoch {epoch}")
         if epoch < run.epochs:
-            history = model.fit(x, y, epochs=run.epochs, initial_epoch=epoch,
-                                steps_per_epoch=steps_per_epoch, callbacks=callbacks,
-                                **fit_kwargs)
+            history = model.fit(
+                x,
+                y,
+                epochs=run.epochs,
+                initial_epoch=epoch,
+                steps_per_epoch=steps_per_epoch,
+                callbacks=callbacks,
+                **fit_kwargs,
+            )
         backup.remove()
         model.save(run.path(MODEL_FILE))
         return history
@@ -240,8 +253,13 @@ class Recipe:
 
         if isinstance(objective, tuple):
             objective = keras_tuner.Objective(*objective)
-        tuner = keras_tuner.RandomSearch(hypermodel, objective=objective, max_trials=trials,
-                                         directory=out, project_name=project_name)
+        tuner = keras_tuner.RandomSearch(
+            hypermodel,
+            objective=objective,
+            max_trials=trials,
+            directory=out,
+            project_name=project_name,
+        )
         tuner.search(*data, verbose=1, **search_kwargs)
         best = tuner.get_best_hyperparameters(1)[0].values
         print(json.dumps({"best_hyperparameters": best}))
@@ -263,8 +281,9 @@ def override(settings, overrides):
     """``settings`` updated with ``overrides``, which may only name existing settings."""
     unknown = sorted(set(overrides) - set(settings))
     if unknown:
-        raise ValueError(f"unknown setting(s) {unknown}; this model's settings are "
-                         f"{sorted(settings)}")
+        raise ValueError(
+            f"unknown setting(s) {unknown}; this model's settings are {sorted(settings)}"
+        )
     settings.update(overrides)
     return settings
 

@@ -37,16 +37,39 @@ class DocumentsRecipe(Recipe):
     family = "documents"
     description = "Hierarchical Attention Network on raw documents"
     tasks = (
-        Task("needle", HAN_MODELS, "4 classes given by one key sentence among distractors",
-             epochs=3, batch_size=64, samples=4000),
-        Task("fortunes", HAN_MODELS, "Debian's fortunes by topic (make data)", epochs=10,
-             batch_size=64, samples=20000,
-             options=(Option("--data", "a fortunes directory (default: the installed one)",
-                             "dir"),)),
-        Task("documents", HAN_MODELS, "your own labelled documents", epochs=10, batch_size=64,
-             samples=1000000,
-             options=(Option("--data", "a <label>/<doc>.txt tree or a label<TAB>text file",
-                             "path", required=True),)),
+        Task(
+            "needle",
+            HAN_MODELS,
+            "4 classes given by one key sentence among distractors",
+            epochs=3,
+            batch_size=64,
+            samples=4000,
+        ),
+        Task(
+            "fortunes",
+            HAN_MODELS,
+            "Debian's fortunes by topic (make data)",
+            epochs=10,
+            batch_size=64,
+            samples=20000,
+            options=(Option("--data", "a fortunes directory (default: the installed one)", "dir"),),
+        ),
+        Task(
+            "documents",
+            HAN_MODELS,
+            "your own labelled documents",
+            epochs=10,
+            batch_size=64,
+            samples=1000000,
+            options=(
+                Option(
+                    "--data",
+                    "a <label>/<doc>.txt tree or a label<TAB>text file",
+                    "path",
+                    required=True,
+                ),
+            ),
+        ),
     )
 
     def settings(self, task, model_name):
@@ -54,8 +77,7 @@ class DocumentsRecipe(Recipe):
         class count come from the data)."""
         return dict(SETTINGS, encoder="lstm" if model_name == "han_lstm" else "gru")
 
-    def build_model(self, task, model_name, vocab_size, num_classes, jit_compile=True,
-                    **overrides):
+    def build_model(self, task, model_name, vocab_size, num_classes, jit_compile=True, **overrides):
         """The compiled `han_classifier` ``keras-adl train TASK --model MODEL`` trains."""
         import keras
 
@@ -85,9 +107,11 @@ class DocumentsRecipe(Recipe):
             from keras_adl.tasks.needle import CLASS_WORDS, needle_documents
 
             train_docs, train_labels, _ = needle_documents(
-                samples, num_classes=NEEDLE_CLASSES, seed=seed)
+                samples, num_classes=NEEDLE_CLASSES, seed=seed
+            )
             test_docs, test_labels, keys = needle_documents(
-                NEEDLE_TEST_DOCUMENTS, num_classes=NEEDLE_CLASSES, seed=seed + 1)
+                NEEDLE_TEST_DOCUMENTS, num_classes=NEEDLE_CLASSES, seed=seed + 1
+            )
             names = list(CLASS_WORDS[:NEEDLE_CLASSES])
             return train_docs, train_labels, test_docs, test_labels, names, keys
         if task == "fortunes":
@@ -99,7 +123,8 @@ class DocumentsRecipe(Recipe):
 
             docs, labels, names = load_documents(data)
         (train_docs, train_labels), (test_docs, test_labels) = split_dataset(
-            np.array(docs, dtype=object), labels, TEST_FRACTION, seed=seed)
+            np.array(docs, dtype=object), labels, TEST_FRACTION, seed=seed
+        )
         train_docs, train_labels = list(train_docs[:samples]), train_labels[:samples]
         return train_docs, train_labels, list(test_docs), test_labels, list(names), None
 
@@ -112,22 +137,41 @@ class DocumentsRecipe(Recipe):
 
     def train(self, run):
         train_docs, train_labels, test_docs, test_labels, names, keys = self.load(
-            run.task, run.options.get("data"), run.samples)
+            run.task, run.options.get("data"), run.samples
+        )
         tokenizer = self.tokenizer(run.task, train_docs)
         with open(run.path(TOKENIZER_FILE), "w") as f:
             json.dump(tokenizer.to_config(), f)
         shape = SHAPES[run.task]
-        run.record.update(data=run.options.get("data") or run.task, class_names=names,
-                          max_sentences=shape[0], max_words=shape[1],
-                          train_documents=len(train_docs),
-                          settings=self.settings(run.task, run.model))
+        run.record.update(
+            data=run.options.get("data") or run.task,
+            class_names=names,
+            max_sentences=shape[0],
+            max_words=shape[1],
+            train_documents=len(train_docs),
+            settings=self.settings(run.task, run.model),
+        )
         batch_size = min(run.batch_size, len(train_docs))
-        model = run.build(self.build_model, run.task, run.model, tokenizer.vocabulary_size,
-                          len(names), jit_compile=run.jit_compile)
+        model = run.build(
+            self.build_model,
+            run.task,
+            run.model,
+            tokenizer.vocabulary_size,
+            len(names),
+            jit_compile=run.jit_compile,
+        )
         data = tokenizer.dataset(train_docs, train_labels, batch_size, seed=0)
         history = self.fit(run, model, data, shuffle=False)  # shuffled by tf.data
-        metrics = self.evaluate(model, tokenizer, test_docs, test_labels, names, keys, run.out,
-                                title=f"{run.model} on {run.task}")
+        metrics = self.evaluate(
+            model,
+            tokenizer,
+            test_docs,
+            test_labels,
+            names,
+            keys,
+            run.out,
+            title=f"{run.model} on {run.task}",
+        )
         return model, history, metrics
 
     @staticmethod
@@ -142,43 +186,64 @@ class DocumentsRecipe(Recipe):
         from keras_adl.plotting import plot_document_attention
 
         documents = list(documents)
-        outputs = han_attention(model).predict(tokenizer.encode(tf.constant(documents)),
-                                               batch_size=64, verbose=0)
+        outputs = han_attention(model).predict(
+            tokenizer.encode(tf.constant(documents)), batch_size=64, verbose=0
+        )
         predictions = outputs["probabilities"].argmax(-1)
-        metrics = {"held_out_accuracy": float(np.mean(predictions == np.asarray(labels))),
-                   "held_out_documents": len(documents)}
+        metrics = {
+            "held_out_accuracy": float(np.mean(predictions == np.asarray(labels))),
+            "held_out_documents": len(documents),
+        }
         if key_sentences is not None:
-            metrics["sentence_attention_hit_rate"] = float(sentence_attention_hit_rate(
-                outputs["sentence_attention"], key_sentences))
+            metrics["sentence_attention_hit_rate"] = float(
+                sentence_attention_hit_rate(outputs["sentence_attention"], key_sentences)
+            )
         words = tokenizer.tokens(tf.constant(documents[:1])).numpy()[0]
-        label = (f"{title}: predicted {class_names[predictions[0]]} "
-                 f"({outputs['probabilities'][0].max():.2f}), true {class_names[labels[0]]}")
+        label = (
+            f"{title}: predicted {class_names[predictions[0]]} "
+            f"({outputs['probabilities'][0].max():.2f}), true {class_names[labels[0]]}"
+        )
         for extension in ("html", "png"):
-            plot_document_attention(words, outputs["word_attention"][0],
-                                    outputs["sentence_attention"][0],
-                                    os.path.join(out, f"attention.{extension}"), title=label)
+            plot_document_attention(
+                words,
+                outputs["word_attention"][0],
+                outputs["sentence_attention"][0],
+                os.path.join(out, f"attention.{extension}"),
+                title=label,
+            )
         return metrics
 
     def hypermodel(self, task, model_name, vocab_size, num_classes):
         from keras_adl.recipes.documents import HierarchicalAttentionHyperModel
 
         return HierarchicalAttentionHyperModel(
-            vocab_size, num_classes, *SHAPES[task],
-            encoder=self.settings(task, model_name)["encoder"])
+            vocab_size,
+            num_classes,
+            *SHAPES[task],
+            encoder=self.settings(task, model_name)["encoder"],
+        )
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
         """Random search over `HierarchicalAttentionHyperModel` on held-out accuracy."""
         train_docs, train_labels, test_docs, test_labels, names, _ = self.load(
-            task, options.get("data"), samples)
+            task, options.get("data"), samples
+        )
         tokenizer = self.tokenizer(task, train_docs)
         batch = min(self.task(task).batch_size, len(train_docs), len(test_docs))
-        validation = tokenizer.dataset(test_docs, test_labels, batch, shuffle=False,
-                                       drop_remainder=False)
+        validation = tokenizer.dataset(
+            test_docs, test_labels, batch, shuffle=False, drop_remainder=False
+        )
         return self.search(
             self.hypermodel(task, model_name, tokenizer.vocabulary_size, len(names)),
-            ("val_accuracy", "max"), trials, out, f"{task}_{model_name}",
+            ("val_accuracy", "max"),
+            trials,
+            out,
+            f"{task}_{model_name}",
             tokenizer.dataset(train_docs, train_labels, batch, seed=0),
-            validation_data=validation, epochs=epochs, shuffle=False)
+            validation_data=validation,
+            epochs=epochs,
+            shuffle=False,
+        )
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
         """A SavedModel with a raw-text signature ``documents [None]`` string."""
@@ -205,8 +270,11 @@ class DocumentsRecipe(Recipe):
         loaded = tf.saved_model.load(export_dir)
         outputs = loaded.signatures["serving_default"](documents=tf.constant(texts))
         for item, name, probabilities, sentences, tokens in zip(
-            inputs, outputs["class_names"].numpy(), outputs["probabilities"].numpy(),
-            outputs["sentence_attention"].numpy(), outputs["tokens"].numpy()
+            inputs,
+            outputs["class_names"].numpy(),
+            outputs["probabilities"].numpy(),
+            outputs["sentence_attention"].numpy(),
+            outputs["tokens"].numpy(),
         ):
             label = item if len(item) <= 40 or os.path.isfile(item) else item[:37] + "..."
             label = " ".join(label.split())  # one output line per document
@@ -216,11 +284,14 @@ class DocumentsRecipe(Recipe):
                 continue
             top = int(sentences.argmax())
             words = " ".join(w.decode() for w in tokens[top] if w)
-            print(f"{label}\t{name.decode()}\tp={probabilities.max():.3f}\t"
-                  f"sentence {top + 1} ({sentences[top]:.2f}): {words}")
+            print(
+                f"{label}\t{name.decode()}\tp={probabilities.max():.3f}\t"
+                f"sentence {top + 1} ({sentences[top]:.2f}): {words}"
+            )
         if unreadable:
-            raise RecipeError(f"{len(unreadable)} input(s) have no words this model can read: "
-                              f"{unreadable[0]!r}")
+            raise RecipeError(
+                f"{len(unreadable)} input(s) have no words this model can read: {unreadable[0]!r}"
+            )
 
 
 RECIPE = DocumentsRecipe()
@@ -243,8 +314,16 @@ def _hypermodels():
             encoder: ``"gru"`` or ``"lstm"`` (fixed, not searched).
         """
 
-        def __init__(self, vocab_size, num_classes, max_sentences=None, max_words=None,
-                     encoder="gru", name="han_classifier", tunable=True):
+        def __init__(
+            self,
+            vocab_size,
+            num_classes,
+            max_sentences=None,
+            max_words=None,
+            encoder="gru",
+            name="han_classifier",
+            tunable=True,
+        ):
             super().__init__(name=name, tunable=tunable)
             self.vocab_size = vocab_size
             self.num_classes = num_classes
@@ -258,20 +337,24 @@ def _hypermodels():
                 self.num_classes,
                 self.max_sentences,
                 self.max_words,
-                embedding_dim=hp.Choice("embedding_dim", [32, 64, 128],
-                                        default=SETTINGS["embedding_dim"]),
+                embedding_dim=hp.Choice(
+                    "embedding_dim", [32, 64, 128], default=SETTINGS["embedding_dim"]
+                ),
                 units=hp.Choice("units", [32, 64, 100], default=SETTINGS["units"]),
                 encoder=self.encoder,
-                encoder_units=hp.Choice("encoder_units", [16, 32, 50],
-                                        default=SETTINGS["encoder_units"]),
+                encoder_units=hp.Choice(
+                    "encoder_units", [16, 32, 50], default=SETTINGS["encoder_units"]
+                ),
                 dropout=hp.Float("dropout", 0.0, 0.5, step=0.1, default=SETTINGS["dropout"]),
             )
             loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-            return compile_for_training(model, loss,
-                                        tuned_learning_rate(hp, SETTINGS["learning_rate"]))
+            return compile_for_training(
+                model, loss, tuned_learning_rate(hp, SETTINGS["learning_rate"])
+            )
 
     return locals()
 
 
-__getattr__, __dir__ = lazy_hypermodels(globals(), _hypermodels,
-                                        ("HierarchicalAttentionHyperModel",))
+__getattr__, __dir__ = lazy_hypermodels(
+    globals(), _hypermodels, ("HierarchicalAttentionHyperModel",)
+)

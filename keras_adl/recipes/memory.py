@@ -69,8 +69,15 @@ class MemoryRecipe(Recipe):
     family = "memory"
     description = "Neural Turing Machine, Differentiable Neural Computer, LSTM baseline"
     tasks = tuple(
-        Task(name, MEMORY_MODELS, description, epochs=3, batch_size=32, samples=20000,
-             tune_samples=5000)
+        Task(
+            name,
+            MEMORY_MODELS,
+            description,
+            epochs=3,
+            batch_size=32,
+            samples=20000,
+            tune_samples=5000,
+        )
         for name, description in (
             ("copy", "copy a sequence of 1-20 random 8-bit vectors"),
             ("repeat_copy", "copy a sequence a given number of times"),
@@ -111,10 +118,13 @@ class MemoryRecipe(Recipe):
         from keras_adl.tasks.algorithmic import GENERATORS
 
         held_out = GENERATORS[task](HELD_OUT, seed=1)
-        result = model.evaluate(*held_out[:2], sample_weight=held_out[2], verbose=0,
-                                return_dict=True)
-        metrics = {"held_out_bit_errors_per_sequence": result["bit_errors"],
-                   "held_out_bits_per_sequence": result["bits_per_sequence"]}
+        result = model.evaluate(
+            *held_out[:2], sample_weight=held_out[2], verbose=0, return_dict=True
+        )
+        metrics = {
+            "held_out_bit_errors_per_sequence": result["bit_errors"],
+            "held_out_bits_per_sequence": result["bits_per_sequence"],
+        }
         if task == "copy":
             for length in LONGER_LENGTHS:
                 x, y, w = GENERATORS[task](64, length, length, seed=2)
@@ -127,9 +137,12 @@ class MemoryRecipe(Recipe):
             x, y, w = GENERATORS[task](1, seed=3)
             steps = int(w[0].nonzero()[0][-1]) + 1  # up to the last answer step
             outputs = addressing_model(model)(x[:, :steps])
-            plot_memory_addressing(outputs["write_weights"][0], outputs["read_weights"][0],
-                                   os.path.join(out, "addressing.png"),
-                                   title=f"{model_name} on {task}: memory addressing")
+            plot_memory_addressing(
+                outputs["write_weights"][0],
+                outputs["read_weights"][0],
+                os.path.join(out, "addressing.png"),
+                title=f"{model_name} on {task}: memory addressing",
+            )
         return metrics
 
     def hypermodel(self, task, model_name):
@@ -143,10 +156,18 @@ class MemoryRecipe(Recipe):
 
         batch_size = self.task(task).batch_size
         validation = GENERATORS[task](max(samples // 5, 64), seed=1)
-        return self.search(self.hypermodel(task, model_name), ("val_bit_errors", "min"), trials,
-                           out, f"{task}_{model_name}", task_dataset(task, batch_size, seed=0),
-                           steps_per_epoch=max(samples // batch_size, 1),
-                           validation_data=validation, epochs=epochs, shuffle=False)
+        return self.search(
+            self.hypermodel(task, model_name),
+            ("val_bit_errors", "min"),
+            trials,
+            out,
+            f"{task}_{model_name}",
+            task_dataset(task, batch_size, seed=0),
+            steps_per_epoch=max(samples // batch_size, 1),
+            validation_data=validation,
+            epochs=epochs,
+            shuffle=False,
+        )
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
         """A SavedModel whose ``serve`` maps ``[B, T, input_dim]`` float32 to logits."""
@@ -162,21 +183,24 @@ class MemoryRecipe(Recipe):
 
         task = task_info["task"]
         if task != "copy":
-            raise RecipeError(f"predict reads copy-task bit vectors; a {task!r} model takes "
-                              "[batch, time, features] arrays through the Python API")
+            raise RecipeError(
+                f"predict reads copy-task bit vectors; a {task!r} model takes "
+                "[batch, time, features] arrays through the Python API"
+            )
         bits = len(inputs[0])
         if any(len(v) != bits or set(v) - {"0", "1"} for v in inputs):
             raise RecipeError("inputs must be bit vectors of one length, e.g. 10110010 01100110")
         loaded = tf.saved_model.load(export_dir)
-        width = int(loaded.signatures["serving_default"].structured_input_signature[1]
-                    ["inputs"].shape[-1])
+        width = int(
+            loaded.signatures["serving_default"].structured_input_signature[1]["inputs"].shape[-1]
+        )
         if bits != width - 1:
             raise RecipeError(f"this model copies {width - 1}-bit vectors; received {bits} bits")
         length = len(inputs)
         x = np.zeros((1, 2 * length + 1, width), "float32")
         x[0, :length, :bits] = [[float(c) for c in v] for v in inputs]
         x[0, length, bits] = 1.0  # the end-of-input flag
-        logits = loaded.serve(tf.constant(x)).numpy()[0, length + 1:]
+        logits = loaded.serve(tf.constant(x)).numpy()[0, length + 1 :]
         for source, row in zip(inputs, logits):
             print(f"{source}\t{''.join('1' if v > 0 else '0' for v in row)}")
 
@@ -204,8 +228,15 @@ def _hypermodels():
             jit_compile: compile the train step with XLA.
         """
 
-        def __init__(self, input_dim, output_dim, cell=None, jit_compile=True,
-                     name="memory_sequence", tunable=True):
+        def __init__(
+            self,
+            input_dim,
+            output_dim,
+            cell=None,
+            jit_compile=True,
+            name="memory_sequence",
+            tunable=True,
+        ):
             super().__init__(name=name, tunable=tunable)
             self.input_dim = input_dim
             self.output_dim = output_dim
@@ -218,21 +249,28 @@ def _hypermodels():
             learning_rate = tuned_learning_rate(hp, default["learning_rate"])
             if cell == "lstm":  # the baseline: its own sizes, no memory
                 model = memory_sequence_model(
-                    self.input_dim, self.output_dim, cell="lstm",
-                    lstm_units=hp.Choice("lstm_units", [64, 128, 256],
-                                         default=default["lstm_units"]),
-                    lstm_layers=hp.Int("lstm_layers", 1, 3, default=default["lstm_layers"]))
+                    self.input_dim,
+                    self.output_dim,
+                    cell="lstm",
+                    lstm_units=hp.Choice(
+                        "lstm_units", [64, 128, 256], default=default["lstm_units"]
+                    ),
+                    lstm_layers=hp.Int("lstm_layers", 1, 3, default=default["lstm_layers"]),
+                )
                 return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)
             model = memory_sequence_model(
                 self.input_dim,
                 self.output_dim,
                 cell=cell,
-                controller_units=hp.Choice("controller_units", [32, 64, 100],
-                                           default=default["controller_units"]),
-                memory_size=hp.Choice("memory_size", [16, 32, 64, 128],
-                                      default=default["memory_size"]),
-                memory_width=hp.Choice("memory_width", [8, 16, 20],
-                                       default=default["memory_width"]),
+                controller_units=hp.Choice(
+                    "controller_units", [32, 64, 100], default=default["controller_units"]
+                ),
+                memory_size=hp.Choice(
+                    "memory_size", [16, 32, 64, 128], default=default["memory_size"]
+                ),
+                memory_width=hp.Choice(
+                    "memory_width", [8, 16, 20], default=default["memory_width"]
+                ),
             )
             return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)
 

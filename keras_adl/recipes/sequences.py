@@ -32,12 +32,14 @@ HELD_OUT = 500
 SETTINGS = {
     ("dates", "attention_seq2seq"): dict(embedding_dim=32, units=64, learning_rate=3e-3),
     ("dates", "encoder_decoder"): dict(embedding_dim=32, units=64, learning_rate=3e-3),
-    ("dates", "transformer_seq2seq"): dict(model_dim=64, num_heads=4, intermediate_dim=128,
-                                           num_layers=2, learning_rate=1e-3),
+    ("dates", "transformer_seq2seq"): dict(
+        model_dim=64, num_heads=4, intermediate_dim=128, num_layers=2, learning_rate=1e-3
+    ),
     ("pairs", "attention_seq2seq"): dict(embedding_dim=64, units=128, learning_rate=3e-3),
     ("pairs", "encoder_decoder"): dict(embedding_dim=64, units=128, learning_rate=3e-3),
-    ("pairs", "transformer_seq2seq"): dict(model_dim=64, num_heads=4, intermediate_dim=128,
-                                           num_layers=2, learning_rate=1e-3),
+    ("pairs", "transformer_seq2seq"): dict(
+        model_dim=64, num_heads=4, intermediate_dim=128, num_layers=2, learning_rate=1e-3
+    ),
     ("sort", "pointer_network"): dict(units=128, learning_rate=2e-3),
 }
 SORT_LENGTH = 10
@@ -47,16 +49,35 @@ class SequencesRecipe(Recipe):
     family = "sequences"
     description = "attention encoder-decoders, the Transformer and the pointer network"
     tasks = (
-        Task("dates", SEQ2SEQ_MODELS, "human-written dates to ISO YYYY-MM-DD, by character",
-             epochs=3, batch_size=64, samples=20000),
-        Task("pairs", SEQ2SEQ_MODELS, "your own source<TAB>target pairs, by word",
-             epochs=3, batch_size=64, samples=20000, tunable=False,
-             options=(Option("--data", "a UTF-8 file of source<TAB>target lines", "file",
-                             required=True),
-                      Option("--max-length", "tokens kept per source and per target", int,
-                             default=32))),
-        Task("sort", ("pointer_network",), "the pointer network sorts 10 numbers",
-             epochs=3, batch_size=64, samples=20000),
+        Task(
+            "dates",
+            SEQ2SEQ_MODELS,
+            "human-written dates to ISO YYYY-MM-DD, by character",
+            epochs=3,
+            batch_size=64,
+            samples=20000,
+        ),
+        Task(
+            "pairs",
+            SEQ2SEQ_MODELS,
+            "your own source<TAB>target pairs, by word",
+            epochs=3,
+            batch_size=64,
+            samples=20000,
+            tunable=False,
+            options=(
+                Option("--data", "a UTF-8 file of source<TAB>target lines", "file", required=True),
+                Option("--max-length", "tokens kept per source and per target", int, default=32),
+            ),
+        ),
+        Task(
+            "sort",
+            ("pointer_network",),
+            "the pointer network sorts 10 numbers",
+            epochs=3,
+            batch_size=64,
+            samples=20000,
+        ),
     )
 
     # -- models --------------------------------------------------------------------------------
@@ -65,8 +86,15 @@ class SequencesRecipe(Recipe):
         """The builder's keyword arguments and ``learning_rate`` for ``(task, model_name)``."""
         return dict(SETTINGS[(task, model_name)])
 
-    def build_model(self, task, model_name, source_vocab_size=None, target_vocab_size=None,
-                    jit_compile=True, **overrides):
+    def build_model(
+        self,
+        task,
+        model_name,
+        source_vocab_size=None,
+        target_vocab_size=None,
+        jit_compile=True,
+        **overrides,
+    ):
         """The compiled model that ``keras-adl train TASK --model MODEL`` trains.
 
         Args:
@@ -84,8 +112,9 @@ class SequencesRecipe(Recipe):
         learning_rate = settings.pop("learning_rate")
         if task == "sort":
             model = models.pointer_network(**settings)
-            return compile_for_training(model, keras.losses.SparseCategoricalCrossentropy(),
-                                        learning_rate, jit_compile)
+            return compile_for_training(
+                model, keras.losses.SparseCategoricalCrossentropy(), learning_rate, jit_compile
+            )
         if task == "dates":
             from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
 
@@ -112,13 +141,19 @@ class SequencesRecipe(Recipe):
             from keras_adl.tasks.dates import date_arrays
 
             data = date_arrays(samples, seed=seed)
-            return ({"source": data["source"], "decoder_input": data["decoder_input"]},
-                    data["target"], data)
+            return (
+                {"source": data["source"], "decoder_input": data["decoder_input"]},
+                data["target"],
+                data,
+            )
         from keras_adl.tasks.sorting import sort_arrays
 
         data = sort_arrays(samples, length=SORT_LENGTH, seed=seed)
-        return ({"inputs": data["inputs"], "decoder_input": data["decoder_input"]},
-                data["target"], data)
+        return (
+            {"inputs": data["inputs"], "decoder_input": data["decoder_input"]},
+            data["target"],
+            data,
+        )
 
     # -- train ---------------------------------------------------------------------------------
 
@@ -139,19 +174,24 @@ class SequencesRecipe(Recipe):
         max_length = run.options["max_length"]
         sources, targets = load_text_pairs(run.options["data"])
         tokenizer = TextPairTokenizer.build(sources, targets)
-        sizes = (len(tokenizer.source_vocabulary) + NUM_SPECIAL_TOKENS,
-                 len(tokenizer.target_vocabulary) + NUM_SPECIAL_TOKENS)
-        model = run.build(self.build_model, "pairs", run.model, *sizes,
-                          jit_compile=run.jit_compile)
-        run.record.update(settings=self.settings("pairs", run.model), max_length=max_length,
-                          data=run.options["data"])
+        sizes = (
+            len(tokenizer.source_vocabulary) + NUM_SPECIAL_TOKENS,
+            len(tokenizer.target_vocabulary) + NUM_SPECIAL_TOKENS,
+        )
+        model = run.build(self.build_model, "pairs", run.model, *sizes, jit_compile=run.jit_compile)
+        run.record.update(
+            settings=self.settings("pairs", run.model),
+            max_length=max_length,
+            data=run.options["data"],
+        )
         with open(run.path(VOCABULARY_FILE), "w") as f:
             json.dump(tokenizer.to_config(), f)
         batch_size = min(run.batch_size, len(sources))
         train = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
         history = self.fit(run, model, train)  # the dataset shuffles itself
-        metrics = self._evaluate_pairs(run.model, model, tokenizer, sources, targets,
-                                       max_length, run.out)
+        metrics = self._evaluate_pairs(
+            run.model, model, tokenizer, sources, targets, max_length, run.out
+        )
         return model, history, metrics
 
     # -- evaluate ------------------------------------------------------------------------------
@@ -169,20 +209,26 @@ class SequencesRecipe(Recipe):
 
             order, probabilities = pointer_decode(model, test["inputs"])
             order = keras.ops.convert_to_numpy(order)
-            plot_attention(keras.ops.convert_to_numpy(probabilities)[0],
-                           [f"{v:.2f}" for v in test["inputs"][0, :, 0]],
-                           [str(i) for i in order[0]], os.path.join(out, "attention.png"),
-                           title="pointer distribution per output step")
+            plot_attention(
+                keras.ops.convert_to_numpy(probabilities)[0],
+                [f"{v:.2f}" for v in test["inputs"][0, :, 0]],
+                [str(i) for i in order[0]],
+                os.path.join(out, "attention.png"),
+                title="pointer distribution per output step",
+            )
             return {"held_out_fully_sorted": float(np.mean(np.all(order == test["target"], 1)))}
         from keras_adl.tasks.dates import TARGET_LENGTH, TARGET_VOCAB
 
-        tokens, attention, _ = self.decode_fn(model_name)(model, test["source"],
-                                                           TARGET_LENGTH - 1)
+        tokens, attention, _ = self.decode_fn(model_name)(model, test["source"], TARGET_LENGTH - 1)
         predictions = TARGET_VOCAB.decode(keras.ops.convert_to_numpy(tokens))
         exact = float(np.mean([p == t for p, t in zip(predictions, test["target_text"])]))
-        plot_attention(keras.ops.convert_to_numpy(attention)[0], list(test["source_text"][0]),
-                       list(predictions[0]) + ["</s>"], os.path.join(out, "attention.png"),
-                       title=f"{model_name}: attention")
+        plot_attention(
+            keras.ops.convert_to_numpy(attention)[0],
+            list(test["source_text"][0]),
+            list(predictions[0]) + ["</s>"],
+            os.path.join(out, "attention.png"),
+            title=f"{model_name}: attention",
+        )
         for source, prediction in list(zip(test["source_text"], predictions))[:3]:
             print(f"  {source} -> {prediction}")
         return {"held_out_exact_match": exact}
@@ -200,9 +246,13 @@ class SequencesRecipe(Recipe):
         tokens, attention, _ = self.decode_fn(model_name)(model, ids, max_length)
         predictions = [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
         exact = float(np.mean([p == t.lower() for p, t in zip(predictions, targets)]))
-        plot_attention(keras.ops.convert_to_numpy(attention)[0], sources[0].lower().split(),
-                       predictions[0].split() + ["</s>"], os.path.join(out, "attention.png"),
-                       title=f"{model_name}: attention")
+        plot_attention(
+            keras.ops.convert_to_numpy(attention)[0],
+            sources[0].lower().split(),
+            predictions[0].split() + ["</s>"],
+            os.path.join(out, "attention.png"),
+            title=f"{model_name}: attention",
+        )
         for source, prediction in list(zip(sources, predictions))[:3]:
             print(f"  {source} -> {prediction}")
         return {"train_exact_match": exact}
@@ -228,9 +278,18 @@ class SequencesRecipe(Recipe):
     def tune(self, task, model_name, trials, epochs, samples, out, options):
         x, y, _ = self.arrays(task, samples, seed=0)
         validation = self.arrays(task, max(samples // 5, 64), seed=1)[:2]
-        return self.search(self.hypermodel(task, model_name), "val_loss", trials, out,
-                           f"{task}_{model_name}", x, y, validation_data=validation,
-                           epochs=epochs, batch_size=64)
+        return self.search(
+            self.hypermodel(task, model_name),
+            "val_loss",
+            trials,
+            out,
+            f"{task}_{model_name}",
+            x,
+            y,
+            validation_data=validation,
+            epochs=epochs,
+            batch_size=64,
+        )
 
     # -- export and predict --------------------------------------------------------------------
 
@@ -246,15 +305,23 @@ class SequencesRecipe(Recipe):
             with open(os.path.join(run_dir, VOCABULARY_FILE)) as f:
                 tokenizer = TextPairTokenizer.from_config(json.load(f))
             length = run_record["max_length"]
-            serve = export.make_text_pair_serving_fn(model, tokenizer, length, length,
-                                                     decode=self.decode_fn(model_name))
+            serve = export.make_text_pair_serving_fn(
+                model, tokenizer, length, length, decode=self.decode_fn(model_name)
+            )
             export.export_serving_fn(model, export_dir, serve, resources=tokenizer.tables)
         else:
             from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
 
             decode = self.decode_fn(model_name) if model_name == "transformer_seq2seq" else None
-            export.export_seq2seq(model, export_dir, SOURCE_VOCAB, TARGET_VOCAB,
-                                  TARGET_LENGTH - 1, beam_width=beam_width, decode=decode)
+            export.export_seq2seq(
+                model,
+                export_dir,
+                SOURCE_VOCAB,
+                TARGET_VOCAB,
+                TARGET_LENGTH - 1,
+                beam_width=beam_width,
+                decode=decode,
+            )
         self.write_task_file(export_dir, task=task, model=model_name)
 
     def predict(self, export_dir, inputs, task_info):
@@ -267,8 +334,9 @@ class SequencesRecipe(Recipe):
         try:
             outputs = loaded.signatures["serving_default"](inputs=tf.constant(inputs))
         except (tf.errors.InvalidArgumentError, ValueError) as error:
-            raise RecipeError("the model could not read these inputs: "
-                              f"{tf_error_message(error)}") from None
+            raise RecipeError(
+                f"the model could not read these inputs: {tf_error_message(error)}"
+            ) from None
         for text, output in zip(inputs, outputs["output"].numpy()):
             print(f"{text}\t{output.decode()}")
 
@@ -308,14 +376,14 @@ def _hypermodels():
             default = SETTINGS[("dates", "attention_seq2seq")]
             kind = hp.Choice("model", ["attention", "no_attention"], default="attention")
             units = hp.Choice("units", [32, 64, 128], default=default["units"])
-            embedding_dim = hp.Choice("embedding_dim", [16, 32, 64],
-                                      default=default["embedding_dim"])
+            embedding_dim = hp.Choice(
+                "embedding_dim", [16, 32, 64], default=default["embedding_dim"]
+            )
             cell = hp.Choice("cell", ["gru", "lstm"], default="gru")
             sizes = (self.source_vocab_size, self.target_vocab_size, embedding_dim, units)
             if kind == "attention":
                 with hp.conditional_scope("model", ["attention"]):
-                    attention = hp.Choice("attention", ["bahdanau", "luong"],
-                                          default="bahdanau")
+                    attention = hp.Choice("attention", ["bahdanau", "luong"], default="bahdanau")
                 model = attention_seq2seq(*sizes, attention=attention, cell=cell)
             else:
                 model = encoder_decoder(*sizes, cell=cell)
@@ -326,8 +394,9 @@ def _hypermodels():
         """Searches `transformer_seq2seq`: ``model_dim``, ``num_heads``, ``num_layers``,
         ``intermediate_factor`` (FFN size / model_dim), ``dropout``, ``learning_rate``."""
 
-        def __init__(self, source_vocab_size, target_vocab_size, name="transformer_seq2seq",
-                     tunable=True):
+        def __init__(
+            self, source_vocab_size, target_vocab_size, name="transformer_seq2seq", tunable=True
+        ):
             super().__init__(name=name, tunable=tunable)
             self.source_vocab_size = source_vocab_size
             self.target_vocab_size = target_vocab_size
@@ -357,9 +426,11 @@ def _hypermodels():
         def build(self, hp):
             default = SETTINGS[("sort", "pointer_network")]
             model = pointer_network(
-                self.input_dim, units=hp.Choice("units", [32, 64, 128], default=default["units"]))
-            return compile_(model, hp, keras.losses.SparseCategoricalCrossentropy(),
-                            default["learning_rate"])
+                self.input_dim, units=hp.Choice("units", [32, 64, 128], default=default["units"])
+            )
+            return compile_(
+                model, hp, keras.losses.SparseCategoricalCrossentropy(), default["learning_rate"]
+            )
 
     class TransformerClassifierHyperModel(keras_tuner.HyperModel):
         """Searches `transformer_classifier`: ``model_dim``, ``num_heads``, ``num_layers``,
@@ -388,6 +459,12 @@ def _hypermodels():
 
 
 __getattr__, __dir__ = lazy_hypermodels(
-    globals(), _hypermodels,
-    ("Seq2SeqHyperModel", "TransformerSeq2SeqHyperModel", "PointerNetworkHyperModel",
-     "TransformerClassifierHyperModel"))
+    globals(),
+    _hypermodels,
+    (
+        "Seq2SeqHyperModel",
+        "TransformerSeq2SeqHyperModel",
+        "PointerNetworkHyperModel",
+        "TransformerClassifierHyperModel",
+    ),
+)

@@ -23,18 +23,29 @@ RAM_MODELS = ("ram", "ram_random")
 CAPTION_LENGTH = 3  # digits per strip; the caption adds END
 HELD_OUT_STRIPS = 500
 PLACEMENT_SEED = 123  # the fixed placement of the held-out digits
-_DATA = Option("--data", "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's "
-               "digits at 16x16)", "dir")
+_DATA = Option(
+    "--data",
+    "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's digits at 16x16)",
+    "dir",
+)
 
 # RAM: the sizes of the glimpse network and core, Adam's learning rate; the canvas, clutter
 # and glimpses depend on the task and the digits' size (`ram_layout`).
-RAM_SETTINGS = dict(glimpse_units=64, location_units=64, glimpse_output_units=128, units=128,
-                    location_std=0.1, seed=0, learning_rate=1e-3)
+RAM_SETTINGS = dict(
+    glimpse_units=64,
+    location_units=64,
+    glimpse_output_units=128,
+    units=128,
+    location_std=0.1,
+    seed=0,
+    learning_rate=1e-3,
+)
 # Show, Attend and Tell: three poolings give a 2×6 grid of regions on sklearn's 16×48 strips
 # (3×10 on 28×84). With many more regions than caption steps, λ = 1 pulls attention towards
 # uniform (see benchmarks/RESULTS.md).
-CAPTION_SETTINGS = dict(embedding_dim=16, units=32, encoder_filters=(8, 16, 32),
-                        regularization=1.0, learning_rate=1e-2)
+CAPTION_SETTINGS = dict(
+    embedding_dim=16, units=32, encoder_filters=(8, 16, 32), regularization=1.0, learning_rate=1e-2
+)
 
 
 def ram_layout(task, digit_size):
@@ -48,11 +59,15 @@ def ram_layout(task, digit_size):
     """
     if task == "translated_digits":
         canvas = 60 if digit_size > 16 else 2 * digit_size
-        return dict(canvas_size=canvas, num_clutter=0, num_glimpses=4, patch_size=8,
-                    num_scales=1)
+        return dict(canvas_size=canvas, num_clutter=0, num_glimpses=4, patch_size=8, num_scales=1)
     canvas = 60 if digit_size > 16 else 3 * digit_size
-    return dict(canvas_size=canvas, num_clutter=4, num_glimpses=8,
-                patch_size=12 if digit_size > 16 else 8, num_scales=2)
+    return dict(
+        canvas_size=canvas,
+        num_clutter=4,
+        num_glimpses=8,
+        patch_size=12 if digit_size > 16 else 8,
+        num_scales=2,
+    )
 
 
 def load_digits(data_dir=None):
@@ -71,15 +86,36 @@ class VisionRecipe(Recipe):
     family = "vision"
     description = "Recurrent Attention Model, Show-Attend-Tell captioning"
     tasks = (
-        Task("translated_digits", RAM_MODELS, "RAM classifies digits placed anywhere on a "
-             "canvas twice their size, 4 glimpses", epochs=60, batch_size=64, samples=60000,
-             tune_samples=60000, options=(_DATA,)),
-        Task("cluttered_digits", RAM_MODELS, "RAM on a 3x canvas with 4 pieces of clutter, "
-             "8 glimpses of 2 scales", epochs=60, batch_size=64, samples=60000,
-             tune_samples=60000, options=(_DATA,)),
-        Task("digit_strips", ("show_attend_tell",), "Show, Attend and Tell reads strips of "
-             "3 digits", epochs=20, batch_size=64, samples=60000, tune_samples=60000,
-             options=(_DATA,)),
+        Task(
+            "translated_digits",
+            RAM_MODELS,
+            "RAM classifies digits placed anywhere on a canvas twice their size, 4 glimpses",
+            epochs=60,
+            batch_size=64,
+            samples=60000,
+            tune_samples=60000,
+            options=(_DATA,),
+        ),
+        Task(
+            "cluttered_digits",
+            RAM_MODELS,
+            "RAM on a 3x canvas with 4 pieces of clutter, 8 glimpses of 2 scales",
+            epochs=60,
+            batch_size=64,
+            samples=60000,
+            tune_samples=60000,
+            options=(_DATA,),
+        ),
+        Task(
+            "digit_strips",
+            ("show_attend_tell",),
+            "Show, Attend and Tell reads strips of 3 digits",
+            epochs=20,
+            batch_size=64,
+            samples=60000,
+            tune_samples=60000,
+            options=(_DATA,),
+        ),
     )
 
     def settings(self, task, model_name):
@@ -126,11 +162,15 @@ class VisionRecipe(Recipe):
         train_x, train_y = train_x[: run.samples], train_y[: run.samples]
         batch_size = min(run.batch_size, len(train_x))
         digit_size = int(train_x.shape[1])
-        model = run.build(self.build_model, run.task, run.model, digit_size,
-                          jit_compile=run.jit_compile)
-        run.record.update(data=run.options.get("data") or "sklearn_digits",
-                          digit_size=digit_size, settings=self.settings(run.task, run.model),
-                          image_shape=self.image_shape(run.task, digit_size))
+        model = run.build(
+            self.build_model, run.task, run.model, digit_size, jit_compile=run.jit_compile
+        )
+        run.record.update(
+            data=run.options.get("data") or "sklearn_digits",
+            digit_size=digit_size,
+            settings=self.settings(run.task, run.model),
+            image_shape=self.image_shape(run.task, digit_size),
+        )
         if run.task == "digit_strips":
             from keras_adl.tasks.digit_strips import DigitStrips
 
@@ -141,8 +181,14 @@ class VisionRecipe(Recipe):
 
         layout = ram_layout(run.task, digit_size)
         run.record["layout"] = layout
-        data = TranslatedDigits(train_x, train_y, batch_size, canvas_size=layout["canvas_size"],
-                                num_clutter=layout["num_clutter"], seed=0)
+        data = TranslatedDigits(
+            train_x,
+            train_y,
+            batch_size,
+            canvas_size=layout["canvas_size"],
+            num_clutter=layout["num_clutter"],
+            seed=0,
+        )
         history = self.fit(run, model, data)
         metrics = self.evaluate_ram(model, run.task, run.model, test, layout, run.out)
         return model, history, metrics
@@ -159,18 +205,29 @@ class VisionRecipe(Recipe):
 
         test_x, test_y = test
         canvases, labels, offsets = translate_digits(
-            test_x, test_y, layout["canvas_size"], num_clutter=layout["num_clutter"],
-            rng=PLACEMENT_SEED)
+            test_x,
+            test_y,
+            layout["canvas_size"],
+            num_clutter=layout["num_clutter"],
+            rng=PLACEMENT_SEED,
+        )
         outputs = model.predict(canvases, verbose=0)
         predictions = outputs["probabilities"].argmax(-1)
-        on_digit = glimpses_on_digit(outputs["locations"], offsets, test_x.shape[1],
-                                     layout["canvas_size"])
-        plot_glimpse_path(canvases[0], outputs["locations"][0], layout["patch_size"],
-                          layout["num_scales"], os.path.join(out, "glimpses.png"),
-                          title=f"{model_name} on {task}: predicted {predictions[0]}, "
-                                f"true {labels[0]}")
-        return {"held_out_error": float(np.mean(predictions != labels)),
-                "held_out_glimpses_on_digit": float(on_digit)}
+        on_digit = glimpses_on_digit(
+            outputs["locations"], offsets, test_x.shape[1], layout["canvas_size"]
+        )
+        plot_glimpse_path(
+            canvases[0],
+            outputs["locations"][0],
+            layout["patch_size"],
+            layout["num_scales"],
+            os.path.join(out, "glimpses.png"),
+            title=f"{model_name} on {task}: predicted {predictions[0]}, true {labels[0]}",
+        )
+        return {
+            "held_out_error": float(np.mean(predictions != labels)),
+            "held_out_glimpses_on_digit": float(on_digit),
+        }
 
     @staticmethod
     def evaluate_captioning(model, test, out):
@@ -189,26 +246,37 @@ class VisionRecipe(Recipe):
         from keras_adl.tasks.digit_strips import DIGIT_OFFSET, caption_arrays, digit_strips
 
         test_x, test_y = test
-        strips, captions, spans = digit_strips(test_x, test_y, HELD_OUT_STRIPS,
-                                               num_digits=CAPTION_LENGTH, rng=PLACEMENT_SEED)
+        strips, captions, spans = digit_strips(
+            test_x, test_y, HELD_OUT_STRIPS, num_digits=CAPTION_LENGTH, rng=PLACEMENT_SEED
+        )
         decoder_input, targets = caption_arrays(captions)
         tokens, attention, _ = caption_greedy_decode(model, strips, CAPTION_LENGTH + 1)
         tokens = keras.ops.convert_to_numpy(tokens)
         teacher = keras.ops.convert_to_numpy(
-            caption_attention(model, {"image": strips, "decoder_input": decoder_input}))
+            caption_attention(model, {"image": strips, "decoder_input": decoder_input})
+        )
         grid = caption_grid_shape(model)
         metrics = {
             "held_out_exact_match": float(exact_match(tokens, targets)),
-            "held_out_token_accuracy": float(np.mean(tokens[:, :CAPTION_LENGTH]
-                                                     == targets[:, :CAPTION_LENGTH])),
+            "held_out_token_accuracy": float(
+                np.mean(tokens[:, :CAPTION_LENGTH] == targets[:, :CAPTION_LENGTH])
+            ),
             # The grid covers the pixels its poolings saw: 80 of an 84-pixel strip, say.
-            "held_out_alignment_hit_rate": float(alignment_hit_rate(
-                teacher, spans, captions, grid[1], grid[1] * (strips.shape[2] // grid[1]))),
+            "held_out_alignment_hit_rate": float(
+                alignment_hit_rate(
+                    teacher, spans, captions, grid[1], grid[1] * (strips.shape[2] // grid[1])
+                )
+            ),
         }
         words = [str(t - DIGIT_OFFSET) if t >= DIGIT_OFFSET else "</s>" for t in tokens[0]]
-        plot_caption_attention(strips[0], keras.ops.convert_to_numpy(attention)[0], words, grid,
-                               os.path.join(out, "attention.png"),
-                               title="show_attend_tell: attention per output digit")
+        plot_caption_attention(
+            strips[0],
+            keras.ops.convert_to_numpy(attention)[0],
+            words,
+            grid,
+            os.path.join(out, "attention.png"),
+            title="show_attend_tell: attention per output digit",
+        )
         return metrics
 
     def hypermodel(self, task, model_name, digit_size):
@@ -220,12 +288,16 @@ class VisionRecipe(Recipe):
 
         if task == "digit_strips":
             return ShowAttendTellHyperModel(
-                CAPTION_VOCAB_SIZE, (digit_size, CAPTION_LENGTH * digit_size, 1))
+                CAPTION_VOCAB_SIZE, (digit_size, CAPTION_LENGTH * digit_size, 1)
+            )
         layout = ram_layout(task, digit_size)
         canvas = layout["canvas_size"]
         return RecurrentAttentionHyperModel(
-            (canvas, canvas, 1), 10, num_glimpses=layout["num_glimpses"],
-            policy="random" if model_name == "ram_random" else "learned")
+            (canvas, canvas, 1),
+            10,
+            num_glimpses=layout["num_glimpses"],
+            policy="random" if model_name == "ram_random" else "learned",
+        )
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
         (train_x, train_y), (test_x, test_y) = load_digits(options.get("data"))
@@ -247,20 +319,33 @@ class VisionRecipe(Recipe):
             data = TranslatedDigits(train_x, train_y, batch, seed=0, **place)
             validation = TranslatedDigits(test_x, test_y, batch, seed=1, shuffle=False, **place)
             objective = ("val_accuracy", "max")
-        return self.search(hypermodel, objective, trials, out, f"{task}_{model_name}", data,
-                           validation_data=validation, epochs=epochs)
+        return self.search(
+            hypermodel,
+            objective,
+            trials,
+            out,
+            f"{task}_{model_name}",
+            data,
+            validation_data=validation,
+            epochs=epochs,
+        )
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
         """A SavedModel with an image-batch signature ``images [None, H, W, C]`` float32."""
         from keras_adl.training import export as exporting
 
         if run_record["task"] == "digit_strips":
-            exporting.export_captioning(model, export_dir, CAPTION_LENGTH + 1,
-                                        beam_width=beam_width)
+            exporting.export_captioning(
+                model, export_dir, CAPTION_LENGTH + 1, beam_width=beam_width
+            )
         else:
             exporting.export_serving_fn(model, export_dir, exporting.make_ram_serving_fn(model))
-        self.write_task_file(export_dir, task=run_record["task"], model=run_record["model"],
-                             image_shape=run_record["image_shape"])
+        self.write_task_file(
+            export_dir,
+            task=run_record["task"],
+            model=run_record["model"],
+            image_shape=run_record["image_shape"],
+        )
 
     @staticmethod
     def read_images(paths, image_shape):
@@ -281,16 +366,19 @@ class VisionRecipe(Recipe):
                 import tensorflow as tf
 
                 try:
-                    decoded = tf.io.decode_image(tf.io.read_file(path), channels=1,
-                                                 expand_animations=False)
+                    decoded = tf.io.decode_image(
+                        tf.io.read_file(path), channels=1, expand_animations=False
+                    )
                 except tf.errors.InvalidArgumentError:
                     raise RecipeError(f"{path!r} is not a PNG, JPEG, GIF or BMP image") from None
                 image = decoded.numpy().astype("float32") / 255.0
             if image.ndim == 2:
                 image = image[..., None]
             if list(image.shape) != list(image_shape):
-                raise RecipeError(f"{path!r} has shape {list(image.shape)}; this model reads "
-                                  f"{image_shape[0]}×{image_shape[1]} grayscale images")
+                raise RecipeError(
+                    f"{path!r} has shape {list(image.shape)}; this model reads "
+                    f"{image_shape[0]}×{image_shape[1]} grayscale images"
+                )
             images.append(image)
         return np.stack(images)
 
@@ -306,8 +394,10 @@ class VisionRecipe(Recipe):
                 print(f"{path}\t{caption.decode()}")
             return
         for path, label, probabilities, locations in zip(
-            inputs, outputs["classes"].numpy(), outputs["probabilities"].numpy(),
-            outputs["locations"].numpy()
+            inputs,
+            outputs["classes"].numpy(),
+            outputs["probabilities"].numpy(),
+            outputs["locations"].numpy(),
         ):
             path_text = " ".join(f"({y:+.2f},{x:+.2f})" for y, x in locations)
             print(f"{path}\t{label}\tp={probabilities[label]:.3f}\tglimpses {path_text}")
@@ -338,8 +428,16 @@ def _hypermodels():
             jit_compile: compile the train step with XLA.
         """
 
-        def __init__(self, image_shape, num_classes, num_glimpses=4, policy="learned",
-                     jit_compile=True, name="recurrent_attention", tunable=True):
+        def __init__(
+            self,
+            image_shape,
+            num_classes,
+            num_glimpses=4,
+            policy="learned",
+            jit_compile=True,
+            name="recurrent_attention",
+            tunable=True,
+        ):
             super().__init__(name=name, tunable=tunable)
             self.image_shape = tuple(image_shape)
             self.num_classes = num_classes
@@ -359,13 +457,15 @@ def _hypermodels():
                 location_units=units // 2,
                 glimpse_output_units=units,
                 units=units,
-                location_std=hp.Choice("location_std", [0.05, 0.1, 0.2],
-                                       default=RAM_SETTINGS["location_std"]),
+                location_std=hp.Choice(
+                    "location_std", [0.05, 0.1, 0.2], default=RAM_SETTINGS["location_std"]
+                ),
                 policy=self.policy,
             )
             learning_rate = tuned_learning_rate(hp, RAM_SETTINGS["learning_rate"])
-            model.compile(optimizer=keras.optimizers.Adam(learning_rate),
-                          jit_compile=self.jit_compile)
+            model.compile(
+                optimizer=keras.optimizers.Adam(learning_rate), jit_compile=self.jit_compile
+            )
             return model
 
     class ShowAttendTellHyperModel(keras_tuner.HyperModel):
@@ -385,10 +485,16 @@ def _hypermodels():
             jit_compile: compile the train step with XLA.
         """
 
-        def __init__(self, vocab_size, image_shape,
-                     encoder_filters=CAPTION_SETTINGS["encoder_filters"],
-                     regularization=CAPTION_SETTINGS["regularization"], jit_compile=True,
-                     name="show_attend_tell", tunable=True):
+        def __init__(
+            self,
+            vocab_size,
+            image_shape,
+            encoder_filters=CAPTION_SETTINGS["encoder_filters"],
+            regularization=CAPTION_SETTINGS["regularization"],
+            jit_compile=True,
+            name="show_attend_tell",
+            tunable=True,
+        ):
             super().__init__(name=name, tunable=tunable)
             self.vocab_size = vocab_size
             self.image_shape = tuple(image_shape)
@@ -401,8 +507,9 @@ def _hypermodels():
                 self.vocab_size,
                 image_shape=self.image_shape,
                 units=hp.Choice("units", [32, 64, 128], default=CAPTION_SETTINGS["units"]),
-                embedding_dim=hp.Choice("embedding_dim", [16, 32, 64],
-                                        default=CAPTION_SETTINGS["embedding_dim"]),
+                embedding_dim=hp.Choice(
+                    "embedding_dim", [16, 32, 64], default=CAPTION_SETTINGS["embedding_dim"]
+                ),
                 regularization=self.regularization,
                 encoder_filters=self.encoder_filters,
             )
@@ -414,4 +521,5 @@ def _hypermodels():
 
 
 __getattr__, __dir__ = lazy_hypermodels(
-    globals(), _hypermodels, ("RecurrentAttentionHyperModel", "ShowAttendTellHyperModel"))
+    globals(), _hypermodels, ("RecurrentAttentionHyperModel", "ShowAttendTellHyperModel")
+)

@@ -34,8 +34,11 @@ def as_generator(rng):
 def check_int(where, name, value, low, high=None):
     """``value`` as an ``int`` in ``low..high`` (``high=None``: no upper bound); Python and
     numpy integers are accepted, ``bool`` is not."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (
-        high is not None and value > high
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < low
+        or (high is not None and value > high)
     ):
         if high is not None:
             bounds = f"an integer in {low}..{high}"
@@ -49,8 +52,10 @@ def check_int(where, name, value, low, high=None):
 
 def check_range(where, name, value, minimum=1):
     """``value`` as ``(low, high)`` integers with ``minimum <= low <= high``."""
-    ok = isinstance(value, (tuple, list)) and len(value) == 2 and all(
-        not isinstance(v, bool) and isinstance(v, (int, np.integer)) for v in value
+    ok = (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(not isinstance(v, bool) and isinstance(v, (int, np.integer)) for v in value)
     )
     if not ok:
         raise ValueError(
@@ -67,8 +72,9 @@ def check_range(where, name, value, minimum=1):
 def check_path(where, name, path):
     """``path`` (a ``str`` or ``os.PathLike``) as a ``str``."""
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{where}`{name}` must be a path (str or os.PathLike); received "
-                        f"{type(path).__name__}.")
+        raise TypeError(
+            f"{where}`{name}` must be a path (str or os.PathLike); received {type(path).__name__}."
+        )
     return os.fspath(path)
 
 
@@ -115,13 +121,14 @@ def check_captions(where, name, captions):
     and the boolean ``[B, T]`` mask of their non-padding tokens."""
     captions = np.asarray(captions)
     if captions.ndim != 2:
-        raise ValueError(f"{where}`{name}` must have shape [B, T]; received shape "
-                         f"{captions.shape}.")
+        raise ValueError(
+            f"{where}`{name}` must have shape [B, T]; received shape {captions.shape}."
+        )
     if not np.issubdtype(captions.dtype, np.integer):
-        raise TypeError(f"{where}`{name}` must be integer tokens; received dtype "
-                        f"{captions.dtype}.")
+        raise TypeError(f"{where}`{name}` must be integer tokens; received dtype {captions.dtype}.")
     real = captions != PAD
     if (real[:, 1:] & ~real[:, :-1]).any():
-        raise ValueError(f"{where}`{name}` must be padded at the end only (a token after a "
-                         f"PAD={PAD}).")
+        raise ValueError(
+            f"{where}`{name}` must be padded at the end only (a token after a PAD={PAD})."
+        )
     return captions, real

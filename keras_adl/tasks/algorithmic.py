@@ -79,7 +79,9 @@ def copy_batch(batch_size, min_length=1, max_length=20, bits=8, seed=None):
     answer = (t > L) & (t <= 2 * L)
     # Target at step t (answer phase) is vector t − L − 1.
     source = np.clip(t - L - 1, 0, max_length - 1)
-    targets = np.take_along_axis(vectors, np.broadcast_to(source, (batch_size, steps))[..., None], 1)
+    targets = np.take_along_axis(
+        vectors, np.broadcast_to(source, (batch_size, steps))[..., None], 1
+    )
     targets = targets * answer[..., None]
     return inputs, targets.astype("float32"), answer.astype("float32")
 
@@ -186,8 +188,9 @@ def associative_recall_batch(
     check_positive_int("item_length", item_length, where)
     _check_range(where, "min_items", min_items, "max_items", max_items)
     if min_items < 2:
-        raise ValueError(f"{where}`min_items` must be ≥ 2 (a query needs a next item); "
-                         f"received {min_items}.")
+        raise ValueError(
+            f"{where}`min_items` must be ≥ 2 (a query needs a next item); received {min_items}."
+        )
     rng = as_generator(seed)
     step = item_length + 1
     steps = step * max_items + 2 * item_length + 2

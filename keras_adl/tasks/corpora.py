@@ -198,4 +198,3 @@ def load_documents(path):
         f"load_documents: `path` {path!r} not found (expected a directory of "
         f"<label>/<document>.txt files or a label<TAB>text file)."
     )
-

@@ -16,8 +16,18 @@ SOURCE_CHARS = " ,./-0123456789abcdefghijklmnopqrstuvwxyz"
 TARGET_CHARS = "-0123456789"
 
 _MONTHS = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ]
 _DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 

@@ -49,8 +49,9 @@ def _digit_range(where, num_digits):
                 f"received {num_digits!r}."
             )
     if low > high:
-        raise ValueError(f"{where}`num_digits` (min, max) must have min ≤ max; received "
-                         f"{num_digits!r}.")
+        raise ValueError(
+            f"{where}`num_digits` (min, max) must have min ≤ max; received {num_digits!r}."
+        )
     return int(low), int(high)
 
 
@@ -162,8 +163,7 @@ class DigitStrips(keras.utils.PyDataset):
     def __init__(self, images, labels, batch_size=64, num_digits=3, seed=0, **kwargs):
         super().__init__(**kwargs)
         where = "DigitStrips: "
-        self.images, self.labels, self.batch_size = check_batches(where, images, labels,
-                                                                  batch_size)
+        self.images, self.labels, self.batch_size = check_batches(where, images, labels, batch_size)
         self.num_digits = num_digits
         _digit_range(where, num_digits)
         self.seed = check_seed(where, seed)
@@ -187,4 +187,3 @@ class DigitStrips(keras.utils.PyDataset):
 
     def on_epoch_end(self):
         self.epoch += 1
-

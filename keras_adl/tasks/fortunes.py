@@ -162,8 +162,10 @@ def load_fortunes(directory=None, topics=FORTUNE_TOPICS, max_per_topic=None, see
     """
     where = "load_fortunes: "
     if isinstance(topics, (str, bytes)):
-        raise TypeError(f"{where}`topics` must be a sequence of topic names, not a single "
-                        f"string; received {topics!r}.")
+        raise TypeError(
+            f"{where}`topics` must be a sequence of topic names, not a single "
+            f"string; received {topics!r}."
+        )
     topics = list(topics)
     for topic in topics:
         if not isinstance(topic, str):
@@ -209,4 +211,3 @@ def load_fortunes(directory=None, topics=FORTUNE_TOPICS, max_per_topic=None, see
         documents.extend(entries)
         labels.extend([label] * len(entries))
     return documents, np.array(labels, dtype="int64"), topics
-

@@ -213,8 +213,7 @@ def load_idx_dataset(directory, split="train"):
         path = _find_idx(directory, name)
         if path is None:
             raise FileNotFoundError(
-                f"load_idx_dataset: no {name} or {name}.gz in {directory!r} "
-                f"(split={split!r})."
+                f"load_idx_dataset: no {name} or {name}.gz in {directory!r} (split={split!r})."
             )
         paths.append(path)
     images, labels = read_idx(paths[0]), read_idx(paths[1])
@@ -243,10 +242,12 @@ def find_fashion_mnist():
     >>> directory is None or directory in FASHION_MNIST_DIRS
     True
     """
-    names = [f"{prefix}-{kind}" for prefix in _SPLITS.values()
-             for kind in ("images-idx3-ubyte", "labels-idx1-ubyte")]
+    names = [
+        f"{prefix}-{kind}"
+        for prefix in _SPLITS.values()
+        for kind in ("images-idx3-ubyte", "labels-idx1-ubyte")
+    ]
     for directory in FASHION_MNIST_DIRS:
         if all(_find_idx(directory, name) for name in names):
             return directory
     return None
-

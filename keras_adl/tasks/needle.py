@@ -49,8 +49,9 @@ def _filler_words():
 FILLER_WORDS = _filler_words()
 
 
-def needle_documents(num_documents, num_classes=4, num_sentences=(4, 10),
-                     sentence_length=(4, 10), seed=0):
+def needle_documents(
+    num_documents, num_classes=4, num_sentences=(4, 10), sentence_length=(4, 10), seed=0
+):
     """Synthetic documents whose label is the word sharing a sentence with a marker.
 
     A document has ``n ~ U{num_sentences}`` sentences of ``L ~ U{sentence_length}`` words
@@ -114,7 +115,7 @@ def needle_documents(num_documents, num_classes=4, num_sentences=(4, 10),
         key_positions = rng.choice(lengths[key], size=2, replace=False)
         sentences, start = [], 0
         for i, length in enumerate(lengths):
-            sentence = words[start:start + length]
+            sentence = words[start : start + length]
             start += length
             if i == key:
                 sentence[key_positions[0]] = NEEDLE_WORD
@@ -124,4 +125,3 @@ def needle_documents(num_documents, num_classes=4, num_sentences=(4, 10),
             sentences.append(" ".join(sentence) + ".")
         documents.append(" ".join(sentences))
     return documents, labels.astype("int64"), keys.astype("int64")
-

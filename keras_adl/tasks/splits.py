@@ -29,12 +29,13 @@ def split_dataset(images, labels, test_fraction=0.2, seed=0):
             f"split_dataset: `images` and `labels` must have the same length; received "
             f"shapes {images.shape} and {labels.shape}."
         )
-    if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)) or not (
-        0 < test_fraction < 1
+    if (
+        isinstance(test_fraction, bool)
+        or not isinstance(test_fraction, (int, float))
+        or not (0 < test_fraction < 1)
     ):
         raise ValueError(
-            f"split_dataset: `test_fraction` must be a float in (0, 1); received "
-            f"{test_fraction!r}."
+            f"split_dataset: `test_fraction` must be a float in (0, 1); received {test_fraction!r}."
         )
     num_test = int(round(len(images) * test_fraction))
     if not 0 < num_test < len(images):

@@ -161,8 +161,7 @@ class TranslatedDigits(keras.utils.PyDataset):
     ):
         super().__init__(**kwargs)
         where = "TranslatedDigits: "
-        self.images, self.labels, self.batch_size = check_batches(where, images, labels,
-                                                                  batch_size)
+        self.images, self.labels, self.batch_size = check_batches(where, images, labels, batch_size)
         self.canvas_size = canvas_size
         self.num_clutter = num_clutter
         self.clutter_size = clutter_size
@@ -170,8 +169,9 @@ class TranslatedDigits(keras.utils.PyDataset):
         self.shuffle = shuffle
         self.epoch = 0
         # Validates the canvas and clutter arguments now rather than in the first batch.
-        translate_digits(self.images[:2], self.labels[:2], canvas_size, num_clutter,
-                         clutter_size, rng=0)
+        translate_digits(
+            self.images[:2], self.labels[:2], canvas_size, num_clutter, clutter_size, rng=0
+        )
         self._order = self._epoch_order()
 
     def _epoch_order(self):
@@ -199,4 +199,3 @@ class TranslatedDigits(keras.utils.PyDataset):
     def on_epoch_end(self):
         self.epoch += 1
         self._order = self._epoch_order()
-

@@ -29,8 +29,9 @@ _RIGHT_SINGLE_QUOTE = "\u2019"
 
 def _check_positive_int(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"`{name}` must be an int; received {value!r} of type "
-                        f"{type(value).__name__}.")
+        raise TypeError(
+            f"`{name}` must be an int; received {value!r} of type {type(value).__name__}."
+        )
     if value < 1:
         raise ValueError(f"`{name}` must be >= 1; received {value!r}.")
     return int(value)
@@ -44,12 +45,15 @@ def _check_bool(name, value):
 
 def _check_strings(name, values):
     if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
-        raise TypeError(f"`{name}` must be a list of str; received {type(values).__name__} "
-                        f"{values!r:.80}.")
+        raise TypeError(
+            f"`{name}` must be a list of str; received {type(values).__name__} {values!r:.80}."
+        )
     for value in values:
         if not isinstance(value, str):
-            raise TypeError(f"`{name}` must contain only str; received {value!r} of type "
-                            f"{type(value).__name__}.")
+            raise TypeError(
+                f"`{name}` must contain only str; received {value!r} of type "
+                f"{type(value).__name__}."
+            )
     return list(values)
 
 
@@ -105,11 +109,14 @@ class DocumentTokenizer:
         self.vocabulary = _check_strings("vocabulary", vocabulary)
         duplicates = sorted(w for w, c in collections.Counter(self.vocabulary).items() if c > 1)
         if duplicates:
-            raise ValueError(f"`vocabulary` must not repeat words; received duplicates "
-                             f"{duplicates[:5]!r}.")
+            raise ValueError(
+                f"`vocabulary` must not repeat words; received duplicates {duplicates[:5]!r}."
+            )
         if "" in self.vocabulary:
-            raise ValueError("`vocabulary` must not contain the empty string (the padding "
-                             "token of `tokens`); received ''.")
+            raise ValueError(
+                "`vocabulary` must not contain the empty string (the padding "
+                "token of `tokens`); received ''."
+            )
         self.max_sentences = _check_positive_int("max_sentences", max_sentences)
         self.max_words = _check_positive_int("max_words", max_words)
         self.lowercase = _check_bool("lowercase", lowercase)
@@ -122,8 +129,9 @@ class DocumentTokenizer:
         return len(self.vocabulary) + NUM_SPECIAL_TOKENS
 
     @classmethod
-    def build(cls, documents, max_sentences=15, max_words=30, min_count=1, max_size=None,
-              lowercase=True):
+    def build(
+        cls, documents, max_sentences=15, max_words=30, min_count=1, max_size=None, lowercase=True
+    ):
         """Builds the vocabulary from training documents.
 
         The words seen at least ``min_count`` times, most frequent first (ties by name), at
@@ -144,14 +152,19 @@ class DocumentTokenizer:
             try:
                 documents = tf.convert_to_tensor(documents)
             except (TypeError, ValueError) as error:
-                raise TypeError(f"`documents` must be a tf.string tensor of shape [batch]; "
-                                f"received {documents!r:.80} ({error}).") from None
+                raise TypeError(
+                    f"`documents` must be a tf.string tensor of shape [batch]; "
+                    f"received {documents!r:.80} ({error})."
+                ) from None
         if not isinstance(documents, (tf.Tensor, tf.Variable)) or documents.dtype != tf.string:
-            raise TypeError(f"`documents` must be a dense tf.string tensor of shape [batch]; "
-                            f"received {type(documents).__name__} of dtype {documents.dtype!r}.")
+            raise TypeError(
+                f"`documents` must be a dense tf.string tensor of shape [batch]; "
+                f"received {type(documents).__name__} of dtype {documents.dtype!r}."
+            )
         if documents.shape.rank is not None and documents.shape.rank != 1:
-            raise ValueError(f"`documents` must have shape [batch] (rank 1); received shape "
-                             f"{documents.shape}.")
+            raise ValueError(
+                f"`documents` must have shape [batch] (rank 1); received shape {documents.shape}."
+            )
         return documents
 
     def split(self, documents):
@@ -164,13 +177,15 @@ class DocumentTokenizer:
             sentences = tf.strings.lower(sentences, encoding="utf-8")
         words = tf_text.regex_split(sentences, _WORD_DELIMITER)
         words = words.with_flat_values(
-            tf.strings.regex_replace(words.flat_values, _EDGE_APOSTROPHES, ""))
+            tf.strings.regex_replace(words.flat_values, _EDGE_APOSTROPHES, "")
+        )
         words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
         return tf.ragged.boolean_mask(words, words.row_lengths(axis=2) > 0)
 
     def _padded(self, ragged, default, batch):
-        dense = ragged.to_tensor(default_value=default,
-                                 shape=[None, self.max_sentences, self.max_words])
+        dense = ragged.to_tensor(
+            default_value=default, shape=[None, self.max_sentences, self.max_words]
+        )
         dense.set_shape([batch, self.max_sentences, self.max_words])
         return dense
 
@@ -204,30 +219,43 @@ class DocumentTokenizer:
         """
         documents = _check_strings("documents", documents)
         labels_array = np.asarray(labels)
-        if labels_array.ndim != 1 or not (np.issubdtype(labels_array.dtype, np.integer)
-                                          or np.issubdtype(labels_array.dtype, np.bool_)):
-            raise TypeError(f"`labels` must be a 1-D sequence of ints; received dtype "
-                            f"{labels_array.dtype} and shape {labels_array.shape}.")
+        if labels_array.ndim != 1 or not (
+            np.issubdtype(labels_array.dtype, np.integer)
+            or np.issubdtype(labels_array.dtype, np.bool_)
+        ):
+            raise TypeError(
+                f"`labels` must be a 1-D sequence of ints; received dtype "
+                f"{labels_array.dtype} and shape {labels_array.shape}."
+            )
         if len(labels_array) != len(documents):
-            raise ValueError(f"`labels` must have one label per document ({len(documents)}); "
-                             f"received {len(labels_array)}.")
+            raise ValueError(
+                f"`labels` must have one label per document ({len(documents)}); "
+                f"received {len(labels_array)}."
+            )
         batch_size = _check_positive_int("batch_size", batch_size)
         _check_bool("shuffle", shuffle)
         _check_bool("drop_remainder", drop_remainder)
         if not documents:
             raise ValueError("`documents` must not be empty; received [].")
         dataset = tf.data.Dataset.from_tensor_slices(
-            (tf.constant(documents, tf.string), labels_array.astype(np.int32)))
+            (tf.constant(documents, tf.string), labels_array.astype(np.int32))
+        )
         if shuffle:
             dataset = dataset.shuffle(len(documents), seed=seed, reshuffle_each_iteration=True)
-        return dataset.batch(batch_size, drop_remainder=drop_remainder).map(
-            lambda docs, y: (self.encode(docs), y), num_parallel_calls=tf.data.AUTOTUNE
-        ).prefetch(tf.data.AUTOTUNE)
+        return (
+            dataset.batch(batch_size, drop_remainder=drop_remainder)
+            .map(lambda docs, y: (self.encode(docs), y), num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE)
+        )
 
     def to_config(self):
         """A JSON-serialisable description, for `from_config`."""
-        return {"vocabulary": list(self.vocabulary), "max_sentences": self.max_sentences,
-                "max_words": self.max_words, "lowercase": self.lowercase}
+        return {
+            "vocabulary": list(self.vocabulary),
+            "max_sentences": self.max_sentences,
+            "max_words": self.max_words,
+            "lowercase": self.lowercase,
+        }
 
     @classmethod
     def from_config(cls, config):

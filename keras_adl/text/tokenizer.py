@@ -81,20 +81,27 @@ class TextPairTokenizer:
 
     def encode_target(self, strings, length):
         """``(decoder_input, target)`` ``[B, length]``: ``<s> y`` and ``y </s>``."""
-        return (self._ids(self._target_table, strings, length, add_start=True),
-                self._ids(self._target_table, strings, length, add_end=True))
+        return (
+            self._ids(self._target_table, strings, length, add_start=True),
+            self._ids(self._target_table, strings, length, add_end=True),
+        )
 
     def decode_target(self, ids):
         """Strings from target ids (specials dropped; words joined by spaces)."""
         tokens = tf.gather(self._target_tokens, tf.cast(ids, tf.int32))
         separator = " " if self.level == "word" else ""
         joined = tf.strings.reduce_join(tokens, axis=-1, separator=separator)
-        return tf.strings.strip(tf.strings.regex_replace(joined, " +", " ")) if separator else joined
+        return (
+            tf.strings.strip(tf.strings.regex_replace(joined, " +", " ")) if separator else joined
+        )
 
     def to_config(self):
         """A JSON-serialisable description, for `from_config`."""
-        return {"level": self.level, "source": self.source_vocabulary,
-                "target": self.target_vocabulary}
+        return {
+            "level": self.level,
+            "source": self.source_vocabulary,
+            "target": self.target_vocabulary,
+        }
 
     @classmethod
     def from_config(cls, config):
@@ -105,8 +112,9 @@ class TextPairTokenizer:
         """The lookup tables, to track when exporting a function that uses this tokenizer."""
         return [self._source_table, self._target_table]
 
-    def dataset(self, sources, targets, batch_size, source_length, target_length, shuffle=True,
-                seed=0):
+    def dataset(
+        self, sources, targets, batch_size, source_length, target_length, shuffle=True, seed=0
+    ):
         """A ``tf.data.Dataset`` of ``({"source", "decoder_input"}, target)`` fixed-shape
         batches, tokenized in-graph (the last partial batch is dropped so shapes never change)."""
         dataset = tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
@@ -115,9 +123,13 @@ class TextPairTokenizer:
 
         def encode(source, target):
             decoder_input, target_ids = self.encode_target(target, target_length)
-            return {"source": self.encode_source(source, source_length),
-                    "decoder_input": decoder_input}, target_ids
+            return {
+                "source": self.encode_source(source, source_length),
+                "decoder_input": decoder_input,
+            }, target_ids
 
-        return dataset.batch(batch_size, drop_remainder=True).map(
-            encode, num_parallel_calls=tf.data.AUTOTUNE
-        ).prefetch(tf.data.AUTOTUNE)
+        return (
+            dataset.batch(batch_size, drop_remainder=True)
+            .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE)
+        )

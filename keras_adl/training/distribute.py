@@ -9,7 +9,6 @@ logical CPUs (XLA fails there), and feed token ids, not strings, to a distribute
 
 import tensorflow as tf
 
-
 # One MirroredStrategy per device set and process: a second instance over the same devices
 # reuses the first one's collective instance keys, and its all-reduces of differently shaped
 # gradients then fail ("Shape mismatch in the collective instance 100").

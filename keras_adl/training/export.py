@@ -34,8 +34,9 @@ def _code_point_table(vocab):
     return table
 
 
-def make_seq2seq_serving_fn(model, source_vocab, target_vocab, max_length, beam_width=1,
-                            lowercase=True, decode=None):
+def make_seq2seq_serving_fn(
+    model, source_vocab, target_vocab, max_length, beam_width=1, lowercase=True, decode=None
+):
     """A ``tf.function`` from raw strings ``[B]`` to decoded outputs.
 
     Args:
@@ -130,9 +131,7 @@ def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=No
     where = "make_captioning_serving_fn: "
     check_positive_int("max_length", max_length, where)
     check_positive_int("beam_width", beam_width, where)
-    strings = tf.constant(
-        _caption_token_strings(model.get_layer("logits").units, token_strings)
-    )
+    strings = tf.constant(_caption_token_strings(model.get_layer("logits").units, token_strings))
     encoder_input = model.get_layer("encoder").input
     name = "images" if encoder_input.name == "image" else encoder_input.name
     spec = tf.TensorSpec((None,) + tuple(encoder_input.shape[1:]), tf.float32, name=name)
@@ -147,8 +146,12 @@ def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=No
         words = tf.gather(strings, tokens)  # [B, max_length]; specials are ""
         words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
         caption = tf.strings.reduce_join(words, axis=-1, separator=" ")
-        return {"caption": caption, "tokens": tokens, "attention": attention,
-                "log_likelihood": score}
+        return {
+            "caption": caption,
+            "tokens": tokens,
+            "attention": attention,
+            "log_likelihood": score,
+        }
 
     return serve
 
@@ -175,8 +178,9 @@ def make_pointer_serving_fn(model):
         dense = values.to_tensor()
         order, _ = pointer_decode(model, dense[..., None])
         ordered = tf.gather(dense, tf.convert_to_tensor(order), batch_dims=1)
-        output = tf.strings.reduce_join(tf.strings.as_string(ordered, precision=4), axis=-1,
-                                        separator=" ")
+        output = tf.strings.reduce_join(
+            tf.strings.as_string(ordered, precision=4), axis=-1, separator=" "
+        )
         return {"order": tf.convert_to_tensor(order), "output": output}
 
     return serve
@@ -197,8 +201,12 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
         ids = tokenizer.encode_source(inputs, source_length)
         tokens, attention, score = decode(model, ids, max_length)
         tokens = tf.convert_to_tensor(tokens)
-        return {"output": tokenizer.decode_target(tokens), "tokens": tokens,
-                "attention": attention, "log_likelihood": score}
+        return {
+            "output": tokenizer.decode_target(tokens),
+            "tokens": tokens,
+            "attention": attention,
+            "log_likelihood": score,
+        }
 
     return serve
 
@@ -247,8 +255,9 @@ def export_captioning(model, export_dir, max_length, beam_width=1, token_strings
     return export_serving_fn(model, export_dir, serving_fn)
 
 
-def export_seq2seq(model, export_dir, source_vocab, target_vocab, max_length, beam_width=1,
-                   decode=None):
+def export_seq2seq(
+    model, export_dir, source_vocab, target_vocab, max_length, beam_width=1, decode=None
+):
     """Writes a SavedModel whose ``serving_default`` decodes raw strings.
 
     Args:
