@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow bench bench-memory bench-vision bench-documents demo data clean
+.PHONY: install test test-slow bench bench-memory bench-vision bench-documents demo data lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -55,8 +55,8 @@ demo: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) examples/seq2seq_dates.py --out runs/dates
 
 # Optional real data from Debian (not needed by the tests): the Fashion-MNIST IDX files, in
-# /usr/share/datasets/fashion-mnist (keras_adl.tasks.digits.find_fashion_mnist), and the fortunes
-# text files. sudo only when not root.
+# /usr/share/datasets/fashion-mnist (keras_adl.tasks.image_sources.find_fashion_mnist), and the
+# fortunes text files. sudo only when not root.
 data:
 	@if command -v apt-get >/dev/null 2>&1; then \
 		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
@@ -65,6 +65,11 @@ data:
 		echo "apt-get not found: install Debian's dataset-fashion-mnist and fortunes another way," \
 			"or pass your own MNIST/Fashion-MNIST IDX files to load_idx_dataset."; \
 	fi
+
+# ruff (configured in pyproject.toml): lint, and the formatting the tree keeps.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 clean:
 	rm -rf $(VENV) build *.egg-info
