@@ -29,7 +29,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import keras  # noqa: E402
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_adl.layers import (  # noqa: E402
@@ -139,8 +138,14 @@ def rows_bahdanau_step(sizes, iters, repeats):
         t_ours = median_seconds(precomputed, (query,), iters * 5, repeats)
         t_anchor = median_seconds(recomputed, (query,), iters * 5, repeats)
         rows.append(
-            (f"Bahdanau step, precomputed keys T={memory_length}", "memory re-projected each step",
-             jit, t_ours, t_anchor, 2.0)
+            (
+                f"Bahdanau step, precomputed keys T={memory_length}",
+                "memory re-projected each step",
+                jit,
+                t_ours,
+                t_anchor,
+                2.0,
+            )
         )
     return rows
 
@@ -156,8 +161,9 @@ def main():
         sizes = dict(batch=2, dim=16, heads=2, lengths=[8], step_batch=2, memory=6, units=8)
         iters, repeats = 1, 1
     else:
-        sizes = dict(batch=32, dim=256, heads=8, lengths=[128, 512], step_batch=64, memory=100,
-                     units=256)
+        sizes = dict(
+            batch=32, dim=256, heads=8, lengths=[128, 512], step_batch=64, memory=100, units=256
+        )
         iters, repeats = args.iters, args.repeats
 
     rows = (

@@ -1,13 +1,16 @@
 """Show, Attend and Tell on digit strips: the doubly stochastic regulariser on (λ = 1) and off.
 
 `show_attend_tell` is trained identically (same seed, data, steps) with λ = 1 (the authors'
-value) and λ = 0 on captioned strips of 3 scikit-learn digits (`keras_adl.tasks.digits`, 16×48
-pixels, captions ``<s> d1 d2 d3 </s>``). Training digits and held-out digits are disjoint
-images. Reported on held-out strips: exact match of the greedy caption, token accuracy over the
+value, the recipe's) and λ = 0 on captioned strips of 3 scikit-learn digits
+(`keras_adl.tasks.digit_strips`, 16×48 pixels, captions ``<s> d1 d2 d3 </s>``). Training
+digits and held-out digits are disjoint images. Reported on held-out strips: exact match of the greedy caption, token accuracy over the
 digits, the alignment hit rate (does step t's most-attended region lie in digit t? from the
 teacher-forced attention) and the regulariser's value ``mean_B Σ_i (1 − Σ_t α_ti)²`` without
 λ, with its floor ``L (1 − T/L)²`` for ``T`` steps over ``L`` regions. The anchor (REFERENCES.md)
-is ≈0.99 token accuracy and ≈1.00 alignment with a positional embedding.
+is ≈0.99 token accuracy and ≈1.00 alignment with a positional embedding. The model and its
+compile recipe are those of ``keras-adl train digit_strips`` (`keras_adl.recipes.vision`, whose
+settings are the flags' defaults); the benchmark's own are its data split, batches of 32 and
+the λ sweep.
 
     python benchmarks/captioning.py                       # 3 seeds, 10 epochs (≈ 3 min)
     python benchmarks/captioning.py --seeds 0 --epochs 2  # smoke run
@@ -28,24 +31,16 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_adl.models import (  # noqa: E402
-    caption_attention,
-    caption_greedy_decode,
-    show_attend_tell,
-)
+from keras_adl.conventions import END  # noqa: E402
+from keras_adl.metrics import alignment_hit_rate, exact_match  # noqa: E402
+from keras_adl.models import caption_attention, caption_greedy_decode  # noqa: E402
 from keras_adl.ops import doubly_stochastic_penalty  # noqa: E402
-from keras_adl.tasks.digits import (  # noqa: E402
-    END,
-    DigitStrips,
-    alignment_hit_rate,
-    caption_arrays,
-    digit_strips,
-    exact_match,
-    load_sklearn_digits,
-)
+from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE  # noqa: E402
+from keras_adl.tasks.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
+from keras_adl.tasks.image_sources import load_sklearn_digits  # noqa: E402
 
-NUM_DIGITS = 3
-VOCAB = 13
+TASK, MODEL = "digit_strips", "show_attend_tell"
+NUM_DIGITS = CAPTION_LENGTH
 
 
 def split_digits(num_train):
@@ -55,21 +50,24 @@ def split_digits(num_train):
     return (images[train], labels[train]), (images[test], labels[test])
 
 
+def build_model(args, strength=None):
+    """The compiled model ``keras-adl train digit_strips`` trains, with the flags' settings and
+    λ = ``strength`` (default: the first of ``--lambdas``)."""
+    return RECIPE.build_model(
+        TASK,
+        MODEL,
+        jit_compile=not args.no_jit,
+        learning_rate=args.learning_rate,
+        units=args.units,
+        embedding_dim=args.embedding_dim,
+        encoder_filters=tuple(args.encoder_filters),
+        regularization=args.lambdas[0] if strength is None else strength,
+    )
+
+
 def run(strength, seed, train, test, args):
     keras.utils.set_random_seed(seed)
-    model = show_attend_tell(
-        VOCAB,
-        image_shape=(16, 16 * NUM_DIGITS, 1),
-        embedding_dim=args.embedding_dim,
-        units=args.units,
-        encoder_filters=tuple(args.encoder_filters),
-        regularization=strength,
-    )
-    model.compile(
-        optimizer=keras.optimizers.Adam(args.learning_rate),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0),
-        jit_compile=not args.no_jit,
-    )
+    model = build_model(args, strength)
     data = DigitStrips(*train, batch_size=args.batch_size, num_digits=NUM_DIGITS, seed=seed)
     start = time.perf_counter()
     model.fit(data, epochs=args.epochs, verbose=0)
@@ -77,9 +75,7 @@ def run(strength, seed, train, test, args):
 
     strips, captions, spans = digit_strips(*test, args.test_strips, NUM_DIGITS, rng=10_000)
     decoder_input, targets = caption_arrays(captions)
-    tokens = keras.ops.convert_to_numpy(
-        caption_greedy_decode(model, strips, NUM_DIGITS + 1)[0]
-    )
+    tokens = keras.ops.convert_to_numpy(caption_greedy_decode(model, strips, NUM_DIGITS + 1)[0])
     attention = caption_attention(model, {"image": strips, "decoder_input": decoder_input})
     penalty = doubly_stochastic_penalty(attention, decoder_input != 0)
     regions = model.get_layer("encoder").output.shape[1]
@@ -107,64 +103,94 @@ def machine():
             cpu = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
     except (OSError, StopIteration):
         pass
-    return (f"{os.cpu_count()} CPU ({cpu}), {platform.system()} {platform.machine()}; "
-            f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
-            f"Keras {keras.__version__}")
+    return (
+        f"{os.cpu_count()} CPU ({cpu}), {platform.system()} {platform.machine()}; "
+        f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
+        f"Keras {keras.__version__}"
+    )
 
 
-def main(argv=None):
+def parse_args(argv=None):
+    settings = RECIPE.settings(TASK, MODEL)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--lambdas", nargs="+", type=float, default=[1.0, 0.0])
+    parser.add_argument(
+        "--lambdas", nargs="+", type=float, default=[settings["regularization"], 0.0]
+    )
     parser.add_argument("--epochs", type=int, default=10, help="epochs of 43 steps (batch 32)")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=1e-2)
-    parser.add_argument("--units", type=int, default=32)
-    parser.add_argument("--embedding-dim", type=int, default=16)
-    parser.add_argument("--encoder-filters", nargs="+", type=int, default=[8, 16, 32],
-                        help="one conv + 2x2 pool per entry; 3 entries give a 2x6 grid (L=12)")
-    parser.add_argument("--num-train", type=int, default=1400,
-                        help="digit images for training; the rest (of 1797) are held out")
+    parser.add_argument("--learning-rate", type=float, default=settings["learning_rate"])
+    parser.add_argument("--units", type=int, default=settings["units"])
+    parser.add_argument("--embedding-dim", type=int, default=settings["embedding_dim"])
+    parser.add_argument(
+        "--encoder-filters",
+        nargs="+",
+        type=int,
+        default=list(settings["encoder_filters"]),
+        help="one conv + 2x2 pool per entry; 3 entries give a 2x6 grid (L=12)",
+    )
+    parser.add_argument(
+        "--num-train",
+        type=int,
+        default=1400,
+        help="digit images for training; the rest (of 1797) are held out",
+    )
     parser.add_argument("--test-strips", type=int, default=500)
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument("--out", default="runs/bench/captioning.json")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
 
+
+def main(argv=None):
+    args = parse_args(argv)
     train, test = split_digits(args.num_train)
     results = []
     for seed in args.seeds:
         for strength in args.lambdas:
             result = run(strength, seed, train, test, args)
             results.append(result)
-            print(f"λ={strength:g} seed {seed}: exact {result['exact_match']:.3f}, tokens "
-                  f"{result['token_accuracy']:.3f}, alignment {result['alignment']:.3f}, "
-                  f"penalty {result['penalty']:.2f} ({result['seconds']:.0f} s)", flush=True)
+            print(
+                f"λ={strength:g} seed {seed}: exact {result['exact_match']:.3f}, tokens "
+                f"{result['token_accuracy']:.3f}, alignment {result['alignment']:.3f}, "
+                f"penalty {result['penalty']:.2f} ({result['seconds']:.0f} s)",
+                flush=True,
+            )
 
     regions, steps = results[0]["regions"], NUM_DIGITS + 1
     floor = regions * (1 - steps / regions) ** 2
     print(f"\nCommand: `{' '.join(['python'] + sys.argv)}`")
     print(f"Machine: {machine()}")
-    print(f"Task: {NUM_DIGITS}-digit strips 16×{16 * NUM_DIGITS}, {args.num_train} training "
-          f"digit images, {args.test_strips} held-out strips from the other "
-          f"{1797 - args.num_train}; L = {regions} regions, T = {steps} steps (penalty floor "
-          f"L(1 − T/L)² = {floor:.2f}); {results[0]['steps']} steps of batch "
-          f"{args.batch_size}, Adam {args.learning_rate:g}, units {args.units}, filters "
-          f"{tuple(args.encoder_filters)}. Anchor: ≈0.99 token accuracy, ≈1.00 alignment.\n")
-    print("| λ | seed | exact match | token accuracy | alignment hit rate | penalty "
-          "Σ_i(1−Σ_t α_ti)² | train s |")
+    print(
+        f"Task: {NUM_DIGITS}-digit strips 16×{16 * NUM_DIGITS}, {args.num_train} training "
+        f"digit images, {args.test_strips} held-out strips from the other "
+        f"{1797 - args.num_train}; L = {regions} regions, T = {steps} steps (penalty floor "
+        f"L(1 − T/L)² = {floor:.2f}); {results[0]['steps']} steps of batch "
+        f"{args.batch_size}, Adam {args.learning_rate:g}, units {args.units}, filters "
+        f"{tuple(args.encoder_filters)}. Anchor: ≈0.99 token accuracy, ≈1.00 alignment.\n"
+    )
+    print(
+        "| λ | seed | exact match | token accuracy | alignment hit rate | penalty "
+        "Σ_i(1−Σ_t α_ti)² | train s |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
-        print(f"| {r['lambda']:g} | {r['seed']} | {r['exact_match']:.3f} | "
-              f"{r['token_accuracy']:.3f} | {r['alignment']:.3f} | {r['penalty']:.2f} | "
-              f"{r['seconds']:.0f} |")
+        print(
+            f"| {r['lambda']:g} | {r['seed']} | {r['exact_match']:.3f} | "
+            f"{r['token_accuracy']:.3f} | {r['alignment']:.3f} | {r['penalty']:.2f} | "
+            f"{r['seconds']:.0f} |"
+        )
     if len(args.seeds) > 1:
         for strength in args.lambdas:
             runs = [r for r in results if r["lambda"] == strength]
-            mean = {k: np.mean([r[k] for r in runs]) for k in
-                    ("exact_match", "token_accuracy", "alignment", "penalty", "seconds")}
-            print(f"| {strength:g} | mean of {len(runs)} | {mean['exact_match']:.3f} | "
-                  f"{mean['token_accuracy']:.3f} | {mean['alignment']:.3f} | "
-                  f"{mean['penalty']:.2f} | {mean['seconds']:.0f} |")
+            mean = {
+                k: np.mean([r[k] for r in runs])
+                for k in ("exact_match", "token_accuracy", "alignment", "penalty", "seconds")
+            }
+            print(
+                f"| {strength:g} | mean of {len(runs)} | {mean['exact_match']:.3f} | "
+                f"{mean['token_accuracy']:.3f} | {mean['alignment']:.3f} | "
+                f"{mean['penalty']:.2f} | {mean['seconds']:.0f} |"
+            )
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)

@@ -30,8 +30,9 @@ def anchor_glimpses(images, locations, patch_size, num_scales, scale_factor=2.0)
     patches = []
     for width in glimpse_widths(patch_size, num_scales, scale_factor):
         side = int(round(width))
-        patch = tf.image.extract_glimpse(images, [side, side], locations, centered=True,
-                                         normalized=True, noise="zero")
+        patch = tf.image.extract_glimpse(
+            images, [side, side], locations, centered=True, normalized=True, noise="zero"
+        )
         patches.append(tf.image.resize(patch, [patch_size, patch_size], method="area"))
     return tf.stack(patches, axis=1)
 
@@ -56,10 +57,14 @@ def main(argv=None):
     settings = [(28, 8, 1), (32, 8, 3), (60, 12, 3)]  # (image size, g, scales)
     if args.smoke:
         args.batch_size, args.repeats, settings = 4, 1, [(16, 4, 2)]
-    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          f"TF {tf.__version__}; B={args.batch_size}, median of {args.repeats}")
-    print("| image | g × scales | anchor (glimpses/s) | ours (glimpses/s) | ours, XLA (glimpses/s)"
-          " | ratio ours/anchor | ratio ours XLA/anchor | ours fwd+bwd, XLA (ms) |")
+    print(
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+        f"TF {tf.__version__}; B={args.batch_size}, median of {args.repeats}"
+    )
+    print(
+        "| image | g × scales | anchor (glimpses/s) | ours (glimpses/s) | ours, XLA (glimpses/s)"
+        " | ratio ours/anchor | ratio ours XLA/anchor | ours fwd+bwd, XLA (ms) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     results = []
@@ -69,8 +74,7 @@ def main(argv=None):
         anchor = tf.function(lambda x, l: anchor_glimpses(x, l, g, scales))
         ours = tf.function(lambda x, l: extract_glimpses(x, l, g, scales))
         ours_xla = tf.function(lambda x, l: extract_glimpses(x, l, g, scales), jit_compile=True)
-        np.testing.assert_allclose(ours(images, locations), ours_xla(images, locations),
-                                   atol=1e-4)
+        np.testing.assert_allclose(ours(images, locations), ours_xla(images, locations), atol=1e-4)
 
         @tf.function(jit_compile=True)
         def backward(x, l):
@@ -79,13 +83,17 @@ def main(argv=None):
                 loss = tf.reduce_sum(tf.square(extract_glimpses(x, l, g, scales)))
             return tape.gradient(loss, x)
 
-        times = [median_time(f, (images, locations), args.repeats)
-                 for f in (anchor, ours, ours_xla, backward)]
+        times = [
+            median_time(f, (images, locations), args.repeats)
+            for f in (anchor, ours, ours_xla, backward)
+        ]
         rates = [args.batch_size / t for t in times[:3]]
         results.append(rates)
-        print(f"| {size}×{size} | {g} × {scales} | {rates[0]:,.0f} | {rates[1]:,.0f} | "
-              f"{rates[2]:,.0f} | {rates[1] / rates[0]:.2f} | {rates[2] / rates[0]:.2f} | "
-              f"{times[3] * 1e3:.2f} |")
+        print(
+            f"| {size}×{size} | {g} × {scales} | {rates[0]:,.0f} | {rates[1]:,.0f} | "
+            f"{rates[2]:,.0f} | {rates[1] / rates[0]:.2f} | {rates[2] / rates[0]:.2f} | "
+            f"{times[3] * 1e3:.2f} |"
+        )
     return results
 
 

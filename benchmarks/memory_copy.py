@@ -5,7 +5,9 @@ sequence; the anchor ratios in the table are the copy task's.)
 
 Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors, lengths 1–20
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
-write head, shifts −1..1, Adam 1e-3, global-norm clip 50, batch 32, loss on the answer phase.
+write head, shifts −1..1, Adam 1e-3, global-norm clip 50, batch 32, loss on the answer phase:
+the models, compile recipe and batch size of ``keras-adl train copy`` (`keras_adl.recipes.memory`;
+``--learning-rate`` and ``--batch-size`` replace the recipe's).
 Every ``--eval-every`` steps the model is evaluated on a fixed held-out set of 640 sequences
 (lengths 1–20); "converged" is the first evaluation with fewer than 0.1 bit errors per
 sequence. Reported: sequences seen at convergence (median over seeds), against the anchors
@@ -26,10 +28,9 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
-import numpy as np  # noqa: E402
 
-from keras_adl.models.memory import compile_memory_model, memory_sequence_model  # noqa: E402
-from keras_adl.tasks.algorithmic import TASKS, copy_batch, task_dataset, task_dims  # noqa: E402
+from keras_adl.recipes.memory import RECIPE  # noqa: E402
+from keras_adl.tasks.algorithmic import GENERATORS, copy_batch, task_dataset  # noqa: E402
 
 ANCHORS = {"Graves 2014": 100_000, "pytorch-ntm (batch 1)": 17_000, "target": 30_000}
 
@@ -42,12 +43,27 @@ def bit_error_rate(model, length, num_sequences=64, seed=99):
     return float(errors.sum() / (w.sum() * y.shape[-1])), float(errors.sum() / num_sequences)
 
 
-def run(cell, seed, args, **model_kwargs):
+def build_model(args, cell=None):
+    """The compiled model ``keras-adl train TASK --model CELL`` trains (``cell``: the first of
+    ``--cells`` by default), with ``--learning-rate`` if given."""
+    overrides = {} if args.learning_rate is None else dict(learning_rate=args.learning_rate)
+    return RECIPE.build_model(
+        args.task, cell or args.cells[0], jit_compile=not args.no_jit, **overrides
+    )
+
+
+def learning_rate(args, cell):
+    """Adam's learning rate of ``cell`` in this run."""
+    if args.learning_rate is not None:
+        return args.learning_rate
+    return RECIPE.settings(args.task, cell)["learning_rate"]
+
+
+def run(cell, seed, args):
     keras.utils.set_random_seed(seed)
-    model = memory_sequence_model(*task_dims(args.task), cell=cell, **model_kwargs)
-    compile_memory_model(model, learning_rate=args.learning_rate, jit_compile=not args.no_jit)
+    model = build_model(args, cell)
     data = iter(task_dataset(args.task, args.batch_size, seed=seed))
-    xv, yv, wv = TASKS[args.task](640, seed=10_000)
+    xv, yv, wv = GENERATORS[args.task](640, seed=10_000)
     history, steps, start = [], 0, time.perf_counter()
     converged = None
     while steps * args.batch_size < args.max_sequences:
@@ -55,42 +71,65 @@ def run(cell, seed, args, **model_kwargs):
             x, y, w = next(data)
             model.train_on_batch(x, y, sample_weight=w)
         steps += args.eval_every
-        result = model.evaluate(xv, yv, sample_weight=wv, batch_size=64, verbose=0,
-                                return_dict=True)
+        result = model.evaluate(
+            xv, yv, sample_weight=wv, batch_size=64, verbose=0, return_dict=True
+        )
         seen = steps * args.batch_size
         history.append((seen, result["bit_errors"], result["bits_per_sequence"]))
         if args.verbose:
-            print(f"  {cell} seed {seed}: {seen:6d} sequences, bit errors "
-                  f"{result['bit_errors']:.3f}, cost {result['bits_per_sequence']:.3f} bits",
-                  flush=True)
+            print(
+                f"  {cell} seed {seed}: {seen:6d} sequences, bit errors "
+                f"{result['bit_errors']:.3f}, cost {result['bits_per_sequence']:.3f} bits",
+                flush=True,
+            )
         if result[args.criterion] < 0.1:
             converged = seen
             break
     elapsed = time.perf_counter() - start
-    return model, {"cell": cell, "seed": seed, "converged_at": converged, "seconds": elapsed,
-                   "final_bit_errors": history[-1][1], "history": history}
+    return model, {
+        "cell": cell,
+        "seed": seed,
+        "converged_at": converged,
+        "seconds": elapsed,
+        "final_bit_errors": history[-1][1],
+        "history": history,
+    }
 
 
-def main():
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--task", default="copy", choices=sorted(TASKS))
-    parser.add_argument("--criterion", default=None, choices=["bit_errors", "bits_per_sequence"],
-                        help="converged when this falls below 0.1 (default: bit_errors for copy, "
-                        "bits_per_sequence, the papers' cost, otherwise)")
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--task", default="copy", choices=sorted(GENERATORS))
+    parser.add_argument(
+        "--criterion",
+        default=None,
+        choices=["bit_errors", "bits_per_sequence"],
+        help="converged when this falls below 0.1 (default: bit_errors for copy, "
+        "bits_per_sequence, the papers' cost, otherwise)",
+    )
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        help="Adam's learning rate (default: the recipe's for each cell)",
+    )
     parser.add_argument("--cells", nargs="+", default=["ntm", "dnc", "lstm"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, help="(default: the recipe's for the task)")
     parser.add_argument("--max-sequences", type=int, default=100_000)
     parser.add_argument("--eval-every", type=int, default=25, help="steps between evaluations")
     parser.add_argument("--lengths", nargs="+", type=int, default=[30, 50, 100, 120])
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--out", default="runs/bench/memory_copy.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.criterion is None:
         args.criterion = "bit_errors" if args.task == "copy" else "bits_per_sequence"
+    if args.batch_size is None:
+        args.batch_size = RECIPE.task(args.task).batch_size
+    return args
 
+
+def main(argv=None):
+    args = parse_args(argv)
     results = []
     for cell in args.cells:
         for seed in args.seeds:
@@ -102,13 +141,22 @@ def main():
             results.append(result)
             gen = result.get("generalisation", {})
             gen_text = ", ".join(f"L={k}: {v[0]:.4f}" for k, v in gen.items())
-            print(f"{cell} seed {seed}: converged at {result['converged_at']} sequences "
-                  f"({result['seconds']:.0f} s; last bit errors {result['final_bit_errors']:.3f})"
-                  + (f"; bit error rate {gen_text}" if gen_text else ""), flush=True)
+            print(
+                f"{cell} seed {seed}: converged at {result['converged_at']} sequences "
+                f"({result['seconds']:.0f} s; last bit errors {result['final_bit_errors']:.3f})"
+                + (f"; bit error rate {gen_text}" if gen_text else ""),
+                flush=True,
+            )
 
-    print(f"\ntask {args.task}, Adam {args.learning_rate:g}, criterion {args.criterion} < 0.1")
-    print(f"| cell | seeds | sequences to < 0.1 {args.criterion} (each) | median | vs target 30k | "
-          "vs Graves 100k | vs pytorch-ntm 17k |")
+    rates = ", ".join(f"{cell} {learning_rate(args, cell):g}" for cell in args.cells)
+    print(
+        f"\ntask {args.task}, Adam ({rates}), batch {args.batch_size}, criterion "
+        f"{args.criterion} < 0.1"
+    )
+    print(
+        f"| cell | seeds | sequences to < 0.1 {args.criterion} (each) | median | vs target 30k | "
+        "vs Graves 100k | vs pytorch-ntm 17k |"
+    )
     print("|---|---|---|---|---|---|---|")
     for cell in args.cells:
         runs = [r for r in results if r["cell"] == cell]
@@ -122,9 +170,11 @@ def main():
             median = None if hi is None else (lo + hi) / 2
         cells = ", ".join("not within budget" if s is None else str(s) for s in seen)
         # anchor / ours, as elsewhere in RESULTS.md: > 1 means fewer sequences than the anchor.
-        ratio = (lambda a: "—" if median is None else f"{a / median:.2f}")
-        print(f"| {cell} | {len(runs)} | {cells} | {median} | {ratio(30_000)} | "
-              f"{ratio(100_000)} | {ratio(17_000)} |")
+        ratios = [
+            "—" if median is None else f"{anchor / median:.2f}"
+            for anchor in (30_000, 100_000, 17_000)
+        ]
+        print(f"| {cell} | {len(runs)} | {cells} | {median} | {' | '.join(ratios)} |")
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)

@@ -1,7 +1,9 @@
 """The Recurrent Attention Model against its random-glimpse baseline on translated digits.
 
 Both policies use the same network and training (Adam 1e-3, batch 64, digits placed afresh
-every epoch); only where glimpses 2…n look differs. Settings:
+every epoch): the models, layouts and training of ``keras-adl train translated_digits`` /
+``cluttered_digits`` (`keras_adl.recipes.vision`), each run's seed replacing the recipe's; only
+where glimpses 2…n look differs. Settings:
 
 - ``translated``: scikit-learn's digits at 16×16 on a 32×32 canvas, 4 glimpses of one 8×8
   patch (the issue's figure: the learned policy beats random glimpses by ≥ 10 points);
@@ -28,76 +30,112 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_adl.models import recurrent_attention_model  # noqa: E402
-from keras_adl.tasks.digits import (  # noqa: E402
-    TranslatedDigits,
-    glimpses_on_digit,
-    load_idx_dataset,
-    load_sklearn_digits,
-    split_dataset,
-    translate_digits,
-)
+from keras_adl.metrics import glimpses_on_digit  # noqa: E402
+from keras_adl.recipes.vision import PLACEMENT_SEED, RECIPE, load_digits, ram_layout  # noqa: E402
+from keras_adl.tasks.image_sources import load_sklearn_digits  # noqa: E402
+from keras_adl.tasks.splits import split_dataset  # noqa: E402
+from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
 
-SETTINGS = {
-    "translated": dict(digit=16, canvas=32, clutter=0, glimpses=4, patch=8, scales=1),
-    "cluttered": dict(digit=28, canvas=60, clutter=4, glimpses=8, patch=12, scales=2),
-}
+# Each setting is a recipe task, and the size of scikit-learn's digits it reads: the cluttered
+# setting upscales them to 28×28, MNIST's size (the recipe reads them at 16).
+SETTINGS = {"translated": ("translated_digits", 16), "cluttered": ("cluttered_digits", 28)}
+MODELS = {"learned": "ram", "random": "ram_random"}
 
 
-def run(setting, policy, epochs, seed, data=None, units=128):
-    s = SETTINGS[setting]
-    if data:
-        (train_x, train_y), (test_x, test_y) = (load_idx_dataset(data, "train"),
-                                                load_idx_dataset(data, "test"))
-    else:
-        images, labels = load_sklearn_digits(s["digit"])
-        (train_x, train_y), (test_x, test_y) = split_dataset(images, labels, 0.2, seed=0)
-    digit = train_x.shape[1]
-    # Real 28-pixel digits in the translated setting: the paper's 60×60 canvas.
-    canvas = 60 if setting == "translated" and digit > s["digit"] else s["canvas"]
-    canvases, labels, offsets = translate_digits(test_x, test_y, canvas,
-                                                 num_clutter=s["clutter"], rng=123)
+def digits(data, size):
+    """``((train_x, train_y), (test_x, test_y))``: the recipe's digits, or scikit-learn's at
+    ``size`` pixels split as the recipe splits them."""
+    if data or size == 16:
+        return load_digits(data)
+    images, labels = load_sklearn_digits(size)
+    return split_dataset(images, labels, 0.2, seed=0)
+
+
+def with_num_scales(model, num_scales):
+    """``model`` rebuilt with ``num_scales`` glimpse scales (``--scales``; the recipe's layout
+    fixes them) and compiled with the recipe model's optimizer settings."""
+    config = model.get_config()
+    for layer in config["layers"]:
+        if "num_scales" in layer["config"]:
+            layer["config"]["num_scales"] = num_scales
+    rebuilt = type(model).from_config(config)
+    rebuilt.compile(
+        optimizer=keras.optimizers.get(keras.optimizers.serialize(model.optimizer)),
+        jit_compile=model.jit_compile,
+    )
+    return rebuilt
+
+
+def build_model(args, setting=None, policy="learned", seed=0, digit_size=None):
+    """The compiled model ``keras-adl train TASK --model MODEL`` trains for a setting (the first
+    of ``--settings`` by default) and policy, with ``seed`` and ``--scales``."""
+    task, size = SETTINGS[setting or args.settings[0]]
+    if digit_size is None:
+        digit_size = int(digits(args.data, size)[0][0].shape[1])
+    model = RECIPE.build_model(task, MODELS[policy], digit_size, seed=seed)
+    return with_num_scales(model, args.scales) if args.scales else model
+
+
+def run(args, setting, policy, seed):
+    task, size = SETTINGS[setting]
+    (train_x, train_y), (test_x, test_y) = digits(args.data, size)
+    digit = int(train_x.shape[1])
+    layout = ram_layout(task, digit)
+    canvas, clutter = layout["canvas_size"], layout["num_clutter"]
+    canvases, labels, offsets = translate_digits(
+        test_x, test_y, canvas, num_clutter=clutter, rng=PLACEMENT_SEED
+    )
     keras.utils.set_random_seed(seed)
-    model = recurrent_attention_model(
-        (canvas, canvas, 1), 10, num_glimpses=s["glimpses"], patch_size=s["patch"],
-        num_scales=s["scales"], glimpse_units=units // 2, location_units=units // 2,
-        glimpse_output_units=units, units=units, policy=policy, seed=seed)
-    model.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=True)
-    train = TranslatedDigits(train_x, train_y, 64, canvas_size=canvas,
-                             num_clutter=s["clutter"], seed=seed)
+    model = build_model(args, setting, policy, seed, digit)
+    train = TranslatedDigits(
+        train_x,
+        train_y,
+        RECIPE.task(task).batch_size,
+        canvas_size=canvas,
+        num_clutter=clutter,
+        seed=seed,
+    )
     start = time.perf_counter()
-    model.fit(train, epochs=epochs, verbose=0)
+    model.fit(train, epochs=args.epochs, verbose=0)
     seconds = time.perf_counter() - start
     outputs = model.predict(canvases, verbose=0)
     error = float(np.mean(outputs["probabilities"].argmax(-1) != labels))
     return error, glimpses_on_digit(outputs["locations"], offsets, digit, canvas), seconds
 
 
-def main(argv=None):
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--settings", nargs="+", default=["translated"], choices=sorted(SETTINGS))
     parser.add_argument("--epochs", type=int, default=150)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--data", help="a directory of MNIST/Fashion-MNIST IDX files")
     parser.add_argument("--scales", type=int, help="override the setting's number of scales")
-    args = parser.parse_args(argv)
-    if args.scales:
-        for setting in SETTINGS.values():
-            setting["scales"] = args.scales
-    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-          f"{args.epochs} epochs; data: {args.data or 'sklearn digits'}")
-    print("| setting | seed | learned error | random error | random − learned (target ≥ 0.10) "
-          "| on digit, learned | on digit, random | train time learned / random (s) |")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    print(
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
+        f"{args.epochs} epochs; data: {args.data or 'sklearn digits'}"
+    )
+    print(
+        "| setting | seed | learned error | random error | random − learned (target ≥ 0.10) "
+        "| on digit, learned | on digit, random | train time learned / random (s) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     results = []
     for setting in args.settings:
         for seed in args.seeds:
-            learned = run(setting, "learned", args.epochs, seed, args.data)
-            random = run(setting, "random", args.epochs, seed, args.data)
+            learned = run(args, setting, "learned", seed)
+            random = run(args, setting, "random", seed)
             results.append((setting, seed, learned, random))
-            print(f"| {setting} | {seed} | {learned[0]:.3f} | {random[0]:.3f} | "
-                  f"{random[0] - learned[0]:+.3f} | {learned[1]:.2f} | {random[1]:.2f} | "
-                  f"{learned[2]:.0f} / {random[2]:.0f} |", flush=True)
+            print(
+                f"| {setting} | {seed} | {learned[0]:.3f} | {random[0]:.3f} | "
+                f"{random[0] - learned[0]:+.3f} | {learned[1]:.2f} | {random[1]:.2f} | "
+                f"{learned[2]:.0f} / {random[2]:.0f} |",
+                flush=True,
+            )
     return results
 
 

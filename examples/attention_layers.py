@@ -52,7 +52,9 @@ def build_model(dim=32):
     context, weights = BahdanauAttention(dim)(summary, x, return_attention_scores=True)
     logits = keras.layers.Dense(VOCAB, name="logits")(context)
     # One model to train, one sharing its layers that also returns the attention weights.
-    return keras.Model(tokens, logits), keras.Model(tokens, {"logits": logits, "attention": weights})
+    return keras.Model(tokens, logits), keras.Model(
+        tokens, {"logits": logits, "attention": weights}
+    )
 
 
 def plot_attention(tokens, weights, path):

@@ -1,10 +1,13 @@
 """A Neural Turing Machine learns to copy: train, test on longer sequences, look, export.
 
-The NTM reads a sequence of random 8-bit vectors, then writes it back from memory. The default
-settings (lengths 1–5, 1000 steps of 32 sequences, Adam 5e-3) take about half a minute on two
-CPU cores; ``--max-length 20 --learning-rate 1e-3 --steps 1500`` is the paper's configuration
-(see benchmarks/memory_copy.py). The picture shows the write and read weightings over time:
-the NTM writes along a diagonal, then reads the same diagonal back.
+The NTM reads a sequence of random 8-bit vectors, then writes it back from memory. It is the
+model of ``keras-adl train copy`` (`keras_adl.recipes.memory`) with the departures in
+`OVERRIDES`: a 16 × 8 memory, a 64-unit controller and Adam 5e-3 instead of the paper's
+128 × 20, 100 units and 1e-3. The default settings (lengths 1–5, 1000 steps of 32 sequences)
+take about half a minute on two CPU cores; ``--recipe --max-length 20 --steps 1500`` trains
+the recipe's model, the paper's configuration (see benchmarks/memory_copy.py). The picture
+shows the write and read weightings over time: the NTM writes along a diagonal, then reads the
+same diagonal back.
 
     python examples/ntm_copy.py --out runs/ntm_copy
 """
@@ -20,37 +23,77 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_adl.models import addressing_model, compile_memory_model, memory_sequence_model  # noqa: E402
+from keras_adl.models import addressing_model  # noqa: E402
 from keras_adl.plotting import plot_memory_addressing  # noqa: E402
+from keras_adl.recipes.memory import HELD_OUT, RECIPE  # noqa: E402
 from keras_adl.tasks.algorithmic import copy_batch, task_dataset  # noqa: E402
+
+TASK, MODEL = "copy", "ntm"
+# The demo's departures from the recipe's settings, so that it learns in half a minute (the
+# flags below replace them one by one; ``--recipe`` drops them all).
+OVERRIDES = dict(memory_size=16, memory_width=8, controller_units=64, learning_rate=5e-3)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--max-length", type=int, default=5)
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=1000,
+        help=f"training steps of {RECIPE.task(TASK).batch_size} sequences",
+    )
+    parser.add_argument(
+        "--recipe", action="store_true", help="the recipe's settings, without the demo's OVERRIDES"
+    )
+    for flag in ("learning_rate", "controller_units", "memory_size"):
+        parser.add_argument(
+            "--" + flag.replace("_", "-"),
+            type=type(OVERRIDES[flag]),
+            help=f"(default: {OVERRIDES[flag]:g}; the recipe's with --recipe)",
+        )
+    parser.add_argument("--out", default="runs/ntm_copy")
+    return parser.parse_args(argv)
+
+
+def overrides(args):
+    """The settings this run replaces: `OVERRIDES` (none with ``--recipe``), then the flags."""
+    chosen = {} if args.recipe else dict(OVERRIDES)
+    flags = dict(
+        learning_rate=args.learning_rate,
+        controller_units=args.controller_units,
+        memory_size=args.memory_size,
+    )
+    chosen.update({name: value for name, value in flags.items() if value is not None})
+    return chosen
+
+
+def build_model(args):
+    """The compiled model ``keras-adl train copy`` trains, with this run's overrides."""
+    return RECIPE.build_model(TASK, MODEL, **overrides(args))
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--max-length", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=1000, help="training steps of 32 sequences")
-    parser.add_argument("--learning-rate", type=float, default=5e-3)
-    parser.add_argument("--controller-units", type=int, default=64)
-    parser.add_argument("--memory-size", type=int, default=16)
-    parser.add_argument("--out", default="runs/ntm_copy")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
 
-    model = memory_sequence_model(
-        input_dim=9, output_dim=8, cell="ntm", controller_units=args.controller_units,
-        memory_size=args.memory_size, memory_width=8)
-    compile_memory_model(model, learning_rate=args.learning_rate)
-    train = task_dataset("copy", 32, seed=0, min_length=1, max_length=args.max_length)
+    model = build_model(args)
+    memory_size = {**RECIPE.settings(TASK, MODEL), **overrides(args)}["memory_size"]
+    train = task_dataset(
+        TASK, RECIPE.task(TASK).batch_size, seed=0, min_length=1, max_length=args.max_length
+    )
     model.fit(train, steps_per_epoch=args.steps, epochs=1, shuffle=False, verbose=2)
 
-    x, y, w = copy_batch(256, 1, args.max_length, seed=1)
+    x, y, w = copy_batch(HELD_OUT, 1, args.max_length, seed=1)
     logs = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
-    print(f"held-out, lengths 1-{args.max_length}: {logs['bit_errors']:.3f} bit errors per "
-          f"sequence (chance: {2 * (1 + args.max_length):.0f})")
+    print(
+        f"held-out, lengths 1-{args.max_length}: {logs['bit_errors']:.3f} bit errors per "
+        f"sequence (chance: {2 * (1 + args.max_length):.0f})"
+    )
     result = {"bit_errors": logs["bit_errors"]}
     # Longer than anything seen in training (the memory has room for memory_size vectors).
-    longer = min(2 * args.max_length, args.memory_size)
+    longer = min(2 * args.max_length, memory_size)
     lx, ly, lw = copy_batch(64, longer, longer, seed=2)
     long_logs = model.evaluate(lx, ly, sample_weight=lw, verbose=0, return_dict=True)
     print(f"length {longer}: {long_logs['bit_errors']:.3f} bit errors per sequence")
@@ -61,8 +104,11 @@ def main(argv=None):
     px, _, _ = copy_batch(1, length, length, seed=3)
     addressing = addressing_model(model)(px[:, : 2 * length + 1])
     result["picture"] = plot_memory_addressing(
-        addressing["write_weights"][0], addressing["read_weights"][0],
-        os.path.join(args.out, "addressing.png"), title="NTM copying: memory addressing")
+        addressing["write_weights"][0],
+        addressing["read_weights"][0],
+        os.path.join(args.out, "addressing.png"),
+        title="NTM copying: memory addressing",
+    )
     print(f"picture: {result['picture']}")
 
     # Export a SavedModel, reload it without keras_adl and check it computes the same logits.

@@ -3,9 +3,11 @@
 scikit-learn's digits (upscaled to 16×16) are placed at random on a 32×32 canvas, afresh every
 epoch. RAM sees the canvas only through 4 glimpses of 8×8 pixels: the first at the centre, the
 next three where its policy, trained by REINFORCE, chooses to look. The same network with
-uniformly random glimpses is the baseline (``--policy random``). About 30 s for the default 60
-epochs on two CPU cores; 150 epochs give the figures of benchmarks/RESULTS.md. With
-``--data DIR`` it reads MNIST / Fashion-MNIST IDX files instead (28×28 digits, 60×60 canvas).
+uniformly random glimpses is the baseline (``--policy random``). Model, data, training and
+held-out figures are those of ``keras-adl train translated_digits``
+(`keras_adl.recipes.vision`). About 30 s for the default 60 epochs on two CPU cores; 150 epochs
+give the figures of benchmarks/RESULTS.md. With ``--data DIR`` it reads MNIST / Fashion-MNIST
+IDX files instead (28×28 digits, 60×60 canvas).
 
     python examples/ram_digits.py --out runs/ram_digits
 """
@@ -21,57 +23,82 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_adl.models import recurrent_attention_model  # noqa: E402
-from keras_adl.plotting import plot_glimpse_path  # noqa: E402
-from keras_adl.tasks.digits import (  # noqa: E402
-    TranslatedDigits,
-    glimpses_on_digit,
-    load_idx_dataset,
-    load_sklearn_digits,
-    split_dataset,
-    translate_digits,
+from keras_adl.recipes.vision import (  # noqa: E402
+    PLACEMENT_SEED,
+    RECIPE,
+    VisionRecipe,
+    load_digits,
+    ram_layout,
 )
+from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
+
+TASK = "translated_digits"
+MODELS = {"learned": "ram", "random": "ram_random"}  # --policy → the recipe's model
+
+
+def unit_overrides(units):
+    """``--units U``: a core of U units, the glimpse network scaled with it (U/2 for the
+    glimpse and location layers, U for their output), replacing the recipe's sizes."""
+    return dict(
+        glimpse_units=units // 2, location_units=units // 2, glimpse_output_units=units, units=units
+    )
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--epochs", type=int, default=RECIPE.task(TASK).epochs, help="(default: %(default)s)"
+    )
+    parser.add_argument("--policy", choices=sorted(MODELS), default="learned")
+    parser.add_argument(
+        "--units",
+        type=int,
+        help="core units, the glimpse network scaled with them (default: the "
+        f"recipe's sizes, a core of {RECIPE.settings(TASK, 'ram')['units']})",
+    )
+    parser.add_argument("--data", help="a directory of MNIST/Fashion-MNIST IDX files")
+    parser.add_argument("--out", default="runs/ram_digits")
+    return parser.parse_args(argv)
+
+
+def build_model(args, digit_size=None):
+    """The compiled model ``keras-adl train translated_digits`` trains for digits of
+    ``digit_size`` pixels (default: those of the data), with ``--units`` if given."""
+    if digit_size is None:
+        digit_size = int(load_digits(args.data)[0][0].shape[1])
+    overrides = {} if args.units is None else unit_overrides(args.units)
+    return RECIPE.build_model(TASK, MODELS[args.policy], digit_size, **overrides)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=60)
-    parser.add_argument("--policy", choices=["learned", "random"], default="learned")
-    parser.add_argument("--units", type=int, default=128)
-    parser.add_argument("--data", help="a directory of MNIST/Fashion-MNIST IDX files")
-    parser.add_argument("--out", default="runs/ram_digits")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
 
-    if args.data:
-        (train_x, train_y), (test_x, test_y) = (load_idx_dataset(args.data, "train"),
-                                                load_idx_dataset(args.data, "test"))
-    else:
-        images, labels = load_sklearn_digits(16)
-        (train_x, train_y), (test_x, test_y) = split_dataset(images, labels, 0.2, seed=0)
-    digit = train_x.shape[1]
-    canvas = 2 * digit if digit <= 16 else 60
-
-    model = recurrent_attention_model(
-        (canvas, canvas, 1), 10, num_glimpses=4, patch_size=8, glimpse_units=args.units // 2,
-        location_units=args.units // 2, glimpse_output_units=args.units, units=args.units,
-        location_std=0.1, policy=args.policy, seed=0)
-    model.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=True)
-    train = TranslatedDigits(train_x, train_y, batch_size=64, canvas_size=canvas, seed=0)
+    (train_x, train_y), test = load_digits(args.data)
+    digit = int(train_x.shape[1])
+    layout = ram_layout(TASK, digit)
+    canvas = layout["canvas_size"]
+    model = build_model(args, digit)
+    train = TranslatedDigits(
+        train_x,
+        train_y,
+        batch_size=RECIPE.task(TASK).batch_size,
+        canvas_size=canvas,
+        num_clutter=layout["num_clutter"],
+        seed=0,
+    )
     model.fit(train, epochs=args.epochs, verbose=2)
 
-    # Held out: the test digits at fixed random places; the policy is deterministic here.
-    canvases, labels, offsets = translate_digits(test_x, test_y, canvas, rng=123)
-    outputs = model.predict(canvases, verbose=0)
-    error = float(np.mean(outputs["probabilities"].argmax(-1) != labels))
-    on_digit = glimpses_on_digit(outputs["locations"], offsets, digit, canvas)
-    print(f"held-out error {error:.3f}; glimpses 2-4 on the digit: {on_digit:.2f} "
-          f"(uniformly random glimpses: about {(digit / canvas) ** 2:.2f})")
-
-    picture = plot_glimpse_path(canvases[0], outputs["locations"][0], patch_size=8, num_scales=1,
-                                path=os.path.join(args.out, "glimpses.png"),
-                                title=f"RAM ({args.policy}): glimpse path, label {labels[0]}")
+    # Held out: the test digits at the recipe's fixed random places; the policy is
+    # deterministic here. The recipe also draws one glimpse path.
+    metrics = VisionRecipe.evaluate_ram(model, TASK, MODELS[args.policy], test, layout, args.out)
+    error, on_digit = metrics["held_out_error"], metrics["held_out_glimpses_on_digit"]
+    print(
+        f"held-out error {error:.3f}; glimpses 2-4 on the digit: {on_digit:.2f} "
+        f"(uniformly random glimpses: about {(digit / canvas) ** 2:.2f})"
+    )
+    picture = os.path.join(args.out, "glimpses.png")
     print(f"picture: {picture}")
 
     # Export a SavedModel (images in, class probabilities and glimpse locations out), reload it
@@ -80,9 +107,15 @@ def main(argv=None):
     shutil.rmtree(export_dir, ignore_errors=True)
     model.export(export_dir, format="tf_saved_model", verbose=False)
     reloaded = tf.saved_model.load(export_dir)
-    served = reloaded.serve(tf.constant(canvases[:8]))
-    np.testing.assert_allclose(served["probabilities"].numpy(), outputs["probabilities"][:8],
-                               atol=1e-5)
+    canvases, _, _ = translate_digits(
+        test[0][:8], test[1][:8], canvas, num_clutter=layout["num_clutter"], rng=PLACEMENT_SEED
+    )
+    served = reloaded.serve(tf.constant(canvases))
+    np.testing.assert_allclose(
+        served["probabilities"].numpy(),
+        model.predict(canvases, verbose=0)["probabilities"],
+        atol=1e-5,
+    )
     print(f"exported to {export_dir}; the reloaded SavedModel gives the same probabilities")
     return {"error": error, "on_digit": on_digit, "picture": picture, "export_dir": export_dir}
 

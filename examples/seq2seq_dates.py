@@ -1,7 +1,9 @@
 """Attention seq2seq on date normalisation: train, evaluate, look at the attention, export, serve.
 
 Human-written dates in 13 formats ("tuesday, 14 may 2002", "12/31/1999", …) are translated to
-ISO ``YYYY-MM-DD`` character by character by the RNN encoder-decoder with Bahdanau attention.
+ISO ``YYYY-MM-DD`` character by character by the RNN encoder-decoder with Bahdanau attention:
+the model, data and training of ``keras-adl train dates`` (`keras_adl.recipes.sequences`),
+evaluated on the recipe's held-out dates with greedy decoding and with beam search.
 
     python examples/seq2seq_dates.py --out runs/dates
 """
@@ -16,50 +18,72 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from keras_adl.models import attention_seq2seq, beam_search, greedy_decode  # noqa: E402
+from keras_adl.models import beam_search, greedy_decode  # noqa: E402
 from keras_adl.plotting import plot_attention  # noqa: E402
-from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays  # noqa: E402
+from keras_adl.recipes.sequences import HELD_OUT, RECIPE  # noqa: E402
+from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB  # noqa: E402
 from keras_adl.training.export import export_seq2seq  # noqa: E402
 
-MAX_LENGTH = 11  # 10 characters + </s>
+TASK, MODEL = "dates", "attention_seq2seq"
+MAX_LENGTH = TARGET_LENGTH - 1  # 10 characters + </s>
 
 
 def exact_match(tokens, texts):
     return float(np.mean([p == t for p, t in zip(TARGET_VOCAB.decode(tokens), texts)]))
 
 
-def main(argv=None):
+def parse_args(argv=None):
+    """The flags; their defaults are the recipe's (``keras-adl train dates``)."""
+    task = RECIPE.task(TASK)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--train", type=int, default=20000, help="training pairs")
-    parser.add_argument("--test", type=int, default=1000, help="held-out pairs")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--units", type=int, default=64)
+    parser.add_argument(
+        "--train", type=int, default=task.samples, help="training pairs (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--test", type=int, default=HELD_OUT, help="held-out pairs (default: %(default)s)"
+    )
+    parser.add_argument("--epochs", type=int, default=task.epochs, help="(default: %(default)s)")
+    parser.add_argument(
+        "--units",
+        type=int,
+        default=RECIPE.settings(TASK, MODEL)["units"],
+        help="encoder and decoder units (default: %(default)s)",
+    )
     parser.add_argument("--out", default="runs/dates")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def build_model(args):
+    """The compiled model ``keras-adl train dates`` trains, with ``--units`` units."""
+    return RECIPE.build_model(TASK, MODEL, units=args.units)
+
+
+def main(argv=None):
+    args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
 
-    train, test = date_arrays(args.train, seed=0), date_arrays(args.test, seed=1)
-    model = attention_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), embedding_dim=32,
-                              units=args.units)
-    model.compile(
-        optimizer=keras.optimizers.Adam(3e-3),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
-        jit_compile=True,
+    inputs, targets, _ = RECIPE.arrays(TASK, args.train, seed=0)
+    _, _, test = RECIPE.arrays(TASK, args.test, seed=1)  # the recipe's held-out dates
+    model = build_model(args)
+    model.fit(
+        inputs, targets, batch_size=RECIPE.task(TASK).batch_size, epochs=args.epochs, verbose=2
     )
-    model.fit({"source": train["source"], "decoder_input": train["decoder_input"]},
-              train["target"], batch_size=64, epochs=args.epochs, verbose=2)
 
-    tokens, attention, greedy_ll = (keras.ops.convert_to_numpy(x) for x in
-                                    greedy_decode(model, test["source"], MAX_LENGTH))
-    beam_tokens, _, beam_ll = (keras.ops.convert_to_numpy(x) for x in
-                               beam_search(model, test["source"], MAX_LENGTH, beam_width=4))
+    tokens, attention, greedy_ll = (
+        keras.ops.convert_to_numpy(x) for x in greedy_decode(model, test["source"], MAX_LENGTH)
+    )
+    beam_tokens, _, beam_ll = (
+        keras.ops.convert_to_numpy(x)
+        for x in beam_search(model, test["source"], MAX_LENGTH, beam_width=4)
+    )
     greedy = exact_match(tokens, test["target_text"])
     beam = exact_match(beam_tokens, test["target_text"])
     print(f"held-out exact match ({args.test} dates): greedy {greedy:.4f}, beam-4 {beam:.4f}")
-    print(f"held-out mean log-likelihood: greedy {greedy_ll.mean():.5f}, beam-4 "
-          f"{beam_ll.mean():.5f}; beam ≥ greedy on {np.mean(beam_ll >= greedy_ll - 1e-5):.4f}")
+    print(
+        f"held-out mean log-likelihood: greedy {greedy_ll.mean():.5f}, beam-4 "
+        f"{beam_ll.mean():.5f}; beam ≥ greedy on {np.mean(beam_ll >= greedy_ll - 1e-5):.4f}"
+    )
     predictions = TARGET_VOCAB.decode(tokens)
     for source, prediction in list(zip(test["source_text"], predictions))[:5]:
         print(f"  {source:30s} -> {prediction}")
@@ -80,7 +104,13 @@ def main(argv=None):
     import tensorflow as tf
 
     reloaded = tf.saved_model.load(export_dir)
-    raw = ["3 May 1998", "December 25, 2024", "sat apr 03 2060", "07/04/1976", test["source_text"][0]]
+    raw = [
+        "3 May 1998",
+        "December 25, 2024",
+        "sat apr 03 2060",
+        "07/04/1976",
+        test["source_text"][0],
+    ]
     served = reloaded.signatures["serving_default"](inputs=tf.constant(raw))
     outputs = [s.decode() for s in served["output"].numpy()]
     print(f"SavedModel {export_dir} reloaded; predictions from raw strings:")

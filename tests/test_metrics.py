@@ -82,12 +82,14 @@ def test_loss_and_metrics_against_formulas():
     per_sequence_weights = BitErrorsPerSequence()
     per_sequence_weights.update_state(y, logits, np.array([1.0, 0.0, 1.0], "float32"))
     all_wrong = ((logits > 0) != (y > 0.5)).sum((1, 2))
-    np.testing.assert_allclose(float(per_sequence_weights.result()),
-                               (all_wrong[0] + all_wrong[2]) / 3, rtol=1e-6)
+    np.testing.assert_allclose(
+        float(per_sequence_weights.result()), (all_wrong[0] + all_wrong[2]) / 3, rtol=1e-6
+    )
     # Unweighted steps do not count: changing them changes nothing.
     logits2 = np.where(w[..., None] == 0, -logits * 5, logits)
-    np.testing.assert_allclose(float(SequenceBitCrossEntropy()(y, logits2, sample_weight=w)),
-                               float(loss), rtol=1e-6)
+    np.testing.assert_allclose(
+        float(SequenceBitCrossEntropy()(y, logits2, sample_weight=w)), float(loss), rtol=1e-6
+    )
 
 
 def test_bit_metrics_config_round_trip():
@@ -106,10 +108,19 @@ def test_glimpses_on_digit_hand_checked():
     # 16-pixel digits on a 32-pixel canvas: a glimpse is on the digit when |l - centre| < 0.5
     # on both axes (units of half the canvas). Digit 0 at (0, 0): centre (-0.5, -0.5);
     # digit 1 at (16, 8): centre (0.5, 0.0). The first location of each row is never counted.
-    locations = np.array([
-        [[-0.5, -0.5], [-0.5, -0.5], [-0.1, -0.5], [0.0, -0.5], [0.5, 0.5]],  # hit hit miss miss
-        [[0.5, 0.0], [0.5, 0.0], [0.9, 0.4], [0.5, -0.6], [0.2, 0.3]],  # hit hit miss hit
-    ], "float32")
+    locations = np.array(
+        [
+            [
+                [-0.5, -0.5],
+                [-0.5, -0.5],
+                [-0.1, -0.5],
+                [0.0, -0.5],
+                [0.5, 0.5],
+            ],  # hit hit miss miss
+            [[0.5, 0.0], [0.5, 0.0], [0.9, 0.4], [0.5, -0.6], [0.2, 0.3]],  # hit hit miss hit
+        ],
+        "float32",
+    )
     offsets = np.array([[0, 0], [16, 8]])
     assert glimpses_on_digit(locations, offsets, 16, 32) == 5 / 8
     moved = locations.copy()
@@ -139,20 +150,33 @@ def test_alignment_hit_rate():
     steps = np.arange(4)[None, :].repeat(32, 0)  # T + 1 = 4 steps, the last one is END
     on_digit = np.minimum(2 * steps + 1, grid_width - 1)
     wrong = (on_digit + 2) % grid_width  # the next digit's column (wraps to the first)
-    assert alignment_hit_rate(_attention_on_columns(on_digit, grid_width), spans, captions,
-                              grid_width, strip_width) == 1.0
-    assert alignment_hit_rate(_attention_on_columns(wrong, grid_width), spans, captions,
-                              grid_width, strip_width) == 0.0
+    assert (
+        alignment_hit_rate(
+            _attention_on_columns(on_digit, grid_width), spans, captions, grid_width, strip_width
+        )
+        == 1.0
+    )
+    assert (
+        alignment_hit_rate(
+            _attention_on_columns(wrong, grid_width), spans, captions, grid_width, strip_width
+        )
+        == 0.0
+    )
     # Padding steps and the END step may look anywhere.
     real = steps < lengths[:, None]
     mixed = np.where(real, on_digit, wrong)
-    assert alignment_hit_rate(_attention_on_columns(mixed, grid_width), spans, captions,
-                              grid_width, strip_width) == 1.0
+    assert (
+        alignment_hit_rate(
+            _attention_on_columns(mixed, grid_width), spans, captions, grid_width, strip_width
+        )
+        == 1.0
+    )
     # First digit right, the others wrong: the rate counts real steps only.
     first_only = np.where(steps == 0, on_digit, wrong)
     expected = len(captions) / lengths.sum()
-    assert alignment_hit_rate(_attention_on_columns(first_only, grid_width), spans, captions,
-                              grid_width, strip_width) == pytest.approx(expected)
+    assert alignment_hit_rate(
+        _attention_on_columns(first_only, grid_width), spans, captions, grid_width, strip_width
+    ) == pytest.approx(expected)
 
 
 def test_alignment_hit_rate_bad_arguments():
@@ -206,12 +230,14 @@ def test_exact_match_one_hot_scores_over_the_caption_vocabulary():
 
 
 def test_hit_rate_on_a_hand_made_example():
-    attention = np.array([
-        [0.1, 0.8, 0.1, 0.0],  # argmax 1, key 1: hit
-        [0.6, 0.2, 0.2, 0.0],  # argmax 0, key 2: miss
-        [0.0, 0.0, 0.3, 0.7],  # argmax 3, key 3: hit
-        [0.25, 0.25, 0.5, 0.0],  # argmax 2, key 0: miss
-    ])
+    attention = np.array(
+        [
+            [0.1, 0.8, 0.1, 0.0],  # argmax 1, key 1: hit
+            [0.6, 0.2, 0.2, 0.0],  # argmax 0, key 2: miss
+            [0.0, 0.0, 0.3, 0.7],  # argmax 3, key 3: hit
+            [0.25, 0.25, 0.5, 0.0],  # argmax 2, key 0: miss
+        ]
+    )
     keys = np.array([1, 2, 3, 0])
     assert sentence_attention_hit_rate(attention, keys) == 0.5
     assert sentence_attention_hit_rate(attention, [1, 0, 3, 2]) == 1.0
@@ -222,8 +248,12 @@ def test_hit_rate_on_a_hand_made_example():
     "attention, keys, error, message",
     [
         (np.zeros(4), [0], ValueError, r"`sentence_attention` must have shape \[N, S\]"),
-        (np.zeros((2, 3)), [0, 1, 2], ValueError,
-         r"`key_sentences` must have shape \[N\] with N = 2"),
+        (
+            np.zeros((2, 3)),
+            [0, 1, 2],
+            ValueError,
+            r"`key_sentences` must have shape \[N\] with N = 2",
+        ),
         (np.zeros((2, 3)), [[0, 1]], ValueError, r"`key_sentences` must have shape"),
         (np.zeros((2, 3)), [0, 3], ValueError, r"`key_sentences` must lie in \[0, 3\)"),
         (np.zeros((2, 3)), [0.0, 1.0], TypeError, r"`key_sentences` must be integers"),

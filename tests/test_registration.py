@@ -12,8 +12,8 @@ import numpy as np
 
 import keras_adl
 from keras_adl import layers, metrics, models
-from keras_adl.recipes.memory import compile_memory_model
 from keras_adl.recipes.base import compile_for_training
+from keras_adl.recipes.memory import compile_memory_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASES = (keras.layers.Layer, keras.losses.Loss, keras.metrics.Metric)  # keras.Model is a Layer
@@ -23,20 +23,32 @@ def _public_classes():
     """Every public Layer/Model/Loss/Metric class of keras_adl.layers, .models and .metrics."""
     found = {}
     for module in (layers, models, metrics):
-        names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+        names = getattr(module, "__all__", None) or [
+            n for n in dir(module) if not n.startswith("_")
+        ]
         for name in names:
             obj = getattr(module, name)
-            if (inspect.isclass(obj) and issubclass(obj, BASES)
-                    and obj.__module__.startswith("keras_adl")):
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BASES)
+                and obj.__module__.startswith("keras_adl")
+            ):
                 found[name] = obj
     return found
 
 
 def test_every_public_class_is_registered():
     classes = _public_classes()
-    expected = {"BahdanauAttention", "DNCCell", "NTMCell", "RecurrentAttention",
-                "RecurrentAttentionModel", "SequenceBitCrossEntropy", "BitErrorsPerSequence",
-                "BitsPerSequence"}
+    expected = {
+        "BahdanauAttention",
+        "DNCCell",
+        "NTMCell",
+        "RecurrentAttention",
+        "RecurrentAttentionModel",
+        "SequenceBitCrossEntropy",
+        "BitErrorsPerSequence",
+        "BitsPerSequence",
+    }
     assert expected <= set(classes), expected - set(classes)
     for name, cls in classes.items():
         assert keras.saving.get_registered_object("keras_adl>" + name) is cls, name
@@ -49,31 +61,49 @@ def _families():
     sparse_ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
     seq2seq = compile_for_training(
-        models.attention_seq2seq(12, 9, embedding_dim=4, units=4), sparse_ce, 3e-3, False)
+        models.attention_seq2seq(12, 9, embedding_dim=4, units=4), sparse_ce, 3e-3, False
+    )
     source = rng.integers(1, 12, (2, 5)).astype("int32")
     source[1, 3:] = 0
     target = rng.integers(1, 9, (2, 4)).astype("int32")
     seq2seq_input = {"source": source, "decoder_input": target}
 
     memory = compile_memory_model(
-        models.memory_sequence_model(5, 3, cell="dnc", controller_units=8, memory_size=6,
-                                     memory_width=4, num_read_heads=2),
-        jit_compile=False)
+        models.memory_sequence_model(
+            5, 3, cell="dnc", controller_units=8, memory_size=6, memory_width=4, num_read_heads=2
+        ),
+        jit_compile=False,
+    )
     memory_input = rng.random((2, 6, 5)).astype("float32")
 
     ram = models.recurrent_attention_model(
-        (12, 12, 1), 3, num_glimpses=2, patch_size=4, glimpse_units=4, location_units=4,
-        glimpse_output_units=8, units=8, seed=0)
+        (12, 12, 1),
+        3,
+        num_glimpses=2,
+        patch_size=4,
+        glimpse_units=4,
+        location_units=4,
+        glimpse_output_units=8,
+        units=8,
+        seed=0,
+    )
     ram.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=False)
     ram_input = rng.random((2, 12, 12, 1)).astype("float32")
 
     han = compile_for_training(
         models.han_classifier(20, 3, embedding_dim=4, units=4, encoder_units=2),
-        sparse_ce, 2e-3, False)
+        sparse_ce,
+        2e-3,
+        False,
+    )
     ids = rng.integers(1, 20, (2, 3, 4)).astype("int32")
     ids[0, 2] = 0
-    return {"seq2seq": (seq2seq, seq2seq_input), "memory": (memory, memory_input),
-            "ram": (ram, ram_input), "han": (han, ids)}
+    return {
+        "seq2seq": (seq2seq, seq2seq_input),
+        "memory": (memory, memory_input),
+        "ram": (ram, ram_input),
+        "han": (han, ids),
+    }
 
 
 def _arrays(value):
@@ -131,7 +161,12 @@ def test_saved_models_load_after_import_keras_adl(tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
     result = subprocess.run(
         [sys.executable, "-c", LOAD, str(tmp_path), *families],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "loaded ram RecurrentAttentionModel" in result.stdout
     assert result.stdout.count("loaded ") == len(families)

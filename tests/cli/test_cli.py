@@ -19,8 +19,21 @@ def _run(argv, capsys):
 
 def test_train_export_predict_dates(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
-    code, out, _ = _run(["train", "dates", "--samples", "128", "--epochs", "1", "--batch-size",
-                         "32", "--out", run_dir], capsys)
+    code, out, _ = _run(
+        [
+            "train",
+            "dates",
+            "--samples",
+            "128",
+            "--epochs",
+            "1",
+            "--batch-size",
+            "32",
+            "--out",
+            run_dir,
+        ],
+        capsys,
+    )
     assert code == 0
     for name in ("model.keras", "run.json", "attention.png"):
         assert os.path.isfile(os.path.join(run_dir, name)), name
@@ -36,12 +49,18 @@ def test_train_export_predict_dates(tmp_path, capsys):
 @pytest.mark.slow  # the sequences family's fast CLI run is dates
 def test_train_export_predict_sort(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "sort"), str(tmp_path / "sort_export")
-    assert _run(["train", "sort", "--samples", "64", "--epochs", "1", "--out", run_dir], capsys)[0] == 0
+    assert (
+        _run(["train", "sort", "--samples", "64", "--epochs", "1", "--out", run_dir], capsys)[0]
+        == 0
+    )
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     code, out, _ = _run(["predict", export_dir, "0.5 0.1 0.9", "0.3, 0.2, 0.1"], capsys)
     assert code == 0
     values = [sorted(line.split("\t")[1].split()) for line in out.strip().splitlines()]
-    assert values == [sorted(["0.5000", "0.1000", "0.9000"]), sorted(["0.3000", "0.2000", "0.1000"])]
+    assert values == [
+        sorted(["0.5000", "0.1000", "0.9000"]),
+        sorted(["0.3000", "0.2000", "0.1000"]),
+    ]
     code, _, err = _run(["predict", export_dir, "0.5 0.1", "0.3 0.2 0.1"], capsys)
     assert code == 1 and "same count" in err and len(err.strip().splitlines()) == 1
     code, _, err = _run(["predict", export_dir, "0.5 zero 0.1"], capsys)
@@ -51,15 +70,33 @@ def test_train_export_predict_sort(tmp_path, capsys):
 @pytest.mark.slow  # ~15 s; the transformer's training and export are tested in tests/models
 def test_train_export_the_transformer_seq2seq(tmp_path, capsys):
     transformer_dir = str(tmp_path / "transformer")
-    assert _run(["train", "dates", "--model", "transformer_seq2seq", "--samples", "64",
-                 "--epochs", "1", "--out", transformer_dir], capsys)[0] == 0
+    assert (
+        _run(
+            [
+                "train",
+                "dates",
+                "--model",
+                "transformer_seq2seq",
+                "--samples",
+                "64",
+                "--epochs",
+                "1",
+                "--out",
+                transformer_dir,
+            ],
+            capsys,
+        )[0]
+        == 0
+    )
     assert _run(["export", transformer_dir, str(tmp_path / "t_export")], capsys)[0] == 0
 
 
 def test_train_export_predict_copy_with_an_ntm(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "copy"), str(tmp_path / "copy_export")
-    code, out, err = _run(["train", "copy", "--model", "ntm", "--samples", "64", "--epochs", "1",
-                           "--out", run_dir], capsys)
+    code, out, err = _run(
+        ["train", "copy", "--model", "ntm", "--samples", "64", "--epochs", "1", "--out", run_dir],
+        capsys,
+    )
     assert code == 0, err
     metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
     assert {"held_out_bit_errors_per_sequence", "bit_errors_per_sequence_length_50"} <= set(metrics)
@@ -76,8 +113,21 @@ def test_train_export_predict_copy_with_an_ntm(tmp_path, capsys):
 
 @pytest.mark.slow  # ~20 s; the HyperModels' builds are tested in tests/recipes
 def test_tune_copy_with_an_ntm(tmp_path, capsys):
-    code, out, err = _run(["tune", "copy", "--model", "ntm", "--trials", "1", "--samples", "64",
-                           "--out", str(tmp_path / "tune")], capsys)
+    code, out, err = _run(
+        [
+            "tune",
+            "copy",
+            "--model",
+            "ntm",
+            "--trials",
+            "1",
+            "--samples",
+            "64",
+            "--out",
+            str(tmp_path / "tune"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
     assert {"controller_units", "memory_size", "learning_rate"} <= set(best)
@@ -99,8 +149,21 @@ def test_train_export_predict_ram(tmp_path, capsys):
     from keras_adl.tasks.translated_digits import translate_digits
 
     run_dir, export_dir = str(tmp_path / "ram"), str(tmp_path / "ram_export")
-    code, _, err = _run(["train", "translated_digits", "--model", "ram", "--samples", "128",
-                         "--epochs", "1", "--out", run_dir], capsys)
+    code, _, err = _run(
+        [
+            "train",
+            "translated_digits",
+            "--model",
+            "ram",
+            "--samples",
+            "128",
+            "--epochs",
+            "1",
+            "--out",
+            run_dir,
+        ],
+        capsys,
+    )
     assert code == 0, err
     metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
     assert {"held_out_error", "held_out_glimpses_on_digit"} == set(metrics)
@@ -123,8 +186,19 @@ def test_train_export_predict_ram(tmp_path, capsys):
 
 @pytest.mark.slow  # ~15 s; the HyperModels' builds are tested in tests/training/test_tuning.py
 def test_tune_translated_digits(tmp_path, capsys):
-    code, out, err = _run(["tune", "translated_digits", "--trials", "1", "--samples", "128",
-                           "--out", str(tmp_path / "tune")], capsys)
+    code, out, err = _run(
+        [
+            "tune",
+            "translated_digits",
+            "--trials",
+            "1",
+            "--samples",
+            "128",
+            "--out",
+            str(tmp_path / "tune"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
     assert {"patch_size", "num_scales", "location_std", "learning_rate"} <= set(best)
@@ -136,12 +210,16 @@ def test_train_export_predict_captions(tmp_path, capsys):
     from keras_adl.tasks.image_sources import load_sklearn_digits
 
     run_dir, export_dir = str(tmp_path / "sat"), str(tmp_path / "sat_export")
-    code, _, err = _run(["train", "digit_strips", "--samples", "128", "--epochs", "1",
-                         "--out", run_dir], capsys)
+    code, _, err = _run(
+        ["train", "digit_strips", "--samples", "128", "--epochs", "1", "--out", run_dir], capsys
+    )
     assert code == 0, err
     metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
-    assert {"held_out_exact_match", "held_out_token_accuracy",
-            "held_out_alignment_hit_rate"} == set(metrics)
+    assert {
+        "held_out_exact_match",
+        "held_out_token_accuracy",
+        "held_out_alignment_hit_rate",
+    } == set(metrics)
     assert os.path.getsize(os.path.join(run_dir, "attention.png")) > 1000
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     images, labels = load_sklearn_digits(16)
@@ -168,12 +246,29 @@ print(json.dumps([s.decode() for s in out["output"].numpy()]))
 def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     numbers = ["one", "two", "three", "four"]
     french = ["un", "deux", "trois", "quatre"]
-    lines = [f"{numbers[i]} {numbers[j]}\t{french[i]} {french[j]}" for i in range(4) for j in range(4)]
+    lines = [
+        f"{numbers[i]} {numbers[j]}\t{french[i]} {french[j]}" for i in range(4) for j in range(4)
+    ]
     data = tmp_path / "pairs.tsv"
     data.write_text("\n".join(lines * 4) + "\n")
     run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
-    code, _, err = _run(["train", "pairs", "--data", str(data), "--epochs", "1", "--batch-size",
-                         "16", "--max-length", "6", "--out", run_dir], capsys)
+    code, _, err = _run(
+        [
+            "train",
+            "pairs",
+            "--data",
+            str(data),
+            "--epochs",
+            "1",
+            "--batch-size",
+            "16",
+            "--max-length",
+            "6",
+            "--out",
+            run_dir,
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert set(json.load(open(os.path.join(run_dir, "vocab.json")))["target"]) == set(french)
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
@@ -181,8 +276,12 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     code, out, _ = _run(["predict", export_dir, *inputs], capsys)
     assert code == 0
     predicted = [line.split("\t")[1] if "\t" in line else "" for line in out.splitlines()]
-    result = subprocess.run([sys.executable, "-c", RELOAD_TEXT, export_dir, json.dumps(inputs)],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", RELOAD_TEXT, export_dir, json.dumps(inputs)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == predicted
     assert all(set(p.split()) <= set(french) for p in predicted)
@@ -191,19 +290,40 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
 def test_text_pair_errors_are_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.tsv"
     bad.write_text("good\tbon\nno tab here\n")
-    code, _, err = _run(["train", "pairs", "--data", str(bad), "--out", str(tmp_path / "r")], capsys)
-    assert code == 1 and err.strip() == f"keras-adl: error: {bad}:2: expected 'source<TAB>target', found 0 tab(s)"
+    code, _, err = _run(
+        ["train", "pairs", "--data", str(bad), "--out", str(tmp_path / "r")], capsys
+    )
+    assert (
+        code == 1
+        and err.strip()
+        == f"keras-adl: error: {bad}:2: expected 'source<TAB>target', found 0 tab(s)"
+    )
     code, _, err = _run(["train", "pairs", "--out", str(tmp_path / "r")], capsys)
     assert code == 2 and "required: --data" in err and err.count("\n") == 1
-    code, _, err = _run(["train", "pairs", "--data", str(tmp_path / "none.tsv"), "--out", "x"], capsys)
+    code, _, err = _run(
+        ["train", "pairs", "--data", str(tmp_path / "none.tsv"), "--out", "x"], capsys
+    )
     assert code == 1 and "not found" in err
     assert not os.path.exists(tmp_path / "r")
 
 
 @pytest.mark.slow  # ~20 s; `tune copy` runs RandomSearch end to end in the fast suite
 def test_tune_reports_best_hyperparameters(tmp_path, capsys):
-    code, out, err = _run(["tune", "sort", "--trials", "2", "--epochs", "1", "--samples", "64",
-                           "--out", str(tmp_path)], capsys)
+    code, out, err = _run(
+        [
+            "tune",
+            "sort",
+            "--trials",
+            "2",
+            "--epochs",
+            "1",
+            "--samples",
+            "64",
+            "--out",
+            str(tmp_path),
+        ],
+        capsys,
+    )
     assert code == 0, err
     best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
     assert {"units", "learning_rate"} <= set(best)
@@ -224,8 +344,21 @@ def _document_tree(root):
 def test_train_export_predict_users_documents(tmp_path, capsys):
     data = _document_tree(tmp_path / "docs")
     run_dir, export_dir = str(tmp_path / "han"), str(tmp_path / "han_export")
-    code, out, err = _run(["train", "documents", "--data", data, "--epochs", "1",
-                           "--batch-size", "8", "--out", run_dir], capsys)
+    code, out, err = _run(
+        [
+            "train",
+            "documents",
+            "--data",
+            data,
+            "--epochs",
+            "1",
+            "--batch-size",
+            "8",
+            "--out",
+            run_dir,
+        ],
+        capsys,
+    )
     assert code == 0, err
     run = json.load(open(os.path.join(run_dir, "run.json")))
     assert run["class_names"] == ["politics", "sports"] and run["train_documents"] == 38
@@ -251,14 +384,17 @@ def test_train_export_predict_users_documents(tmp_path, capsys):
 def test_document_task_errors_are_one_line(tmp_path, capsys):
     code, _, err = _run(["train", "documents", "--out", str(tmp_path / "r")], capsys)
     assert code == 2 and "required: --data" in err and err.count("\n") == 1
-    code, _, err = _run(["train", "fortunes", "--data", str(tmp_path / "none"), "--out",
-                         str(tmp_path / "r")], capsys)
+    code, _, err = _run(
+        ["train", "fortunes", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "r")],
+        capsys,
+    )
     assert code == 1 and err.count("\n") == 1 and "--data" in err and "not found" in err
     flat = tmp_path / "flat"
     flat.mkdir()
     (flat / "a.txt").write_text("no label directory")
-    code, _, err = _run(["train", "documents", "--data", str(flat), "--out", str(tmp_path / "r")],
-                        capsys)
+    code, _, err = _run(
+        ["train", "documents", "--data", str(flat), "--out", str(tmp_path / "r")], capsys
+    )
     assert code == 1 and err.count("\n") == 1
 
 
@@ -302,9 +438,14 @@ def test_interrupted_training_resumes_mid_epoch(tmp_path, capsys):
     "argv, message",
     [
         (["train", "poems", "--out", "x"], "unknown task 'poems'"),
-        (["train", "dates", "--model", "lstm", "--out", "x"], "unknown model 'lstm' for task 'dates'"),
-        (["train", "dates", "--checkpoint-every", "-1", "--out", "x"],
-         "--checkpoint-every must be a positive integer"),
+        (
+            ["train", "dates", "--model", "lstm", "--out", "x"],
+            "unknown model 'lstm' for task 'dates'",
+        ),
+        (
+            ["train", "dates", "--checkpoint-every", "-1", "--out", "x"],
+            "--checkpoint-every must be a positive integer",
+        ),
         (["export", "x", "y", "--beam-width", "0"], "--beam-width must be a positive integer"),
         (["train", "copy", "--model", "gru", "--out", "x"], "unknown model 'gru' for task 'copy'"),
         (["train", "dates", "--epochs", "0", "--out", "x"], "--epochs must be a positive integer"),
@@ -332,29 +473,49 @@ def test_existing_export_dir_is_refused_and_left_untouched(tmp_path, capsys):
 
 
 def test_console_entry_reports_syntax_errors_without_traceback():
-    result = subprocess.run([sys.executable, "-m", "keras_adl"], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_adl"], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("keras-adl: error: ")
     assert "Traceback" not in result.stderr
-    result = subprocess.run([sys.executable, "-m", "keras_adl", "train", "poems", "--out", "x"],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_adl", "train", "poems", "--out", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1
     # One line and nothing else: no TensorFlow start-up logs, no traceback.
     assert result.stderr.splitlines() == [
         "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
         "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'documents', 'fortunes', "
-        "'needle', 'pairs', 'priority_sort', 'repeat_copy', 'sort', 'translated_digits']"]
+        "'needle', 'pairs', 'priority_sort', 'repeat_copy', 'sort', 'translated_digits']"
+    ]
 
 
-@pytest.mark.parametrize("argv", [["list"], ["--help"], ["train", "copy", "--help"],
-                                  ["train", "pairs", "--data", "no/such.tsv", "--out", "x"],
-                                  ["export", "no/such/run", "y"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list"],
+        ["--help"],
+        ["train", "copy", "--help"],
+        ["train", "pairs", "--data", "no/such.tsv", "--out", "x"],
+        ["export", "no/such/run", "y"],
+    ],
+)
 def test_help_list_and_argument_errors_do_not_import_tensorflow(argv):
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "keras_adl", *argv],
-                            capture_output=True, text=True, timeout=120)
-    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()
-                if line.startswith("import time:")}
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "keras_adl", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "keras_adl.cli" in imported
     assert not imported & {"tensorflow", "keras", "keras_tuner", "numpy"}
     assert result.returncode in (0, 1) and "Traceback" not in result.stderr
@@ -384,13 +545,17 @@ def test_task_help_shows_its_own_options_and_defaults(capsys):
 def test_out_directory_of_another_run_is_refused_in_one_line(tmp_path, capsys):
     out = tmp_path / "run"
     out.mkdir()
-    (out / "run.json").write_text(json.dumps({"task": "copy", "model": "ntm", "options": {},
-                                              "status": "training"}))
+    (out / "run.json").write_text(
+        json.dumps({"task": "copy", "model": "ntm", "options": {}, "status": "training"})
+    )
     code, _, err = _run(["train", "dates", "--out", str(out)], capsys)
     assert code == 1 and err.count("\n") == 1
     assert "holds a run of task 'copy' with model 'ntm'; pass --overwrite" in err
-    (out / "run.json").write_text(json.dumps({"task": "dates", "model": "attention_seq2seq",
-                                              "options": {}, "status": "finished"}))
+    (out / "run.json").write_text(
+        json.dumps(
+            {"task": "dates", "model": "attention_seq2seq", "options": {}, "status": "finished"}
+        )
+    )
     code, _, err = _run(["train", "dates", "--out", str(out)], capsys)
     assert code == 1 and "holds a finished run of 'dates'; pass --overwrite" in err
     other = tmp_path / "other"
@@ -408,14 +573,17 @@ def test_overwrite_starts_fresh(tmp_path, capsys):
     (out / "stale.png").write_text("")
     bad = tmp_path / "bad.tsv"
     bad.write_text("no tab here\n")
-    code, _, err = _run(["train", "pairs", "--data", str(bad), "--overwrite", "--out", str(out)],
-                        capsys)
+    code, _, err = _run(
+        ["train", "pairs", "--data", str(bad), "--overwrite", "--out", str(out)], capsys
+    )
     assert code == 1 and "expected 'source<TAB>target'" in err
     assert not out.exists()  # the old run was deleted, and the failed one left nothing
 
 
 def test_data_of_the_wrong_kind_is_named(tmp_path, capsys):
     code, _, err = _run(["train", "pairs", "--data", str(tmp_path), "--out", "x"], capsys)
-    assert code == 1 and f"--data {str(tmp_path)!r} is a directory; task 'pairs' reads a file" in err
+    assert (
+        code == 1 and f"--data {str(tmp_path)!r} is a directory; task 'pairs' reads a file" in err
+    )
     code, _, err = _run(["train", "cluttered_digits", "--data", __file__, "--out", "x"], capsys)
     assert code == 1 and "is a file; task 'cluttered_digits' reads a directory" in err

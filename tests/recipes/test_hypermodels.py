@@ -2,14 +2,14 @@ import keras_tuner
 import numpy as np
 import pytest
 
-from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
-from keras_adl.tasks.sorting import sort_arrays
 from keras_adl.recipes.sequences import (
     PointerNetworkHyperModel,
     Seq2SeqHyperModel,
     TransformerClassifierHyperModel,
     TransformerSeq2SeqHyperModel,
 )
+from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
+from keras_adl.tasks.sorting import sort_arrays
 
 
 def _dates(num, seed):
@@ -57,8 +57,10 @@ def test_conditional_scope_hides_attention_kind_without_attention():
     [
         (TransformerSeq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB)), _dates(64, 2)),
         (PointerNetworkHyperModel(), None),
-        (TransformerClassifierHyperModel(20, 3),
-         (np.random.RandomState(0).randint(1, 20, (32, 7)), np.arange(32) % 3)),
+        (
+            TransformerClassifierHyperModel(20, 3),
+            (np.random.RandomState(0).randint(1, 20, (32, 7)), np.arange(32) % 3),
+        ),
     ],
 )
 def test_other_hypermodels_build_and_fit(hypermodel, data):
@@ -66,8 +68,10 @@ def test_other_hypermodels_build_and_fit(hypermodel, data):
     model = hypermodel.build(hp)
     if data is None:
         sorting = sort_arrays(64, length=5)
-        data = ({"inputs": sorting["inputs"], "decoder_input": sorting["decoder_input"]},
-                sorting["target"])
+        data = (
+            {"inputs": sorting["inputs"], "decoder_input": sorting["decoder_input"]},
+            sorting["target"],
+        )
     history = model.fit(*data, epochs=1, batch_size=32, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     assert len(hp.values) >= 2
@@ -76,8 +80,10 @@ def test_other_hypermodels_build_and_fit(hypermodel, data):
 def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
     from keras_adl.recipes.memory import MemorySequenceHyperModel
 
-    for cell, names in [(None, {"cell", "controller_units", "memory_size", "memory_width"}),
-                        ("lstm", {"lstm_units", "lstm_layers"})]:
+    for cell, names in [
+        (None, {"cell", "controller_units", "memory_size", "memory_width"}),
+        ("lstm", {"lstm_units", "lstm_layers"}),
+    ]:
         hp = keras_tuner.HyperParameters()
         model = MemorySequenceHyperModel(9, 8, cell=cell, jit_compile=False).build(hp)
         assert names | {"learning_rate"} == set(hp.values)
@@ -90,15 +96,17 @@ def test_visual_hypermodels_build_with_their_search_spaces():
 
     hp = keras_tuner.HyperParameters()
     hp.Fixed("num_scales", 2)
-    model = RecurrentAttentionHyperModel((32, 32, 1), 10, num_glimpses=3, policy="random",
-                                         jit_compile=False).build(hp)
+    model = RecurrentAttentionHyperModel(
+        (32, 32, 1), 10, num_glimpses=3, policy="random", jit_compile=False
+    ).build(hp)
     assert {"units", "patch_size", "num_scales", "location_std", "learning_rate"} == set(hp.values)
     layer = model.get_layer("recurrent_attention")
     assert (layer.num_scales, layer.num_glimpses, layer.policy) == (2, 3, "random")
     assert model.optimizer is not None
     hp = keras_tuner.HyperParameters()
-    model = ShowAttendTellHyperModel(13, (16, 48, 1), regularization=0.5,
-                                     jit_compile=False).build(hp)
+    model = ShowAttendTellHyperModel(13, (16, 48, 1), regularization=0.5, jit_compile=False).build(
+        hp
+    )
     assert {"units", "embedding_dim", "learning_rate"} == set(hp.values)  # λ is not searched
     assert model.get_layer("doubly_stochastic").strength == 0.5
     assert model.get_layer("encoder").output.shape[1] == 12  # (8, 16, 32): a 2×6 grid

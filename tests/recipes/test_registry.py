@@ -15,15 +15,29 @@ def test_every_family_registers_tasks_with_unique_names():
     assert [r.family for r in families] == list(recipes.FAMILIES)
     names = [task.name for recipe in families for task in recipe.tasks]
     assert len(names) == len(set(names)) == len(recipes.all_tasks())
-    assert set(names) == {"dates", "pairs", "sort", "copy", "repeat_copy", "associative_recall",
-                          "priority_sort", "translated_digits", "cluttered_digits",
-                          "digit_strips", "needle", "fortunes", "documents"}
+    assert set(names) == {
+        "dates",
+        "pairs",
+        "sort",
+        "copy",
+        "repeat_copy",
+        "associative_recall",
+        "priority_sort",
+        "translated_digits",
+        "cluttered_digits",
+        "digit_strips",
+        "needle",
+        "fortunes",
+        "documents",
+    }
     for recipe in families:
         assert isinstance(recipe, Recipe) and recipe.description
         for task in recipe.tasks:
             assert task.models and task.description
-            assert min(task.epochs, task.batch_size, task.samples, task.tune_epochs,
-                       task.tune_samples) > 0
+            assert (
+                min(task.epochs, task.batch_size, task.samples, task.tune_epochs, task.tune_samples)
+                > 0
+            )
             for model in task.models:  # every (task, model) has settings
                 assert "learning_rate" in recipe.settings(task.name, model)
 
@@ -34,14 +48,24 @@ def test_find_names_the_choices_in_its_errors():
     assert recipes.find("copy", "dnc")[2] == "dnc"
     with pytest.raises(ValueError, match=r"unknown task 'poems'; choose one of \['associative"):
         recipes.find("poems")
-    with pytest.raises(ValueError, match=r"unknown model 'gru' for task 'copy'; choose one of "
-                       r"\['ntm', 'dnc', 'lstm'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown model 'gru' for task 'copy'; choose one of "
+        r"\['ntm', 'dnc', 'lstm'\]",
+    ):
         recipes.find("copy", "gru")
 
 
 def test_task_defaults_include_its_options():
-    task = Task("t", ("m",), "d", epochs=2, batch_size=8, samples=10,
-                options=(Option("--max-length", "h", int, default=5), Option("--data", "h")))
+    task = Task(
+        "t",
+        ("m",),
+        "d",
+        epochs=2,
+        batch_size=8,
+        samples=10,
+        options=(Option("--max-length", "h", int, default=5), Option("--data", "h")),
+    )
     assert task.defaults() == {"epochs": 2, "batch_size": 8, "samples": 10, "max_length": 5}
     assert Option("--max-length", "h").dest == "max_length"
 
@@ -54,9 +78,12 @@ def test_build_model_rejects_unknown_overrides():
 def test_hypermodels_are_module_attributes_defined_on_first_use():
     from keras_adl.recipes import documents, memory, sequences, vision
 
-    for module, name in ((sequences, "Seq2SeqHyperModel"), (memory, "MemorySequenceHyperModel"),
-                         (vision, "RecurrentAttentionHyperModel"),
-                         (documents, "HierarchicalAttentionHyperModel")):
+    for module, name in (
+        (sequences, "Seq2SeqHyperModel"),
+        (memory, "MemorySequenceHyperModel"),
+        (vision, "RecurrentAttentionHyperModel"),
+        (documents, "HierarchicalAttentionHyperModel"),
+    ):
         cls = getattr(module, name)
         assert issubclass(cls, keras_tuner.HyperModel)
         assert cls.__module__ == module.__name__ and cls.__qualname__ == name
@@ -66,8 +93,11 @@ def test_hypermodels_are_module_attributes_defined_on_first_use():
 
 
 def test_importing_the_recipes_loads_no_tensorflow():
-    code = ("import sys; sys.argv = ['-m']; import keras_adl.recipes as r; r.all_tasks(); "
-            "print(sorted(m for m in ('tensorflow', 'keras', 'keras_tuner') if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
+    code = (
+        "import sys; sys.argv = ['-m']; import keras_adl.recipes as r; r.all_tasks(); "
+        "print(sorted(m for m in ('tensorflow', 'keras', 'keras_tuner') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert result.stdout.strip() == "[]", result.stderr[-2000:]

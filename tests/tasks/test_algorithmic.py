@@ -20,7 +20,9 @@ def test_copy_layout_for_every_length():
         assert len(delimiter) == 1
         length = int(delimiter[0])
         assert 1 <= length <= 7
-        np.testing.assert_array_equal(w[b], (np.arange(15) > length) & (np.arange(15) <= 2 * length))
+        np.testing.assert_array_equal(
+            w[b], (np.arange(15) > length) & (np.arange(15) <= 2 * length)
+        )
         np.testing.assert_array_equal(y[b, length + 1 : 2 * length + 1], x[b, :length, :5])
         assert not x[b, length + 1 :, :5].any() and not y[b, w[b] == 0].any()
     lengths = x[:, :, 5].argmax(1)
@@ -43,8 +45,10 @@ def test_repeat_copy_layout():
         assert 1 <= repeats <= 3
         answer = np.flatnonzero(w[b])
         assert answer[0] == length + 1 and len(answer) == repeats * length + 1
-        np.testing.assert_array_equal(y[b, length + 1 : length + 1 + repeats * length, :3],
-                                      np.tile(x[b, :length, :3], (repeats, 1)))
+        np.testing.assert_array_equal(
+            y[b, length + 1 : length + 1 + repeats * length, :3],
+            np.tile(x[b, :length, :3], (repeats, 1)),
+        )
         assert y[b, answer[-1], 3] == 1 and y[b, :, 3].sum() == 1
 
 
@@ -61,8 +65,10 @@ def test_associative_recall_answer_is_the_item_after_the_query():
         np.testing.assert_array_equal(answer_steps, q[1] + 1 + np.arange(2))
         answer = y[b, answer_steps]
         # Random items may repeat: the answer follows one of the items equal to the query.
-        assert any(np.array_equal(item, query) and np.array_equal(items[i + 1], answer)
-                   for i, item in enumerate(items[:-1]))
+        assert any(
+            np.array_equal(item, query) and np.array_equal(items[i + 1], answer)
+            for i, item in enumerate(items[:-1])
+        )
 
 
 def test_priority_sort_targets_are_sorted_by_priority():
@@ -74,9 +80,12 @@ def test_priority_sort_targets_are_sorted_by_priority():
 
 
 def test_generators_name_every_task():
-    assert GENERATORS == {"copy": copy_batch, "repeat_copy": repeat_copy_batch,
-                          "associative_recall": associative_recall_batch,
-                          "priority_sort": priority_sort_batch}
+    assert GENERATORS == {
+        "copy": copy_batch,
+        "repeat_copy": repeat_copy_batch,
+        "associative_recall": associative_recall_batch,
+        "priority_sort": priority_sort_batch,
+    }
 
 
 def test_dataset_yields_fixed_shapes_and_fresh_batches():

@@ -19,15 +19,18 @@ def _tsv(tmp_path, content, name="docs.tsv"):
 
 
 def test_tree_loader_labels_order_and_skipped_files(tmp_path):
-    root = _tree(tmp_path / "corpus", {
-        "sports/b.txt": "Second sports doc.\n",
-        "sports/a.txt": "First sports doc.",
-        "sports/blank.txt": " \n\t\n",  # whitespace only: skipped
-        "sports/notes.md": "not a document",
-        "arts/z.txt": "Only arts doc,\r\nsecond line.",
-        "empty/blank.txt": "   ",  # no document left: not a class
-        "music/.hidden.txt": "hidden",  # hidden: skipped, so not a class either
-    })
+    root = _tree(
+        tmp_path / "corpus",
+        {
+            "sports/b.txt": "Second sports doc.\n",
+            "sports/a.txt": "First sports doc.",
+            "sports/blank.txt": " \n\t\n",  # whitespace only: skipped
+            "sports/notes.md": "not a document",
+            "arts/z.txt": "Only arts doc,\r\nsecond line.",
+            "empty/blank.txt": "   ",  # no document left: not a class
+            "music/.hidden.txt": "hidden",  # hidden: skipped, so not a class either
+        },
+    )
     (tmp_path / "corpus" / "stray.txt").write_text("a file at the root is not a class")
     documents, labels, class_names = load_document_tree(str(root))
     assert class_names == ["arts", "sports"]
@@ -107,10 +110,13 @@ def test_byte_order_marks_are_not_part_of_labels_or_documents(tmp_path):
 
 
 def test_non_ascii_labels_and_documents_from_a_tree_and_a_file(tmp_path):
-    root = _tree(tmp_path / "tree", {
-        "café/1.txt": "Grüße aus Köln. Ça va?",
-        "日本/文書.txt": "日本語の文書です。\n二行目。",
-    })
+    root = _tree(
+        tmp_path / "tree",
+        {
+            "café/1.txt": "Grüße aus Köln. Ça va?",
+            "日本/文書.txt": "日本語の文書です。\n二行目。",
+        },
+    )
     documents, labels, class_names = load_document_tree(root)
     assert class_names == ["café", "日本"]
     assert documents == ["Grüße aus Köln. Ça va?", "日本語の文書です。\n二行目。"]

@@ -39,8 +39,9 @@ def test_digit_strips_variable_length_padding(sk_digits):
     lengths = (captions != PAD).sum(axis=1)
     assert set(lengths.tolist()) == {1, 2, 3, 4}
     # 300 strips of up to 4 digits draw every class; no token outside the caption vocabulary.
-    np.testing.assert_array_equal(np.unique(captions),
-                                  [PAD] + list(range(DIGIT_OFFSET, CAPTION_VOCAB_SIZE)))
+    np.testing.assert_array_equal(
+        np.unique(captions), [PAD] + list(range(DIGIT_OFFSET, CAPTION_VOCAB_SIZE))
+    )
     for b in range(300):
         n = lengths[b]
         assert (captions[b, :n] >= DIGIT_OFFSET).all() and (captions[b, n:] == PAD).all()
@@ -49,8 +50,10 @@ def test_digit_strips_variable_length_padding(sk_digits):
             block = strips[b, :, 16 * t : 16 * t + 16, 0]
             same = (images == block).all(axis=(1, 2))
             assert same.any() and (labels[same] + DIGIT_OFFSET == captions[b, t]).all()
-    np.testing.assert_array_equal(digit_strips(images, labels, 5, (1, 4), rng=3)[0],
-                                  digit_strips(images, labels, 5, (1, 4), rng=3)[0])
+    np.testing.assert_array_equal(
+        digit_strips(images, labels, 5, (1, 4), rng=3)[0],
+        digit_strips(images, labels, 5, (1, 4), rng=3)[0],
+    )
 
 
 @pytest.mark.parametrize(

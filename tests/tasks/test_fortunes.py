@@ -107,5 +107,5 @@ def test_real_fortunes():
 
 def test_read_fortune_file_keeps_non_ascii_text(tmp_path):
     path = tmp_path / "intl.u8"
-    path.write_bytes("Café ☕ für alle.\n%\n— Ἀριστοτέλης\n%\n日本語\n".encode("utf-8"))
+    path.write_bytes("Café ☕ für alle.\n%\n— Ἀριστοτέλης\n%\n日本語\n".encode())
     assert read_fortune_file(path) == ["Café ☕ für alle.", "— Ἀριστοτέλης", "日本語"]

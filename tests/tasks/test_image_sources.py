@@ -134,7 +134,9 @@ def test_load_idx_dataset_plain_and_gzip(tmp_path):
 
 
 def test_find_fashion_mnist_looks_for_both_splits(tmp_path, monkeypatch):
-    monkeypatch.setattr(image_sources, "FASHION_MNIST_DIRS", (str(tmp_path / "absent"), str(tmp_path)))
+    monkeypatch.setattr(
+        image_sources, "FASHION_MNIST_DIRS", (str(tmp_path / "absent"), str(tmp_path))
+    )
     x, y = np.zeros((2, 28, 28), "uint8"), np.zeros(2, "uint8")
     _write_split(tmp_path, "train", x, y, compress=True)
     assert find_fashion_mnist() is None  # the test split is missing

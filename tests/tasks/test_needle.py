@@ -79,8 +79,9 @@ def test_needle_labels_and_keys_are_spread():
 
 def test_needle_label_is_not_readable_from_class_word_counts():
     documents, labels, _ = needle_documents(2000, num_classes=4, seed=0)
-    counts = np.array([[d.replace(".", "").split().count(w) for w in CLASS_WORDS[:4]]
-                       for d in documents])
+    counts = np.array(
+        [[d.replace(".", "").split().count(w) for w in CLASS_WORDS[:4]] for d in documents]
+    )
     assert (counts.sum(axis=1) == [len(_sentences(d)) for d in documents]).all()
     majority = (counts.argmax(axis=1) == labels).mean()
     assert majority < 0.6  # a bag of words sees a weak cue only (chance is 0.25)

@@ -28,6 +28,7 @@ def test_split_dataset_of_documents():
     (train, train_labels), (test, test_labels) = split_dataset(documents, labels, 0.4, seed=3)
     assert len(train) == 3 and len(test) == 2
     assert sorted(train.tolist() + test.tolist()) == sorted(documents)  # strings kept intact
-    for document, label in zip(np.concatenate([train, test]),
-                               np.concatenate([train_labels, test_labels])):
+    for document, label in zip(
+        np.concatenate([train, test]), np.concatenate([train_labels, test_labels])
+    ):
         assert labels[documents.index(document)] == label  # documents and labels stay paired

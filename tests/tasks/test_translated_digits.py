@@ -85,8 +85,16 @@ def test_clutter_needs_another_image():
 
 def test_translated_digits_dataset_epochs_and_determinism():
     images, labels = distinct_images(100, 6, 6)
-    data = TranslatedDigits(images, labels, batch_size=32, canvas_size=12, num_clutter=1,
-                            clutter_size=3, seed=5, workers=2)
+    data = TranslatedDigits(
+        images,
+        labels,
+        batch_size=32,
+        canvas_size=12,
+        num_clutter=1,
+        clutter_size=3,
+        seed=5,
+        workers=2,
+    )
     assert len(data) == 3 and data.workers == 2
     batches = [data[i] for i in range(3)]
     for x, y in batches:

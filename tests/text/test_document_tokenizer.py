@@ -5,15 +5,17 @@ import pytest
 import tensorflow as tf
 
 import keras_adl.text
-from keras_adl.text import DocumentTokenizer
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
+from keras_adl.text import DocumentTokenizer
 
 EXAMPLE = "Hello, world! It's 5 o'clock.\n\nNew para...  really?"
 
 
 def _split(tok, documents):
-    return [[[w.decode() for w in sentence] for sentence in doc]
-            for doc in tok.split(tf.constant(documents)).to_list()]
+    return [
+        [[w.decode() for w in sentence] for sentence in doc]
+        for doc in tok.split(tf.constant(documents)).to_list()
+    ]
 
 
 def test_exported_from_package():
@@ -24,16 +26,17 @@ def test_exported_from_package():
 def test_spec_example_splits_exactly():
     tok = DocumentTokenizer([])
     assert _split(tok, [EXAMPLE]) == [
-        [["hello", "world"], ["it's", "5", "o'clock"], ["new", "para"], ["really"]]]
+        [["hello", "world"], ["it's", "5", "o'clock"], ["new", "para"], ["really"]]
+    ]
 
 
 def test_sentence_rules():
     tok = DocumentTokenizer([])
     docs = [
-        "one line\ncontinues here. next",        # a single newline is whitespace
-        "para one\n  \npara two",                  # blank line (with spaces) ends a sentence
-        "pi is 3.14 ok.Not split here",            # '.' not followed by whitespace
-        "Wait?!  Yes!!!",                          # punctuation runs
+        "one line\ncontinues here. next",  # a single newline is whitespace
+        "para one\n  \npara two",  # blank line (with spaces) ends a sentence
+        "pi is 3.14 ok.Not split here",  # '.' not followed by whitespace
+        "Wait?!  Yes!!!",  # punctuation runs
         'He said "Stop." (Really!) Then “Go?” ok',  # closing quotes and brackets
     ]
     assert _split(tok, docs) == [
@@ -48,7 +51,8 @@ def test_sentence_rules():
 def test_unicode_words_kept_and_lowercased_without_normalisation():
     tok = DocumentTokenizer([])
     assert _split(tok, ["Éclair à la CRÈME, Straße 中文 naïve_x."]) == [
-        [["éclair", "à", "la", "crème", "straße", "中文", "naïve", "x"]]]
+        [["éclair", "à", "la", "crème", "straße", "中文", "naïve", "x"]]
+    ]
     cased = DocumentTokenizer([], lowercase=False)
     assert _split(cased, ["Éclair Straße"]) == [[["Éclair", "Straße"]]]
 
@@ -56,8 +60,8 @@ def test_unicode_words_kept_and_lowercased_without_normalisation():
 def test_apostrophes_inside_words_only():
     tok = DocumentTokenizer([])
     assert _split(tok, ["Don't say 'quoted' words, students' o'clock '' rock ’n’ roll don’t"]) == [
-        [["don't", "say", "quoted", "words", "students", "o'clock", "rock", "n", "roll",
-          "don't"]]]
+        [["don't", "say", "quoted", "words", "students", "o'clock", "rock", "n", "roll", "don't"]]
+    ]
 
 
 def test_empty_and_punctuation_only_documents_have_no_sentences():
@@ -72,24 +76,28 @@ def test_empty_and_punctuation_only_documents_have_no_sentences():
 def test_wordless_middle_sentence_dropped():
     tok = DocumentTokenizer([])
     assert _split(tok, ["First one. — ... !! Second one.", "a. ?? b"]) == [
-        [["first", "one"], ["second", "one"]], [["a"], ["b"]]]
+        [["first", "one"], ["second", "one"]],
+        [["a"], ["b"]],
+    ]
 
 
 def test_encode_truncates_pads_and_maps_unknown_words():
     tok = DocumentTokenizer(["a", "b", "c"], max_sentences=2, max_words=3)
     ids = tok.encode(tf.constant(["a b c a b. c zz. a a a.", "b", "zz yy!"]))
     assert ids.dtype == tf.int32 and ids.shape == (3, 2, 3)
-    np.testing.assert_array_equal(ids.numpy(), [
-        [[4, 5, 6], [6, UNK, PAD]],   # 3rd sentence and words past 3 dropped
-        [[5, PAD, PAD], [PAD, PAD, PAD]],
-        [[UNK, UNK, PAD], [PAD, PAD, PAD]],
-    ])
+    np.testing.assert_array_equal(
+        ids.numpy(),
+        [
+            [[4, 5, 6], [6, UNK, PAD]],  # 3rd sentence and words past 3 dropped
+            [[5, PAD, PAD], [PAD, PAD, PAD]],
+            [[UNK, UNK, PAD], [PAD, PAD, PAD]],
+        ],
+    )
     assert tok.vocabulary_size == 7  # the 4 special ids of keras_adl.conventions, then a, b, c
 
 
 def test_tokens_align_with_encode():
-    tok = DocumentTokenizer.build(["the cat sat on the mat. a dog!"], max_sentences=3,
-                                  max_words=4)
+    tok = DocumentTokenizer.build(["the cat sat on the mat. a dog!"], max_sentences=3, max_words=4)
     docs = tf.constant([EXAMPLE, "The dog sat on a big mat with the cat. The cat!", ""])
     ids = tok.encode(docs).numpy()
     tokens = tok.tokens(docs).numpy()
@@ -109,13 +117,20 @@ def test_build_orders_by_frequency_then_name_with_min_count_and_max_size():
     assert DocumentTokenizer.build(docs, min_count=2).vocabulary == ["b", "a"]
     assert DocumentTokenizer.build(docs, max_size=3).vocabulary == ["b", "a", "c"]
     assert DocumentTokenizer.build(docs, lowercase=False).vocabulary == [
-        "a", "b", "B", "Zed", "c", "d"]
+        "a",
+        "b",
+        "B",
+        "Zed",
+        "c",
+        "d",
+    ]
     assert DocumentTokenizer.build([]).vocabulary == []
 
 
 def test_config_round_trip_through_json():
-    tok = DocumentTokenizer.build(["Some words here. And more words!"], max_sentences=2,
-                                  max_words=3, lowercase=False)
+    tok = DocumentTokenizer.build(
+        ["Some words here. And more words!"], max_sentences=2, max_words=3, lowercase=False
+    )
     restored = DocumentTokenizer.from_config(json.loads(json.dumps(tok.to_config())))
     assert restored.to_config() == tok.to_config()
     docs = tf.constant(["And words here. Some more! words", "x"])
@@ -139,9 +154,12 @@ def test_dataset_static_shapes_deterministic_shuffle_and_full_epoch():
 
     assert order(1) == order(1)
     assert order(1) != order(2)
-    epochs = [y.numpy().tolist() for y in
-              tok.dataset(docs, labels, 3, seed=5, drop_remainder=False).repeat(2).map(
-                  lambda x, y: y)]
+    epochs = [
+        y.numpy().tolist()
+        for y in tok.dataset(docs, labels, 3, seed=5, drop_remainder=False)
+        .repeat(2)
+        .map(lambda x, y: y)
+    ]
     flat = [y for batch in epochs for y in batch]
     assert sorted(flat[:10]) == labels and sorted(flat[10:]) == labels
     assert flat[:10] != flat[10:]  # reshuffled each epoch
@@ -153,8 +171,7 @@ def test_dataset_static_shapes_deterministic_shuffle_and_full_epoch():
 
 
 def test_encode_in_tf_function_and_saved_model(tmp_path):
-    tok = DocumentTokenizer.build([EXAMPLE, "More text. Yet more!"], max_sentences=3,
-                                  max_words=3)
+    tok = DocumentTokenizer.build([EXAMPLE, "More text. Yet more!"], max_sentences=3, max_words=3)
     docs = tf.constant([EXAMPLE, "more para. unknown", ""])
     expected = tok.encode(docs).numpy()
 
@@ -202,8 +219,11 @@ def test_bad_build_encode_and_dataset_arguments():
         tok.encode(tf.constant([["a", "b"]]))
     with pytest.raises(TypeError, match=r"`documents` must be a dense tf.string tensor"):
         tok.tokens(tf.ragged.constant([["a"], []]))
-    with pytest.raises(ValueError, match=r"`labels` must have one label per document \(2\); "
-                                         r"received 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"`labels` must have one label per document \(2\); "
+        r"received 1",
+    ):
         tok.dataset(["a", "b"], [0], batch_size=1)
     with pytest.raises(TypeError, match=r"`labels` must be a 1-D sequence of ints"):
         tok.dataset(["a", "b"], [0.5, 1.0], batch_size=1)

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.conventions import END, PAD, START, UNK
 from keras_adl.tasks.text_pairs import load_text_pairs
 from keras_adl.text import TextPairTokenizer
-from keras_adl.conventions import END, PAD, START, UNK
 
 
 def _write(tmp_path, content, name="pairs.tsv", mode="w"):
@@ -45,8 +45,11 @@ def test_vocabulary_from_data_and_fixed_shape_batches():
     tok = TextPairTokenizer.build(sources, targets, min_count=2)
     assert tok.source_vocabulary == ["cat", "sat", "the"]  # count ≥ 2, most frequent first
     assert tok.target_vocabulary == ["chat", "le"]
-    batches = list(tok.dataset(sources * 4, targets * 4, batch_size=5, source_length=6,
-                               target_length=4, shuffle=False))
+    batches = list(
+        tok.dataset(
+            sources * 4, targets * 4, batch_size=5, source_length=6, target_length=4, shuffle=False
+        )
+    )
     assert len(batches) == 2  # 12 pairs, partial batch dropped: shapes never change
     for inputs, target in batches:
         assert inputs["source"].shape == (5, 6) and inputs["decoder_input"].shape == (5, 4)

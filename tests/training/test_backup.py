@@ -44,8 +44,16 @@ def test_fit_resumes_mid_epoch_with_the_checkpointed_weights(tmp_path, stop_epoc
     y = x.sum(-1, keepdims=True)
     out = str(tmp_path)
     # 10 steps an epoch, a checkpoint every 4 steps; stop after 7 steps of `stop_epoch`.
-    run = Run(task="t", model="m", epochs=3, batch_size=4, samples=40, out=out,
-              checkpoint_every=4, callbacks=(_Stop(stop_epoch, 7),))
+    run = Run(
+        task="t",
+        model="m",
+        epochs=3,
+        batch_size=4,
+        samples=40,
+        out=out,
+        checkpoint_every=4,
+        callbacks=(_Stop(stop_epoch, 7),),
+    )
     model = _model()
     with pytest.raises(KeyboardInterrupt):
         Recipe().fit(run, model, x, y, batch_size=4, shuffle=False, verbose=0)
@@ -64,8 +72,16 @@ def test_fit_resumes_mid_epoch_with_the_checkpointed_weights(tmp_path, stop_epoc
 def test_resume_restores_weights_and_optimizer_state(tmp_path):
     x = np.ones((8, 3), "float32")
     y = np.full((8, 1), 5.0, "float32")
-    run = Run(task="t", model="m", epochs=2, batch_size=4, samples=8, out=str(tmp_path),
-              checkpoint_every=1, callbacks=(_Stop(1, 1),))
+    run = Run(
+        task="t",
+        model="m",
+        epochs=2,
+        batch_size=4,
+        samples=8,
+        out=str(tmp_path),
+        checkpoint_every=1,
+        callbacks=(_Stop(1, 1),),
+    )
     model = _model()
     with pytest.raises(KeyboardInterrupt):
         Recipe().fit(run, model, x, y, batch_size=4, shuffle=False, verbose=0)

@@ -1,0 +1,191 @@
+"""The CLI, the example and the benchmark of each family train the same model.
+
+For each family, the model ``keras-adl train TASK`` builds (the call of the recipe's ``train``),
+the example's ``build_model(parse_args([]))`` and the benchmark's ``build_model(parse_args(…))``
+have the same architecture (``get_config()``), optimizer (learning rate, clip norm), loss and
+XLA setting. A script's declared departures (``OVERRIDES``) are compared against the recipe
+built with them, and must all be recipe settings. Models are built, never trained.
+"""
+
+import importlib.util
+import os
+
+import keras
+import pytest
+
+from keras_adl.recipes import documents, memory, sequences, vision
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_script(relative_path):
+    path = os.path.join(ROOT, relative_path)
+    name = "script_" + relative_path.replace("/", "_")[:-3]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def summary(build, *args, **kwargs):
+    """What must agree between two compiled models. Layer names carry session counters, so
+    each model is built in a fresh session."""
+    keras.backend.clear_session()
+    model = build(*args, **kwargs)
+    loss = model.loss.get_config() if hasattr(model.loss, "get_config") else model.loss
+    return {
+        "model": model.get_config(),
+        "optimizer": model.optimizer.get_config(),
+        "loss": loss,
+        "jit_compile": model.jit_compile,
+    }
+
+
+def assert_same(actual, expected):
+    for key in expected:
+        assert actual[key] == expected[key], key
+
+
+def assert_recipe_settings(overrides, recipe, task, model_name):
+    assert overrides and set(overrides) <= set(recipe.settings(task, model_name))
+
+
+def default_model(recipe, task):
+    return recipe.task(task).models[0]
+
+
+# -- sequences -------------------------------------------------------------------------------
+
+
+def test_sequences_cli_example_and_benchmark_agree():
+    recipe, task = sequences.RECIPE, "dates"
+    model_name = default_model(recipe, task)
+    cli = summary(recipe.build_model, task, model_name, jit_compile=True)  # as recipe.train
+
+    example = load_script("examples/seq2seq_dates.py")
+    assert (example.TASK, example.MODEL) == (task, model_name)
+    assert_same(summary(example.build_model, example.parse_args([])), cli)
+
+    # The benchmark reverses strings of its own 26 letters: the recipe's `pairs` build with
+    # the dates settings. That build, at the dates vocabularies, is the CLI's model...
+    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+
+    benchmark = load_script("benchmarks/attention_vs_length.py")
+    assert benchmark.SETTINGS_OF == task and benchmark.MODELS[0] == model_name
+    dates_settings = recipe.settings(task, model_name)
+    assert_same(
+        summary(
+            recipe.build_model,
+            "pairs",
+            model_name,
+            len(SOURCE_VOCAB),
+            len(TARGET_VOCAB),
+            **dates_settings,
+        ),
+        cli,
+    )
+    # ... and at the benchmark's vocabulary, the benchmark's model.
+    size = len(benchmark.VOCAB)
+    assert_same(
+        summary(benchmark.build_model, benchmark.parse_args([])),
+        summary(recipe.build_model, "pairs", model_name, size, size, **dates_settings),
+    )
+    assert set(benchmark.SMOKE) - {"train", "epochs"} <= set(dates_settings)
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+
+def test_memory_cli_example_and_benchmarks_agree():
+    recipe, task = memory.RECIPE, "copy"
+    model_name = default_model(recipe, task)
+    cli = summary(recipe.build_model, task, model_name, jit_compile=True)
+
+    example = load_script("examples/ntm_copy.py")
+    assert (example.TASK, example.MODEL) == (task, model_name)
+    assert_recipe_settings(example.OVERRIDES, recipe, task, model_name)
+    assert_same(
+        summary(example.build_model, example.parse_args([])),
+        summary(recipe.build_model, task, model_name, **example.OVERRIDES),
+    )
+    assert_same(summary(example.build_model, example.parse_args(["--recipe"])), cli)
+
+    copy_benchmark = load_script("benchmarks/memory_copy.py")
+    args = copy_benchmark.parse_args([])
+    assert args.task == task and args.cells[0] == model_name
+    assert args.batch_size == recipe.task(task).batch_size
+    assert_same(summary(copy_benchmark.build_model, args), cli)
+
+    speed_benchmark = load_script("benchmarks/memory_speed.py")
+    assert speed_benchmark.TASK == task
+    assert_same(summary(speed_benchmark.build_model, speed_benchmark.parse_args([])), cli)
+    assert_recipe_settings(speed_benchmark.SMOKE_OVERRIDES, recipe, task, model_name)
+
+
+# -- vision ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def digit_size():
+    (train_x, _), _ = vision.load_digits(None)  # as recipe.train, without --data
+    return int(train_x.shape[1])
+
+
+def test_vision_ram_cli_example_and_benchmark_agree(digit_size):
+    recipe, task = vision.RECIPE, "translated_digits"
+    model_name = default_model(recipe, task)
+    cli = summary(recipe.build_model, task, model_name, digit_size, jit_compile=True)
+
+    example = load_script("examples/ram_digits.py")
+    args = example.parse_args([])
+    assert example.TASK == task and example.MODELS[args.policy] == model_name
+    assert args.epochs == recipe.task(task).epochs
+    assert_same(summary(example.build_model, args), cli)
+
+    benchmark = load_script("benchmarks/ram_digits.py")
+    args = benchmark.parse_args([])
+    assert benchmark.SETTINGS[args.settings[0]][0] == task
+    assert_same(summary(benchmark.build_model, args), cli)
+
+
+def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
+    recipe, task = vision.RECIPE, "digit_strips"
+    model_name = default_model(recipe, task)
+    cli = summary(recipe.build_model, task, model_name, digit_size, jit_compile=True)
+
+    example = load_script("examples/caption_digits.py")
+    assert (example.TASK, example.MODEL) == (task, model_name)
+    assert_same(summary(example.build_model, example.parse_args([])), cli)
+
+    benchmark = load_script("benchmarks/captioning.py")
+    assert (benchmark.TASK, benchmark.MODEL) == (task, model_name)
+    assert_same(summary(benchmark.build_model, benchmark.parse_args([])), cli)
+
+
+# -- documents -------------------------------------------------------------------------------
+
+
+def test_documents_cli_example_and_benchmark_agree():
+    recipe, task = documents.RECIPE, "needle"
+    model_name = default_model(recipe, task)
+    # As recipe.train: the task's documents and their tokenizer give the vocabulary.
+    train_docs, _, _, _, names, _ = recipe.load(task, None, recipe.task(task).samples)
+    tokenizer = recipe.tokenizer(task, train_docs)
+    cli = summary(
+        recipe.build_model,
+        task,
+        model_name,
+        tokenizer.vocabulary_size,
+        len(names),
+        jit_compile=True,
+    )
+
+    example = load_script("examples/han_documents.py")
+    args = example.parse_args([])
+    assert args.task == task and example.MODEL == model_name
+    assert_same(summary(example.build_model, args), cli)
+
+    benchmark = load_script("benchmarks/han.py")
+    assert benchmark.MODEL == model_name
+    assert_same(summary(benchmark.build_model, benchmark.parse_args([])), cli)
+    assert_recipe_settings(benchmark.QUICK_OVERRIDES, recipe, task, model_name)
