@@ -17,18 +17,16 @@ syntax). TensorFlow's start-up logs are silenced unless ``--verbose`` is given.
 import argparse
 import json
 import os
-import shutil
 import sys
 
 from keras_adl import recipes
 from keras_adl.recipes.base import (
-    BACKUP_DIR,
     CHECKPOINT_EVERY,
     MODEL_FILE,
     RUN_FILE,
     TASK_FILE,
     RecipeError,
-    Run,
+    check_run_dir,
 )
 
 PROG = "keras-adl"
@@ -184,25 +182,8 @@ def _positive(flag, value):
 
 
 def _check_options(task, args):
-    """The task's own options: positive integers, existing files and directories."""
-    values = {}
-    for option in task.options:
-        value = getattr(args, option.dest)
-        if value is not None and option.type is int:
-            _positive(option.flag, value)
-        elif value is not None and option.type in ("file", "dir", "path"):
-            if not os.path.exists(value):
-                raise CLIError(f"{option.flag} {value!r} not found")
-            if option.type == "file" and not os.path.isfile(value):
-                raise CLIError(
-                    f"{option.flag} {value!r} is a directory; task {task.name!r} reads a file"
-                )
-            if option.type == "dir" and not os.path.isdir(value):
-                raise CLIError(
-                    f"{option.flag} {value!r} is a file; task {task.name!r} reads a directory"
-                )
-        values[option.dest] = value
-    return values
+    """The task's own option values, each checked (`Option.check`)."""
+    return {o.dest: o.check(getattr(args, o.dest), task.name) for o in task.options}
 
 
 def _parse_task_command(command, argv):
@@ -224,108 +205,6 @@ def _parse_task_command(command, argv):
     return recipe, task, model, args, _check_options(task, args)
 
 
-def _prepare_run_dir(out, task, model, options, overwrite):
-    """Refuses an --out that holds another run (one line, and how to start fresh); with
-    ``overwrite`` deletes it. Returns whether a backup will be resumed."""
-    run_file = os.path.join(out, RUN_FILE)
-    if overwrite and os.path.exists(out):
-        shutil.rmtree(out)
-    if os.path.isfile(out):
-        raise CLIError(f"--out {out!r} is a file; give a directory")
-    if not os.path.isfile(run_file):
-        if os.path.isdir(out) and os.listdir(out):
-            raise CLIError(
-                f"--out {out!r} is not empty and holds no keras-adl run; choose "
-                "another directory or pass --overwrite to delete it"
-            )
-        return False
-    with open(run_file) as f:
-        previous = json.load(f)
-    if (previous.get("task"), previous.get("model")) != (task, model):
-        raise CLIError(
-            f"--out {out!r} holds a run of task {previous.get('task')!r} with model "
-            f"{previous.get('model')!r}; pass --overwrite to start fresh or choose "
-            "another --out"
-        )
-    if previous.get("options", {}) != options:
-        raise CLIError(
-            f"--out {out!r} holds a run of {task!r} with other options "
-            f"({previous.get('options')}); pass --overwrite to start fresh or choose "
-            "another --out"
-        )
-    if previous.get("status") != "training":
-        raise CLIError(
-            f"--out {out!r} holds a finished run of {task!r}; pass --overwrite to "
-            "train again or choose another --out"
-        )
-    return os.path.isdir(os.path.join(out, BACKUP_DIR))
-
-
-def run_training(
-    task,
-    model=None,
-    out=None,
-    epochs=None,
-    batch_size=None,
-    samples=None,
-    strategy="auto",
-    callbacks=(),
-    checkpoint_every=CHECKPOINT_EVERY,
-    **options,
-):
-    """Trains ``model`` on ``task`` as ``keras-adl train`` does, resuming a backup in ``out``;
-    writes ``model.keras``, ``run.json`` and the family's pictures there.
-
-    Unset settings take the task's defaults; ``options`` are the task's own options (e.g.
-    ``data=``, ``max_length=``).
-
-    Returns:
-        ``(model, history, metrics)``.
-    """
-    recipe, task_spec, model = recipes.find(task, model)
-    for option in task_spec.options:
-        options.setdefault(option.dest, option.default)
-    run = Run(
-        task=task,
-        model=model,
-        out=out,
-        epochs=epochs or task_spec.epochs,
-        batch_size=batch_size or task_spec.batch_size,
-        samples=samples or task_spec.samples,
-        options=options,
-        strategy=strategy,
-        callbacks=tuple(callbacks),
-        checkpoint_every=checkpoint_every,
-    )
-    run.record.update(
-        task=task,
-        model=model,
-        epochs=run.epochs,
-        batch_size=run.batch_size,
-        samples=run.samples,
-        options=options,
-        status="training",
-    )
-    fresh = not os.path.exists(out)
-    os.makedirs(out, exist_ok=True)
-    _write_json(run.path(RUN_FILE), run.record)
-    try:
-        keras_model, history, metrics = recipe.train(run)
-    except (ValueError, FileNotFoundError):
-        if fresh and not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing
-            shutil.rmtree(out, ignore_errors=True)
-        raise
-    run.record.update(status="finished", metrics=metrics)
-    _write_json(run.path(RUN_FILE), run.record)
-    print(json.dumps(metrics))
-    return keras_model, history, metrics
-
-
-def _write_json(path, value):
-    with open(path, "w") as f:
-        json.dump(value, f, indent=2)
-
-
 def _list():
     for recipe in recipes.recipes():
         print(f"{recipe.family}: {recipe.description}")
@@ -342,11 +221,11 @@ def _train(argv):
         raise CLIError(
             f"--strategy must be one of {', '.join(STRATEGIES)}; received {args.strategy!r}"
         )
-    resume = _prepare_run_dir(args.out, task.name, model, options, args.overwrite)
+    resume = check_run_dir(args.out, task.name, model, options, args.overwrite)
     _load_tensorflow()
     if resume:
         print(f"resuming the interrupted run in {args.out} (--overwrite starts fresh)")
-    run_training(
+    recipes.train(
         task.name,
         model,
         args.out,

@@ -6,6 +6,11 @@ and its recipe modules loads no TensorFlow: each recipe imports what it needs wh
 """
 
 import importlib
+import json
+import os
+import shutil
+
+from keras_adl.recipes.base import BACKUP_DIR, CHECKPOINT_EVERY, RUN_FILE, Run
 
 # The registration line of each family, in the order `keras-adl list` shows them.
 FAMILIES = ("sequences", "memory", "vision", "documents")
@@ -50,3 +55,68 @@ def find(task_name, model_name=None):
 def recipe_of(task_name):
     """The `Recipe` that owns ``task_name``."""
     return find(task_name)[0]
+
+
+def train(
+    task,
+    model=None,
+    out=None,
+    epochs=None,
+    batch_size=None,
+    samples=None,
+    strategy="auto",
+    callbacks=(),
+    checkpoint_every=CHECKPOINT_EVERY,
+    **options,
+):
+    """Trains ``model`` on ``task`` as ``keras-adl train`` does, resuming a backup in ``out``;
+    writes ``model.keras``, ``run.json`` and the family's pictures there.
+
+    Unset settings take the task's defaults; ``options`` are the task's own options (e.g.
+    ``data=``, ``max_length=``).
+
+    Returns:
+        ``(model, history, metrics)``.
+    """
+    recipe, task_spec, model = find(task, model)
+    for option in task_spec.options:
+        options.setdefault(option.dest, option.default)
+    run = Run(
+        task=task,
+        model=model,
+        out=out,
+        epochs=epochs or task_spec.epochs,
+        batch_size=batch_size or task_spec.batch_size,
+        samples=samples or task_spec.samples,
+        options=options,
+        strategy=strategy,
+        callbacks=tuple(callbacks),
+        checkpoint_every=checkpoint_every,
+    )
+    run.record.update(
+        task=task,
+        model=model,
+        epochs=run.epochs,
+        batch_size=run.batch_size,
+        samples=run.samples,
+        options=options,
+        status="training",
+    )
+    fresh = not os.path.exists(out)
+    os.makedirs(out, exist_ok=True)
+    _write_json(run.path(RUN_FILE), run.record)
+    try:
+        keras_model, history, metrics = recipe.train(run)
+    except (ValueError, FileNotFoundError):
+        if fresh and not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    run.record.update(status="finished", metrics=metrics)
+    _write_json(run.path(RUN_FILE), run.record)
+    print(json.dumps(metrics))
+    return keras_model, history, metrics
+
+
+def _write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f, indent=2)

@@ -55,6 +55,29 @@ class Option:
     def dest(self):
         return self.flag.lstrip("-").replace("-", "_")
 
+    def check(self, value, task_name):
+        """``value``, checked: a positive integer, an existing file or directory.
+
+        Raises:
+            RecipeError: naming the option, what it expects and what it received.
+        """
+        if value is None:
+            return value
+        if self.type is int and value <= 0:
+            raise RecipeError(f"{self.flag} must be a positive integer; received {value}")
+        if self.type in ("file", "dir", "path"):
+            if not os.path.exists(value):
+                raise RecipeError(f"{self.flag} {value!r} not found")
+            if self.type == "file" and not os.path.isfile(value):
+                raise RecipeError(
+                    f"{self.flag} {value!r} is a directory; task {task_name!r} reads a file"
+                )
+            if self.type == "dir" and not os.path.isdir(value):
+                raise RecipeError(
+                    f"{self.flag} {value!r} is a file; task {task_name!r} reads a directory"
+                )
+        return value
+
 
 @dataclasses.dataclass(frozen=True)
 class Task:
@@ -136,6 +159,51 @@ class Run:
 
     def path(self, name):
         return os.path.join(self.out, name)
+
+
+def check_run_dir(out, task, model, options, overwrite=False):
+    """Refuses a run directory that holds another run, a finished run or other files (one
+    line, saying how to start fresh); with ``overwrite`` deletes it first.
+
+    Returns:
+        Whether the directory holds an interrupted run of the same task, model and options
+        (`Recipe.fit` resumes its backup).
+
+    Raises:
+        RecipeError: the directory cannot be used.
+    """
+    run_file = os.path.join(out, RUN_FILE)
+    if overwrite and os.path.exists(out):
+        shutil.rmtree(out)
+    if os.path.isfile(out):
+        raise RecipeError(f"--out {out!r} is a file; give a directory")
+    if not os.path.isfile(run_file):
+        if os.path.isdir(out) and os.listdir(out):
+            raise RecipeError(
+                f"--out {out!r} is not empty and holds no keras-adl run; choose "
+                "another directory or pass --overwrite to delete it"
+            )
+        return False
+    with open(run_file) as f:
+        previous = json.load(f)
+    if (previous.get("task"), previous.get("model")) != (task, model):
+        raise RecipeError(
+            f"--out {out!r} holds a run of task {previous.get('task')!r} with model "
+            f"{previous.get('model')!r}; pass --overwrite to start fresh or choose "
+            "another --out"
+        )
+    if previous.get("options", {}) != options:
+        raise RecipeError(
+            f"--out {out!r} holds a run of {task!r} with other options "
+            f"({previous.get('options')}); pass --overwrite to start fresh or choose "
+            "another --out"
+        )
+    if previous.get("status") != "training":
+        raise RecipeError(
+            f"--out {out!r} holds a finished run of {task!r}; pass --overwrite to "
+            "train again or choose another --out"
+        )
+    return os.path.isdir(os.path.join(out, BACKUP_DIR))
 
 
 def compile_for_training(model, loss, learning_rate, jit_compile=True):

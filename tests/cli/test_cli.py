@@ -8,7 +8,7 @@ import sys
 import keras
 import pytest
 
-from keras_adl import cli
+from keras_adl import cli, recipes
 
 
 def _run(argv, capsys):
@@ -424,11 +424,11 @@ def test_interrupted_training_resumes_mid_epoch(tmp_path, capsys):
     out = str(tmp_path / "run")
     settings = dict(epochs=2, batch_size=8, samples=64, checkpoint_every=3)  # 8 steps an epoch
     with pytest.raises(KeyboardInterrupt):
-        cli.run_training("dates", out=out, callbacks=[_Interrupt(5)], **settings)
+        recipes.train("dates", out=out, callbacks=[_Interrupt(5)], **settings)
     progress = json.load(open(os.path.join(out, "backup", "progress.json")))
     assert progress == {"epoch": 0, "step": 3}  # the last checkpoint, after 3 of 5 steps
     counter = _CountSteps()
-    _, history, _ = cli.run_training("dates", out=out, callbacks=[counter], **settings)
+    _, history, _ = recipes.train("dates", out=out, callbacks=[counter], **settings)
     assert "resuming epoch 1 at step 4 of 8" in capsys.readouterr().out
     assert counter.steps == 5 + 8 and history.epoch == [1]
     assert not os.path.exists(os.path.join(out, "backup"))
