@@ -51,29 +51,14 @@ def digits(data, size):
     return split_dataset(images, labels, 0.2, seed=0)
 
 
-def with_num_scales(model, num_scales):
-    """``model`` rebuilt with ``num_scales`` glimpse scales (``--scales``; the recipe's layout
-    fixes them) and compiled with the recipe model's optimizer settings."""
-    config = model.get_config()
-    for layer in config["layers"]:
-        if "num_scales" in layer["config"]:
-            layer["config"]["num_scales"] = num_scales
-    rebuilt = type(model).from_config(config)
-    rebuilt.compile(
-        optimizer=keras.optimizers.get(keras.optimizers.serialize(model.optimizer)),
-        jit_compile=model.jit_compile,
-    )
-    return rebuilt
-
-
 def build_model(args, setting=None, policy="learned", seed=0, digit_size=None):
     """The compiled model ``keras-adl train TASK --model MODEL`` trains for a setting (the first
     of ``--settings`` by default) and policy, with ``seed`` and ``--scales``."""
     task, size = SETTINGS[setting or args.settings[0]]
     if digit_size is None:
         digit_size = int(digits(args.data, size)[0][0].shape[1])
-    model = RECIPE.build_model(task, MODELS[policy], digit_size, seed=seed)
-    return with_num_scales(model, args.scales) if args.scales else model
+    scales = {"num_scales": args.scales} if args.scales else {}
+    return RECIPE.build_model(task, MODELS[policy], digit_size, seed=seed, **scales)
 
 
 def run(args, setting, policy, seed):

@@ -118,19 +118,23 @@ class VisionRecipe(Recipe):
         ),
     )
 
-    def settings(self, task, model_name):
-        """The builder's keyword arguments (those that do not depend on the data) and
-        ``learning_rate``."""
+    def settings(self, task, model_name, digit_size=16):
+        """The builder's keyword arguments and ``learning_rate`` for digits of ``digit_size``
+        pixels (RAM: its sizes and its glimpses, from `ram_layout`; the canvas and clutter are
+        the data's)."""
         if task == "digit_strips":
             return dict(CAPTION_SETTINGS)
-        return dict(RAM_SETTINGS, policy="random" if model_name == "ram_random" else "learned")
+        layout = ram_layout(task, digit_size)
+        glimpses = {k: layout[k] for k in ("num_glimpses", "patch_size", "num_scales")}
+        policy = "random" if model_name == "ram_random" else "learned"
+        return dict(RAM_SETTINGS, **glimpses, policy=policy)
 
     def build_model(self, task, model_name, digit_size=16, jit_compile=True, **overrides):
         """The compiled model ``keras-adl train TASK --model MODEL`` trains for digits of
         ``digit_size`` pixels; ``overrides`` replace named settings."""
         import keras
 
-        settings = override(self.settings(task, model_name), overrides)
+        settings = override(self.settings(task, model_name, digit_size), overrides)
         learning_rate = settings.pop("learning_rate")
         if task == "digit_strips":
             from keras_adl.models.captioning import show_attend_tell
@@ -142,10 +146,8 @@ class VisionRecipe(Recipe):
             return compile_for_training(model, loss, learning_rate, jit_compile)
         from keras_adl.models.ram import recurrent_attention_model
 
-        layout = ram_layout(task, digit_size)
-        canvas = layout.pop("canvas_size")
-        layout.pop("num_clutter")
-        model = recurrent_attention_model((canvas, canvas, 1), 10, **layout, **settings)
+        canvas = ram_layout(task, digit_size)["canvas_size"]
+        model = recurrent_attention_model((canvas, canvas, 1), 10, **settings)
         model.compile(optimizer=keras.optimizers.Adam(learning_rate), jit_compile=jit_compile)
         return model
 
@@ -168,7 +170,7 @@ class VisionRecipe(Recipe):
         run.record.update(
             data=run.options.get("data") or "sklearn_digits",
             digit_size=digit_size,
-            settings=self.settings(run.task, run.model),
+            settings=self.settings(run.task, run.model, digit_size),
             image_shape=self.image_shape(run.task, digit_size),
         )
         if run.task == "digit_strips":
