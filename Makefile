@@ -17,12 +17,13 @@ $(STAMP): $(PY) setup.cfg pyproject.toml
 
 install: $(STAMP)
 
+# The fast suite (the README's test command); the 25 slowest tests are listed at the end.
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q --durations=25
 
 # pytest exits 5 when no test is marked slow; that is not a failure here.
 test-slow: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow || [ $$? -eq 5 ]
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow --durations=25 || [ $$? -eq 5 ]
 
 bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention.py

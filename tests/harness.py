@@ -1,14 +1,21 @@
 """One harness every keras-adl layer test runs: `run_layer_test`.
 
-It checks, for one layer configuration and one input:
+Every call (``full=False``, the cheap checks, for each configuration of a layer):
 
 1. config round trip: ``from_config(get_config())`` and the JSON form give the same config, and
    every ``__init__`` argument is in the config;
-2. eager call: output shapes and dtypes as expected, values finite;
-3. symbolic call in a functional model: same output shapes with an unknown batch;
-4. gradients: every trainable weight gets a finite, non-zero gradient, and so do the inputs
-   (through a trainable probe in front of each float input);
-5. one ``fit`` step with ``jit_compile=True`` changes the layer's weights;
+2. eager call: output shapes and dtypes as expected, values finite, and the layer holds the
+   expected number of trainable weights;
+3. symbolic call in a functional model: same output shapes with an unknown batch and unknown
+   time/step dimensions;
+4. gradients, output by output: each float output reaches every trainable weight of the layer
+   and every float input (through a trainable probe in front of it) with a finite, non-zero
+   gradient, except the pairs declared in ``no_gradient``, which must get none.
+
+``full=True`` adds the expensive checks; each layer's test file runs them exactly once (on its
+richest configuration; ``tests/layers/test_harness_coverage.py`` counts):
+
+5. one ``fit`` step with ``jit_compile=True`` on all outputs changes the layer's weights;
 6. ``.keras`` save + load in the same process gives identical outputs, and a layer rebuilt
    from its config with the same weights gives identical outputs;
 7. a ``mixed_float16`` copy of the layer with the same weights returns finite float16 outputs
@@ -43,7 +50,7 @@ def _call(layer, inputs, call_kwargs):
 
 
 def _flat(outputs):
-    return [o for o in keras.tree.flatten(outputs)]
+    return list(keras.tree.flatten(outputs))
 
 
 def _check_shapes(outputs, expected, symbolic=False):
@@ -71,38 +78,7 @@ def _numpy(outputs):
     return [keras.ops.convert_to_numpy(o) for o in _flat(outputs)]
 
 
-def run_layer_test(
-    layer_cls,
-    init_kwargs,
-    input_data,
-    expected_output_shape,
-    call_kwargs=None,
-    zero_gradient_weights=(),
-    inputs_without_gradient=(),
-    run_mixed_precision=True,
-):
-    """Runs the common checks on ``layer_cls(**init_kwargs)``.
-
-    Args:
-        layer_cls: the layer class.
-        init_kwargs: constructor arguments.
-        input_data: a numpy array (the single input) or a dict of call-argument name → array.
-        expected_output_shape: a shape tuple, or a list of shapes for a flat list of outputs.
-        call_kwargs: extra non-tensor call arguments (e.g. ``return_attention_scores=True``).
-        zero_gradient_weights: names (substrings) of weights whose gradient is zero by the
-            math (documented per test).
-        inputs_without_gradient: names of float inputs the output does not depend on by
-            design (e.g. ``"inputs"`` for an encoding that only reads the input's shape).
-        run_mixed_precision: run the ``mixed_float16`` check.
-
-    Returns:
-        The eager outputs of the layer (for further assertions by the caller).
-    """
-    call_kwargs = dict(call_kwargs or {})
-    inputs = {k: np.asarray(v) for k, v in _as_dict(input_data).items()}
-
-    # 1. Config round trips.
-    layer = layer_cls(**init_kwargs)
+def _check_config(layer_cls, layer):
     config = layer.get_config()
     init_params = [
         p
@@ -114,6 +90,107 @@ def run_layer_test(
     assert layer_cls.from_config(config).get_config() == config
     serialized = json.loads(json.dumps(keras.saving.serialize_keras_object(layer)))
     assert keras.saving.deserialize_keras_object(serialized).get_config() == config
+    return config
+
+
+def _dynamic_shape(v):
+    """Only the last, feature dim of float inputs is fixed, as in a user's model over
+    variable-length data; this is where shape-dependent ops break under XLA."""
+    if keras.backend.is_float_dtype(str(v.dtype)):
+        return (None,) * (v.ndim - 2) + v.shape[-1:]
+    return (None,) * (v.ndim - 1)
+
+
+def _check_gradients(model, layer, probes, inputs, no_gradient):
+    """Each float output of ``model`` against each trainable weight of ``layer`` and each
+    probe (one per float input), on a random projection of the output."""
+    targets = [(v.path, v) for v in layer.trainable_weights]
+    targets += [(f"input:{name}", probe.kernel) for name, probe in probes.items()]
+    known = {i for i, o in enumerate(model.outputs) if _is_float(o)}
+    unknown = set(no_gradient) - known
+    assert not unknown, f"`no_gradient` names outputs {sorted(unknown)}, not float outputs"
+    feed = {k: tf.constant(v) for k, v in inputs.items()}
+    with tf.GradientTape(persistent=True) as tape:
+        outputs = _flat(model(feed, training=True))
+        losses = {}
+        for i, out in enumerate(outputs):
+            if i in known:
+                projection = tf.random.stateless_normal(tf.shape(out), seed=(1, i), dtype="float32")
+                losses[i] = tf.reduce_sum(tf.cast(out, "float32") * projection)
+    problems = []  # all of them at once: a layer's exceptions are read off one run
+    for i, loss in losses.items():
+        excepted = tuple(no_gradient.get(i, ()))
+        matched = set()
+        grads = tape.gradient(loss, [v for _, v in targets])
+        for (name, _), grad in zip(targets, grads):
+            hits = [
+                e
+                for e in excepted
+                if e == "*" or (e == name if e.startswith("input:") else e in name)
+            ]
+            matched.update(hits)
+            grad = None if grad is None else np_(grad)
+            if hits:
+                # A declared exception must be real: no gradient at all.
+                if grad is not None and np.any(grad):
+                    problems.append(f"output {i} → {name} has a gradient (declared none)")
+            elif grad is None:
+                problems.append(f"no gradient reaches output {i} → {name}")
+            elif not np.all(np.isfinite(grad)):
+                problems.append(f"non-finite gradient output {i} → {name}")
+            elif not np.any(grad):
+                problems.append(f"zero gradient output {i} → {name}")
+        if matched != set(excepted):
+            problems.append(
+                f"`no_gradient` of output {i} matches nothing: {sorted(set(excepted) - matched)}"
+            )
+    assert not problems, "\n".join(problems)
+    del tape
+
+
+def run_layer_test(
+    layer_cls,
+    init_kwargs,
+    input_data,
+    expected_output_shape,
+    *,
+    expected_num_trainable_weights,
+    full=False,
+    call_kwargs=None,
+    no_gradient=None,
+    inputs_without_gradient=(),
+    run_mixed_precision=True,
+):
+    """Runs the common checks on ``layer_cls(**init_kwargs)``.
+
+    Args:
+        layer_cls: the layer class.
+        init_kwargs: constructor arguments.
+        input_data: a numpy array (the single input) or a dict of call-argument name → array.
+        expected_output_shape: a shape tuple, or a list of shapes for a flat list of outputs
+            (a dict of outputs flattens in sorted key order).
+        expected_num_trainable_weights: the number of trainable weights of the built layer.
+        full: also run the expensive checks (XLA ``fit`` step, ``.keras`` round trip,
+            ``mixed_float16``); once per layer.
+        call_kwargs: extra non-tensor call arguments (e.g. ``return_attention_scores=True``).
+        no_gradient: ``{output index: names}`` of what that float output does not depend on by
+            the math: substrings of weight paths, ``"input:<name>"`` for an input, or ``"*"``
+            for everything (e.g. sampled locations). Each entry must match something, and what
+            it matches must get no gradient from that output.
+        inputs_without_gradient: names of float inputs no output depends on by design (e.g.
+            ``"inputs"`` for an encoding that only reads the input's shape); they get no probe.
+        run_mixed_precision: run the ``mixed_float16`` check (with ``full``).
+
+    Returns:
+        The eager outputs of the layer (for further assertions by the caller).
+    """
+    call_kwargs = dict(call_kwargs or {})
+    no_gradient = dict(no_gradient or {})
+    inputs = {k: np.asarray(v) for k, v in _as_dict(input_data).items()}
+
+    # 1. Config round trips.
+    layer = layer_cls(**init_kwargs)
+    config = _check_config(layer_cls, layer)
 
     # 2. Eager call.
     tensors = {k: tf.constant(v) for k, v in inputs.items()}
@@ -122,68 +199,52 @@ def run_layer_test(
     for out in _flat(outputs):
         if _is_float(out):
             assert keras.backend.standardize_dtype(out.dtype) == layer.compute_dtype
-            assert np.all(np.isfinite(keras.ops.convert_to_numpy(out))), "non-finite output"
+            assert np.all(np.isfinite(np_(out))), "non-finite output"
+    assert len(layer.trainable_weights) == expected_num_trainable_weights, (
+        f"{len(layer.trainable_weights)} trainable weights, expected "
+        f"{expected_num_trainable_weights}: {[v.path for v in layer.trainable_weights]}"
+    )
 
     # 3. Symbolic call in a functional model, with a trainable probe on each float input.
-    # Dynamic time/step dims (only the last, feature dim of float inputs is fixed), as in a
-    # user's model over variable-length data; this is where shape-dependent ops break under XLA.
-    def _dynamic_shape(v):
-        if keras.backend.is_float_dtype(str(v.dtype)):
-            return (None,) * (v.ndim - 2) + v.shape[-1:]
-        return (None,) * (v.ndim - 1)
-
     symbolic = {
         k: keras.Input(shape=_dynamic_shape(v), dtype=str(v.dtype), name=k)
         for k, v in inputs.items()
     }
-    probed = {}
-    probes = []
+    probed, probes = {}, {}
     for k, x in symbolic.items():
         if _is_float(x) and k not in inputs_without_gradient:
-            probe = keras.layers.Dense(x.shape[-1], name=f"probe_{k}")
-            probes.append(probe)
-            probed[k] = probe(x)
+            probes[k] = keras.layers.Dense(x.shape[-1], name=f"probe_{k}")
+            probed[k] = probes[k](x)
         else:
             probed[k] = x
     model_layer = layer_cls(**init_kwargs)
     sym_outputs = _call(model_layer, probed, call_kwargs)
     _check_shapes(sym_outputs, expected_output_shape, symbolic=True)
-    model = keras.Model(symbolic, _flat(sym_outputs)[0])
+    model = keras.Model(symbolic, _flat(sym_outputs))
 
-    # 4. Gradients reach every weight of the layer and the inputs.
-    feed = {k: tf.constant(v) for k, v in inputs.items()}
-    with tf.GradientTape() as tape:
-        out = model(feed, training=True)
-        weights = tf.random.stateless_normal(tf.shape(out), seed=(1, 2), dtype=out.dtype)
-        loss = tf.reduce_sum(tf.cast(out, "float32") * tf.cast(weights, "float32"))
-    variables = model_layer.trainable_weights + [p.kernel for p in probes]
-    grads = tape.gradient(loss, variables)
-    for var, grad in zip(variables, grads):
-        name = var.path
-        if any(z in name for z in zero_gradient_weights):
-            continue
-        assert grad is not None, f"no gradient reaches {name}"
-        grad = keras.ops.convert_to_numpy(grad)
-        assert np.all(np.isfinite(grad)), f"non-finite gradient for {name}"
-        assert np.any(grad != 0), f"zero gradient for {name}"
+    # 4. Gradients, output by output.
+    _check_gradients(model, model_layer, probes, inputs, no_gradient)
+    if not full:
+        return outputs
 
     # 5. One compiled fit step changes the layer's weights.
     before = _numpy(model_layer.trainable_weights)
     model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse", jit_compile=True)
-    target = np.asarray(model.predict(inputs, verbose=0)) + 1.0
-    history = model.fit(inputs, target, epochs=1, batch_size=len(target), verbose=0)
+    targets = [p + 1.0 for p in _flat(model.predict(inputs, verbose=0))]
+    history = model.fit(inputs, targets, epochs=1, batch_size=len(targets[0]), verbose=0)
     assert np.isfinite(history.history["loss"][0])
     after = _numpy(model_layer.trainable_weights)
     if before:
         assert any(np.any(a != b) for a, b in zip(after, before)), "fit changed no weight"
 
     # 6. .keras round trip and config + weights rebuild give identical outputs.
-    expected = model.predict(inputs, verbose=0)
+    expected = _flat(model.predict(inputs, verbose=0))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "model.keras")
         model.save(path)
         reloaded = keras.saving.load_model(path)
-    np.testing.assert_allclose(reloaded.predict(inputs, verbose=0), expected, rtol=1e-6, atol=1e-6)
+    for got, want in zip(_flat(reloaded.predict(inputs, verbose=0)), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     rebuilt = layer_cls.from_config(layer.get_config())
     _call(rebuilt, tensors, call_kwargs)
     rebuilt.set_weights(layer.get_weights())
@@ -199,7 +260,7 @@ def run_layer_test(
         for got, want in zip(_flat(mixed_outputs), _flat(outputs)):
             if _is_float(got):
                 assert keras.backend.standardize_dtype(got.dtype) == "float16"
-                got = keras.ops.convert_to_numpy(got).astype("float32")
+                got = np_(got).astype("float32")
                 assert np.all(np.isfinite(got))
-                np.testing.assert_allclose(got, keras.ops.convert_to_numpy(want), rtol=2e-2, atol=2e-2)
+                np.testing.assert_allclose(got, np_(want), rtol=2e-2, atol=2e-2)
     return outputs

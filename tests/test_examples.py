@@ -66,8 +66,20 @@ def test_ntm_copy_example_smoke(tmp_path):
     # Tiny settings: the learning is tested in tests/models/test_memory.py. The script raises if
     # the reloaded SavedModel disagrees with the in-memory model.
     example = load_script("examples/ntm_copy.py")
-    result = example.main(["--steps", "5", "--max-length", "3", "--memory-size", "8",
-                           "--controller-units", "16", "--out", str(tmp_path)])
+    result = example.main(
+        [
+            "--steps",
+            "5",
+            "--max-length",
+            "3",
+            "--memory-size",
+            "8",
+            "--controller-units",
+            "16",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert result["bit_errors"] >= 0
     assert os.path.getsize(result["picture"]) > 1000
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
@@ -102,8 +114,9 @@ def test_caption_digits_example_smoke(tmp_path):
 
 def test_han_documents_example_smoke(tmp_path):
     example = load_script("examples/han_documents.py")
-    result = example.main(["--documents", "256", "--epochs", "1", "--units", "8", "--out",
-                           str(tmp_path)])
+    result = example.main(
+        ["--documents", "256", "--epochs", "1", "--units", "8", "--out", str(tmp_path)]
+    )
     assert 0.0 <= result["accuracy"] <= 1.0 and 0.0 <= result["hit_rate"] <= 1.0
     assert os.path.getsize(result["png"]) > 1000 and "<span" in open(result["html"]).read()
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))

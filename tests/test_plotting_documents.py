@@ -17,16 +17,21 @@ WORDS = [
     ["service", "slow", "", ""],
     ["", "", "", ""],
 ]
-WORD_ATTENTION = np.array([
-    [0.1, 0.6, 0.1, 0.2],
-    [0.25, 0.75, 0.0, 0.0],
-    [0.0, 0.0, 0.0, 0.0],
-], "float32")
+WORD_ATTENTION = np.array(
+    [
+        [0.1, 0.6, 0.1, 0.2],
+        [0.25, 0.75, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0],
+    ],
+    "float32",
+)
 SENTENCE_ATTENTION = np.array([0.64, 0.36, 0.0], "float32")
 REAL_WORDS = ["the", "pizza", "was", "<b>&", "service", "slow"]
 
-SPAN = re.compile(r'<span class="w" style="background-color: rgba\(\d+, \d+, \d+, ([0-9.]+)\);'
-                  r'[^"]*" title="([^"]*)">([^<]*)</span>')
+SPAN = re.compile(
+    r'<span class="w" style="background-color: rgba\(\d+, \d+, \d+, ([0-9.]+)\);'
+    r'[^"]*" title="([^"]*)">([^<]*)</span>'
+)
 
 
 def _spans(page):
@@ -35,21 +40,32 @@ def _spans(page):
 
 
 def _html(tmp_path, **kwargs):
-    path = plot_document_attention(WORDS, WORD_ATTENTION, SENTENCE_ATTENTION,
-                                   str(tmp_path / "doc.html"), **kwargs)
+    path = plot_document_attention(
+        WORDS, WORD_ATTENTION, SENTENCE_ATTENTION, str(tmp_path / "doc.html"), **kwargs
+    )
     return pathlib.Path(path).read_text(encoding="utf-8")
 
 
 def test_html_draws_each_real_word_once_escaped_and_no_padding(tmp_path):
     path = str(tmp_path / "doc.html")
-    assert plot_document_attention(WORDS, WORD_ATTENTION, SENTENCE_ATTENTION, path,
-                                   title="predicted: <food> (0.93)") == path
+    assert (
+        plot_document_attention(
+            WORDS, WORD_ATTENTION, SENTENCE_ATTENTION, path, title="predicted: <food> (0.93)"
+        )
+        == path
+    )
     page = pathlib.Path(path).read_text(encoding="utf-8")
     assert page.count('class="w"') == len(REAL_WORDS)  # padding words are not drawn
     assert page.count('class="sentence"') == 2  # nor the padding sentence
     assert page.count('class="sw"') == 2
     assert [word for _, _, word in SPAN.findall(page)] == [
-        "the", "pizza", "was", "&lt;b&gt;&amp;", "service", "slow"]
+        "the",
+        "pizza",
+        "was",
+        "&lt;b&gt;&amp;",
+        "service",
+        "slow",
+    ]
     for word in ("the", "pizza", "service", "slow"):
         assert len(re.findall(rf">{word}<", page)) == 1
     assert "<b>" not in page and "&lt;b&gt;&amp;" in page
@@ -92,9 +108,13 @@ def test_html_intensity_follows_the_formula(tmp_path):
 def test_html_accepts_bytes_arrays_and_tensors(tmp_path):
     tf = pytest.importorskip("tensorflow")
     words = np.array([[w.encode("utf-8") for w in row] for row in WORDS], dtype=object)
-    words[0, 0] = "café".encode("utf-8")
-    path = plot_document_attention(words, tf.constant(WORD_ATTENTION),
-                                   tf.constant(SENTENCE_ATTENTION), str(tmp_path / "b.html"))
+    words[0, 0] = "café".encode()
+    path = plot_document_attention(
+        words,
+        tf.constant(WORD_ATTENTION),
+        tf.constant(SENTENCE_ATTENTION),
+        str(tmp_path / "b.html"),
+    )
     page = pathlib.Path(path).read_text(encoding="utf-8")
     assert ">café<" in page and "b&#x27;" not in page and "b'" not in page
     assert page.count('class="w"') == len(REAL_WORDS)
@@ -108,15 +128,24 @@ def _assert_png(path):
 
 def test_png_is_written(tmp_path):
     path = str(tmp_path / "doc.png")
-    assert plot_document_attention(WORDS, WORD_ATTENTION, SENTENCE_ATTENTION, path,
-                                   title="predicted: $sports$ (0.93)") == path
+    assert (
+        plot_document_attention(
+            WORDS, WORD_ATTENTION, SENTENCE_ATTENTION, path, title="predicted: $sports$ (0.93)"
+        )
+        == path
+    )
     _assert_png(path)
 
 
 def test_png_from_a_numpy_bytes_array(tmp_path):
     words = np.array([[w.encode("utf-8") for w in row] for row in WORDS], dtype=object)
-    path = plot_document_attention(words, WORD_ATTENTION, SENTENCE_ATTENTION,
-                                   str(tmp_path / "bytes.png"), scale_words_by_sentence=False)
+    path = plot_document_attention(
+        words,
+        WORD_ATTENTION,
+        SENTENCE_ATTENTION,
+        str(tmp_path / "bytes.png"),
+        scale_words_by_sentence=False,
+    )
     _assert_png(path)
 
 
@@ -127,8 +156,7 @@ def test_png_with_a_60_word_sentence(tmp_path):
     word_attention[0] = rng.dirichlet(np.ones(60))
     word_attention[1, :2] = [0.3, 0.7]
     words[0][7] = "a" * 200  # longer than the default width: the figure widens
-    path = plot_document_attention(words, word_attention, [0.9, 0.1],
-                                   str(tmp_path / "long.png"))
+    path = plot_document_attention(words, word_attention, [0.9, 0.1], str(tmp_path / "long.png"))
     _assert_png(path)
 
 
@@ -138,31 +166,41 @@ def test_bad_extension_names_path_and_extensions(tmp_path):
         plot_document_attention(WORDS, WORD_ATTENTION, SENTENCE_ATTENTION, path)
 
 
-@pytest.mark.parametrize("words, word_attention, sentence_attention", [
-    (WORDS, WORD_ATTENTION[:2], SENTENCE_ATTENTION),  # S of word_attention
-    (WORDS, WORD_ATTENTION[:, :3], SENTENCE_ATTENTION),  # W of word_attention
-    (WORDS, WORD_ATTENTION, SENTENCE_ATTENTION[:2]),  # S of sentence_attention
-    (WORDS[:2], WORD_ATTENTION, SENTENCE_ATTENTION),  # S of words
-    (WORDS, WORD_ATTENTION[None], SENTENCE_ATTENTION),  # rank
-])
+@pytest.mark.parametrize(
+    "words, word_attention, sentence_attention",
+    [
+        (WORDS, WORD_ATTENTION[:2], SENTENCE_ATTENTION),  # S of word_attention
+        (WORDS, WORD_ATTENTION[:, :3], SENTENCE_ATTENTION),  # W of word_attention
+        (WORDS, WORD_ATTENTION, SENTENCE_ATTENTION[:2]),  # S of sentence_attention
+        (WORDS[:2], WORD_ATTENTION, SENTENCE_ATTENTION),  # S of words
+        (WORDS, WORD_ATTENTION[None], SENTENCE_ATTENTION),  # rank
+    ],
+)
 def test_shape_mismatch(tmp_path, words, word_attention, sentence_attention):
-    with pytest.raises(ValueError, match=r"word_attention.*sentence_attention.*got word_attention"
-                                         r" \(.*\) and sentence_attention \(.*\)"):
-        plot_document_attention(words, word_attention, sentence_attention,
-                                str(tmp_path / "doc.html"))
+    with pytest.raises(
+        ValueError,
+        match=r"word_attention.*sentence_attention.*got word_attention"
+        r" \(.*\) and sentence_attention \(.*\)",
+    ):
+        plot_document_attention(
+            words, word_attention, sentence_attention, str(tmp_path / "doc.html")
+        )
     assert not (tmp_path / "doc.html").exists()
 
 
 def test_ragged_words_are_rejected(tmp_path):
     with pytest.raises(ValueError, match="rectangular"):
-        plot_document_attention([["a", "b"], ["c"]], np.ones((2, 2)), np.ones(2),
-                                str(tmp_path / "doc.html"))
+        plot_document_attention(
+            [["a", "b"], ["c"]], np.ones((2, 2)), np.ones(2), str(tmp_path / "doc.html")
+        )
 
 
 @pytest.mark.parametrize("which", ["word_attention", "sentence_attention"])
 def test_nan_weights(tmp_path, which):
-    weights = {"word_attention": WORD_ATTENTION.copy(),
-               "sentence_attention": SENTENCE_ATTENTION.copy()}
+    weights = {
+        "word_attention": WORD_ATTENTION.copy(),
+        "sentence_attention": SENTENCE_ATTENTION.copy(),
+    }
     weights[which].flat[1] = np.nan
     with pytest.raises(ValueError, match=f"{which} contains NaN"):
         plot_document_attention(WORDS, path=str(tmp_path / "doc.png"), **weights)

@@ -27,8 +27,11 @@ class CellSequence(keras.layers.Layer):
     def build(self, inputs_shape):
         config = copy.deepcopy(self.cell)
         config["config"]["dtype"] = keras.saving.serialize_keras_object(self.dtype_policy)
-        self.rnn = keras.layers.RNN(keras.saving.deserialize_keras_object(config),
-                                    return_sequences=True, dtype=self.dtype_policy)
+        self.rnn = keras.layers.RNN(
+            keras.saving.deserialize_keras_object(config),
+            return_sequences=True,
+            dtype=self.dtype_policy,
+        )
         self.rnn.build(inputs_shape)
 
     def call(self, inputs):
@@ -39,7 +42,8 @@ class CellSequence(keras.layers.Layer):
 
 
 def run_cell_harness(cell, input_dim=5, steps=6, batch=3, **kwargs):
-    """The shared layer harness on ``RNN(cell)``; returns the eager outputs."""
+    """The shared layer harness on ``RNN(cell)`` (``kwargs`` go to `run_layer_test`, e.g.
+    ``full`` and ``expected_num_trainable_weights``); returns the eager outputs."""
     x = np.random.default_rng(0).uniform(size=(batch, steps, input_dim)).astype("float32")
     return run_layer_test(
         CellSequence,
@@ -82,8 +86,9 @@ def check_keras_file_and_saved_model(cell, tmp_path, input_dim=5):
     np.testing.assert_allclose(reloaded.serve(tf.constant(x)).numpy(), expected, atol=1e-5)
     # The export has a dynamic batch and time: a longer, larger batch runs too.
     longer = np.concatenate([x, x], axis=1)
-    np.testing.assert_allclose(reloaded.serve(tf.constant(longer)).numpy(), np_(model(longer)),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        reloaded.serve(tf.constant(longer)).numpy(), np_(model(longer)), atol=1e-5
+    )
 
 
 def check_mirrored_fit_matches_one_device(make_cell, input_dim=5):

@@ -7,7 +7,6 @@ import pytest
 from tests.harness import np_
 
 
-
 def check_sequence_query_equals_step_loop(layer, query, value, mask=None):
     """The [B, S, Dq] call equals a Python loop of [B, Dq] calls."""
     context, weights = layer(query, value, value_mask=mask, return_attention_scores=True)
@@ -56,7 +55,9 @@ def check_keras_mask_is_used(layer_factory):
 
 def check_bad_input(layer):
     name = type(layer).__name__
-    with pytest.raises(ValueError, match=rf"{name}: `query` must have rank 2 or 3; received shape \(2,\)"):
+    with pytest.raises(
+        ValueError, match=rf"{name}: `query` must have rank 2 or 3; received shape \(2,\)"
+    ):
         layer(np.zeros((2,), "float32"), np.zeros((2, 5, 8), "float32"))
     with pytest.raises(ValueError, match=r"`value` must have rank 3; received shape \(2, 8\)"):
         layer(np.zeros((2, 8), "float32"), np.zeros((2, 8), "float32"))

@@ -12,16 +12,18 @@ MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], bool)
 
 
 def test_harness():
-    run_layer_test(AttentionPooling, {"units": 4}, H, (3, 6))
+    run_layer_test(AttentionPooling, {"units": 4}, H, (3, 6), expected_num_trainable_weights=3)
 
 
-def test_harness_with_weights_and_mask():
+def test_full_harness_with_weights_and_mask():
     run_layer_test(
         AttentionPooling,
         {"units": 4, "use_bias": False},
         {"inputs": H, "mask": MASK},
         [(3, 6), (3, 5)],
         call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=2,
+        full=True,
     )
 
 
@@ -36,8 +38,9 @@ def test_values_against_the_formula():
     expected = np.exp(scores - scores.max(1, keepdims=True))
     expected /= expected.sum(1, keepdims=True)
     np.testing.assert_allclose(np_(alpha), expected, rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(np_(pooled), np.einsum("bt,btd->bd", expected, H), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np_(pooled), np.einsum("bt,btd->bd", expected, H), rtol=1e-5, atol=1e-6
+    )
     np.testing.assert_allclose(np_(context_scores(u, u_ctx)), u @ u_ctx, rtol=1e-5, atol=1e-6)
 
 

@@ -10,17 +10,26 @@ MEMORY = np.random.RandomState(1).rand(2, 6, 7).astype("float32")
 MASK = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], bool)
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [{"units": 8}, {"units": 8, "cell": "lstm", "attention": "luong", "luong_score": "general"}],
-)
-def test_harness(kwargs):
+def test_full_harness():
     run_layer_test(
         AttentionRNNDecoder,
-        kwargs,
+        {"units": 8},
         {"inputs": INPUTS, "memory": MEMORY},
         [(2, 4, 15), (2, 4, 6)],
         call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=6,
+        full=True,
+    )
+
+
+def test_harness_lstm_luong():
+    run_layer_test(
+        AttentionRNNDecoder,
+        {"units": 8, "cell": "lstm", "attention": "luong", "luong_score": "general"},
+        {"inputs": INPUTS, "memory": MEMORY},
+        [(2, 4, 15), (2, 4, 6)],
+        call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=4,
     )
 
 

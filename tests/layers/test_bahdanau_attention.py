@@ -6,29 +6,42 @@ from keras_adl.layers import BahdanauAttention
 from tests.harness import np_, run_layer_test
 from tests.layers import sequence_attention_checks as checks
 
-
-
 QUERY = np.random.RandomState(0).rand(2, 3, 6).astype("float32")
 VALUE = np.random.RandomState(1).rand(2, 5, 8).astype("float32")
 
 
-@pytest.mark.parametrize("normalize", [False, True])
-def test_harness_sequence_query(normalize):
+def test_harness_sequence_query():
     run_layer_test(
         BahdanauAttention,
-        {"units": 4, "normalize": normalize},
+        {"units": 4},
         {"query": QUERY, "value": VALUE},
         [(2, 3, 8), (2, 3, 5)],
         call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=3,  # W_a, U_a, v_a
     )
 
 
-def test_harness_single_step_with_separate_key():
+def test_harness_sequence_query_normalized():
+    run_layer_test(
+        BahdanauAttention,
+        {"units": 4, "normalize": True},
+        {"query": QUERY, "value": VALUE},
+        [(2, 3, 8), (2, 3, 5)],
+        call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=5,  # W_a, U_a, v_a, g, b
+    )
+
+
+def test_full_harness_single_step_with_separate_key():
     run_layer_test(
         BahdanauAttention,
         {"units": 4, "dropout": 0.2},
         {"query": QUERY[:, 0], "value": VALUE, "key": VALUE[..., :3] * 2},
-        (2, 8),
+        [(2, 8), (2, 5)],
+        call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=3,
+        full=True,
+        no_gradient={1: ("input:value",)},  # the weights read the separate keys only
     )
 
 

@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_adl.layers import DNCCell
 from tests.harness import np_
@@ -9,25 +10,40 @@ from tests.layers import memory_cell_checks as checks
 SMALL = dict(controller_units=12, memory_size=8, memory_width=4, num_read_heads=2)
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [{}, dict(controller="dense", num_write_heads=2, memory_init="learned")],
-    ids=["lstm", "dense-2writeheads-learned"],
-)
-def test_harness(kwargs):
-    checks.run_cell_harness(DNCCell(**SMALL, **kwargs))
+def test_full_harness():
+    checks.run_cell_harness(DNCCell(**SMALL), expected_num_trainable_weights=5, full=True)
+
+
+def test_harness_dense_two_write_heads_learned_memory():
+    # The learned initial memory gets a gradient.
+    checks.run_cell_harness(
+        DNCCell(**SMALL, controller="dense", num_write_heads=2, memory_init="learned"),
+        expected_num_trainable_weights=5,
+    )
 
 
 def test_config_round_trip():
-    checks.check_config_round_trip(DNCCell, dict(
-        controller_units=7, memory_size=9, memory_width=3, num_read_heads=3, num_write_heads=2,
-        controller="dense", memory_init="random", clip_value=None, return_addressing=True))
+    checks.check_config_round_trip(
+        DNCCell,
+        dict(
+            controller_units=7,
+            memory_size=9,
+            memory_width=3,
+            num_read_heads=3,
+            num_write_heads=2,
+            controller="dense",
+            memory_init="random",
+            clip_value=None,
+            return_addressing=True,
+        ),
+    )
 
 
 def test_keras_file_and_saved_model(tmp_path):
     checks.check_keras_file_and_saved_model(DNCCell(**SMALL), tmp_path)
 
 
+@pytest.mark.slow  # the same check runs fast on the NTM cell
 def test_mirrored_fit_matches_one_device():
     checks.check_mirrored_fit_matches_one_device(lambda: DNCCell(**SMALL))
 
@@ -46,8 +62,12 @@ def _run(cell, steps=12, batch=3, seed=0):
 @pytest.mark.parametrize("num_write_heads", [1, 2])
 def test_state_invariants_after_a_sequence(num_write_heads):
     # Random weights, scaled up so that gates saturate and weightings are sharp.
-    cell = DNCCell(**SMALL, num_write_heads=num_write_heads, return_addressing=True,
-                   kernel_initializer=keras.initializers.RandomNormal(stddev=1.0))
+    cell = DNCCell(
+        **SMALL,
+        num_write_heads=num_write_heads,
+        return_addressing=True,
+        kernel_initializer=keras.initializers.RandomNormal(stddev=1.0),
+    )
     out, s = _run(cell)
     s = {k: np_(v) for k, v in s.items()}
     assert np.all((s["usage"] >= 0) & (s["usage"] <= 1 + 1e-6))
@@ -65,8 +85,14 @@ def test_state_invariants_after_a_sequence(num_write_heads):
 def test_allocation_write_goes_to_unused_slots_in_turn():
     """With write gate = allocation gate = 1 and nothing freed, successive writes fill distinct
     slots, and usage of each written slot is ~1."""
-    cell = DNCCell(8, memory_size=6, memory_width=3, num_read_heads=1, controller="dense",
-                   return_addressing=True)
+    cell = DNCCell(
+        8,
+        memory_size=6,
+        memory_width=3,
+        num_read_heads=1,
+        controller="dense",
+        return_addressing=True,
+    )
     cell.build((None, 2))
     sizes = cell._interface_sizes()
     bias = np.zeros(sum(sizes), "float32")
@@ -134,8 +160,10 @@ def _oneplus(x):
 
 def _content(memory, keys, strengths):
     dot = np.einsum("bhw,bnw->bhn", keys, memory)
-    norms = (np.sqrt((keys**2).sum(-1) + 1e-6)[:, :, None]
-             * np.sqrt((memory**2).sum(-1) + 1e-6)[:, None, :])
+    norms = (
+        np.sqrt((keys**2).sum(-1) + 1e-6)[:, :, None]
+        * np.sqrt((memory**2).sum(-1) + 1e-6)[:, None, :]
+    )
     return _softmax(strengths[:, :, None] * dot / norms)
 
 
@@ -155,8 +183,9 @@ def test_three_steps_match_a_numpy_dnc():
     numpy, states included: catches a wrong order of updates (e.g. the link built from the new
     precedence), a wrong state layout or a transposed link."""
     n, w, r, units, clip = 5, 3, 2, 6, 3.0
-    cell = DNCCell(units, n, w, num_read_heads=r, controller="dense", memory_init="random",
-                   clip_value=clip)
+    cell = DNCCell(
+        units, n, w, num_read_heads=r, controller="dense", memory_init="random", clip_value=clip
+    )
     rng = np.random.default_rng(0)
     xs = rng.normal(size=(2, 3, 4)).astype("float32")
     cell.build((None, 4))
@@ -185,23 +214,56 @@ def test_three_steps_match_a_numpy_dnc():
         usage = (usage + write_w - usage * write_w) * np.prod(1 - free[:, :, None] * read_w, 1)
         write_content = _content(memory, wk[:, None], _oneplus(ws))[:, 0]
         write_w = g_w * (g_a * _allocation(usage) + (1 - g_a) * write_content)
-        memory = memory * (1 - write_w[:, :, None] * erase[:, None]) + write_w[:, :, None] * vec[:, None]
-        link = (1 - write_w[:, :, None] - write_w[:, None, :]) * link + write_w[:, :, None] * precedence[:, None, :]
+        memory = (
+            memory * (1 - write_w[:, :, None] * erase[:, None]) + write_w[:, :, None] * vec[:, None]
+        )
+        link = (1 - write_w[:, :, None] - write_w[:, None, :]) * link + write_w[
+            :, :, None
+        ] * precedence[:, None, :]
         link[:, np.arange(n), np.arange(n)] = 0
         precedence = (1 - write_w.sum(-1, keepdims=True)) * precedence + write_w
         forward = np.einsum("bij,brj->bri", link, read_w)
         backward = np.einsum("bij,bri->brj", link, read_w)
-        read_w = (modes[..., :1] * backward + modes[..., 1:2] * _content(memory, rk, rs)
-                  + modes[..., 2:] * forward)
+        read_w = (
+            modes[..., :1] * backward
+            + modes[..., 1:2] * _content(memory, rk, rs)
+            + modes[..., 2:] * forward
+        )
         reads = np.einsum("brn,bnw->brw", read_w, memory).reshape(2, -1)
-        np.testing.assert_allclose(outputs[t], np.concatenate([h, reads], -1), rtol=1e-4,
-                                   atol=1e-5, err_msg=f"step {t}")
+        np.testing.assert_allclose(
+            outputs[t], np.concatenate([h, reads], -1), rtol=1e-4, atol=1e-5, err_msg=f"step {t}"
+        )
     got = {k: np_(v) for k, v in cell.unpack_states(states).items()}
-    for name, want in [("memory", memory), ("usage", usage), ("link", link[:, None]),
-                       ("precedence", precedence[:, None]), ("read_weights", read_w),
-                       ("write_weights", write_w[:, None])]:
+    for name, want in [
+        ("memory", memory),
+        ("usage", usage),
+        ("link", link[:, None]),
+        ("precedence", precedence[:, None]),
+        ("read_weights", read_w),
+        ("write_weights", write_w[:, None]),
+    ]:
         np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5, err_msg=name)
     assert np.abs(link).max() > 1e-3  # the link was exercised
+
+
+def test_usage_gradient_reaches_the_previous_write_weights():
+    """The documented choice (DeepMind's code stops this gradient): the new usage depends
+    differentiably on the previous step's write weights, ∂u_t[i]/∂w^w_{t−1}[i] = (1 − u[i]) ψ[i]
+    (no read, so ψ = 1)."""
+    cell = DNCCell(**SMALL)
+    cell.build((None, 5))
+    s = cell.unpack_states(cell.get_initial_state(batch_size=2))
+    rng = np.random.default_rng(3)
+    usage = rng.uniform(size=(2, 8)).astype("float32")
+    s["usage"] = tf.constant(usage)
+    write = tf.Variable(rng.dirichlet(np.ones(8), size=(2, 1)).astype("float32"))
+    with tf.GradientTape() as tape:
+        s["write_weights"] = write
+        states = [tf.reshape(s[name], (2, -1)) for name in cell.state_names]
+        _, new_states = cell(np.ones((2, 5), "float32"), states)
+        new_usage = cell.unpack_states(new_states)["usage"]
+    jacobian = np_(tape.batch_jacobian(new_usage, write))[:, :, 0]  # [B, N, N]
+    np.testing.assert_allclose(np.diagonal(jacobian, axis1=1, axis2=2), 1 - usage, rtol=1e-5)
 
 
 def test_float16_policy_runs_without_nan_in_a_long_sequence():

@@ -24,12 +24,14 @@ def _reference(alpha, mask):
     return ((1.0 - coverage) ** 2).sum(-1)  # Σ_i (1 − ·)²
 
 
-def test_harness():
+def test_full_harness():
     run_layer_test(
         DoublyStochasticRegularization,
         {"strength": 0.5},
         {"attention": ALPHA, "mask": MASK},
         ALPHA.shape,
+        expected_num_trainable_weights=0,
+        full=True,
     )
 
 
@@ -80,9 +82,7 @@ def test_strength_zero_adds_nothing():
 def _model(strength):
     attention = keras.Input((3, 4), name="attention_in")
     mask = keras.Input((3,), dtype="bool", name="mask")
-    regularized = DoublyStochasticRegularization(strength, name="regularizer")(
-        attention, mask=mask
-    )
+    regularized = DoublyStochasticRegularization(strength, name="regularizer")(attention, mask=mask)
     # The caption mask propagates to the readout [B, 3, 1] (and so to the mse).
     output = keras.layers.Dense(1, name="readout")(regularized)
     return keras.Model([attention, mask], output)

@@ -14,12 +14,14 @@ def _data(batch=3, size=16, channels=1):
     }
 
 
-def test_harness():
+def test_full_harness():
     run_layer_test(
         GlimpseNetwork,
         {"patch_size": 4, "num_scales": 2, "glimpse_units": 8, "location_units": 6, "units": 10},
         _data(),
         (3, 10),
+        expected_num_trainable_weights=7,
+        full=True,
     )
 
 
@@ -45,9 +47,14 @@ def test_location_changes_the_output():
     assert not np.allclose(np_(layer(**data)), np_(layer(**moved)))
 
 
-@pytest.mark.parametrize("kwargs, message", [({"units": 0}, "`units`"),
-                                              ({"glimpse_units": -1}, "`glimpse_units`"),
-                                              ({"num_scales": 0}, "`num_scales`")])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"units": 0}, "`units`"),
+        ({"glimpse_units": -1}, "`glimpse_units`"),
+        ({"num_scales": 0}, "`num_scales`"),
+    ],
+)
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         GlimpseNetwork(4, **kwargs)

@@ -15,16 +15,33 @@ def _data(batch=2, size=12, channels=2):
     }
 
 
-def test_harness():
-    run_layer_test(GlimpseSensor, {"patch_size": 4, "num_scales": 2}, _data(), (2, 2, 4, 4, 2))
-    run_layer_test(GlimpseSensor, {"patch_size": 3, "num_scales": 3, "scale_factor": 1.5,
-                                   "flatten": True}, _data(), (2, 54))
+def test_full_harness():
+    run_layer_test(
+        GlimpseSensor,
+        {"patch_size": 4, "num_scales": 2},
+        _data(),
+        (2, 2, 4, 4, 2),
+        expected_num_trainable_weights=0,
+        full=True,
+    )
+
+
+def test_harness_flattened():
+    run_layer_test(
+        GlimpseSensor,
+        {"patch_size": 3, "num_scales": 3, "scale_factor": 1.5, "flatten": True},
+        _data(),
+        (2, 54),
+        expected_num_trainable_weights=0,
+    )
 
 
 def test_equals_the_op_and_flattens_in_scale_row_column_channel_order():
     data = _data()
     nested = np_(GlimpseSensor(4, 2)(**data))
-    np.testing.assert_allclose(nested, np_(extract_glimpses(data["images"], data["locations"], 4, 2)))
+    np.testing.assert_allclose(
+        nested, np_(extract_glimpses(data["images"], data["locations"], 4, 2))
+    )
     flat = np_(GlimpseSensor(4, 2, flatten=True)(**data))
     np.testing.assert_allclose(flat, nested.reshape(2, -1))
 

@@ -23,10 +23,19 @@ SMALL = {"units": 6, "encoder_units": 3, "vocab_size": 30, "embedding_dim": 5}
 
 
 def test_harness_token_ids():
-    run_layer_test(HierarchicalAttention, SMALL, IDS, (3, 6))
+    run_layer_test(
+        HierarchicalAttention,
+        SMALL,
+        IDS,
+        [(3, 6), (3, 4, 5), (3, 4)],
+        call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=19,
+        # The word weights come before the sentence encoder and attention.
+        no_gradient={1: ("/sentence_encoder/", "/sentence_attention/")},
+    )
 
 
-def test_harness_word_vectors_custom_encoders_with_attention():
+def test_full_harness_word_vectors_custom_encoders_with_attention():
     # Word vectors with zero vectors as padding; a Dense word encoder (no mask argument) and a
     # unidirectional LSTM sentence encoder, given serialized (as get_config writes them: the
     # harness builds several layers from these arguments, and instances would be shared).
@@ -36,17 +45,25 @@ def test_harness_word_vectors_custom_encoders_with_attention():
     serialize = keras.saving.serialize_keras_object
     run_layer_test(
         HierarchicalAttention,
-        {"units": 4, "word_encoder": serialize(keras.layers.Dense(7, activation="tanh")),
-         "sentence_encoder": serialize(keras.layers.LSTM(5, return_sequences=True))},
+        {
+            "units": 4,
+            "word_encoder": serialize(keras.layers.Dense(7, activation="tanh")),
+            "sentence_encoder": serialize(keras.layers.LSTM(5, return_sequences=True)),
+        },
         vectors,
         [(2, 5), (2, 3, 4), (2, 3)],
         call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=11,
+        full=True,
+        # The word weights come before the sentence encoder and the sentence attention.
+        no_gradient={1: ("/lstm/", "/sentence_attention/")},
     )
 
 
 def test_lstm_unidirectional_encoders():
-    layer = HierarchicalAttention(word_encoder="lstm", sentence_encoder="LSTM", **SMALL,
-                                  bidirectional=False)
+    layer = HierarchicalAttention(
+        word_encoder="lstm", sentence_encoder="LSTM", **SMALL, bidirectional=False
+    )
     assert layer(IDS).shape == (3, 3)
     assert isinstance(layer.word_rnn, keras.layers.LSTM) and layer.sentence_encoder == "lstm"
 
@@ -60,8 +77,7 @@ def _pad(ids, sentences, words):
 def test_padding_more_sentences_and_longer_sentences_changes_nothing():
     layer = HierarchicalAttention(**SMALL)
     v, words, sentences = (np_(t) for t in layer(IDS, return_attention_scores=True))
-    v2, words2, sentences2 = (np_(t) for t in layer(_pad(IDS, 7, 9),
-                                                    return_attention_scores=True))
+    v2, words2, sentences2 = (np_(t) for t in layer(_pad(IDS, 7, 9), return_attention_scores=True))
     np.testing.assert_allclose(v2, v, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(words2[:, :4, :5], words, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(sentences2[:, :4], sentences, rtol=1e-5, atol=1e-7)
@@ -110,7 +126,8 @@ def test_masks_of_word_vectors_come_from_zero_vectors_or_the_keras_mask():
 def test_every_real_word_gets_a_gradient_and_padding_none():
     layer = HierarchicalAttention(units=6, encoder_units=3)
     vectors = keras.ops.convert_to_tensor(
-        RNG.normal(size=(3, 4, 5, 5)).astype("float32") * (IDS != 0)[..., None])
+        RNG.normal(size=(3, 4, 5, 5)).astype("float32") * (IDS != 0)[..., None]
+    )
     import tensorflow as tf
 
     with tf.GradientTape() as tape:

@@ -1,4 +1,3 @@
-import keras
 import numpy as np
 import pytest
 
@@ -6,25 +5,31 @@ from keras_adl.layers import LuongAttention
 from tests.harness import np_, run_layer_test
 from tests.layers import sequence_attention_checks as checks
 
-
-
 QUERY = np.random.RandomState(0).rand(2, 3, 8).astype("float32")
 VALUE = np.random.RandomState(1).rand(2, 5, 8).astype("float32")
 
 
-def test_harness_general():
+def test_full_harness_general():
     run_layer_test(
         LuongAttention,
         {"score": "general"},
         {"query": QUERY[..., :6], "value": VALUE},
         [(2, 3, 8), (2, 3, 5)],
         call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=1,
+        full=True,
     )
 
 
 @pytest.mark.parametrize("score", ["dot", "scaled_dot"])
 def test_harness_parameter_free(score):
-    run_layer_test(LuongAttention, {"score": score, "dropout": 0.1}, {"query": QUERY[:, 0], "value": VALUE}, (2, 8))
+    run_layer_test(
+        LuongAttention,
+        {"score": score, "dropout": 0.1},
+        {"query": QUERY[:, 0], "value": VALUE},
+        (2, 8),
+        expected_num_trainable_weights=0,
+    )
 
 
 @pytest.mark.parametrize("score", ["dot", "general", "scaled_dot"])

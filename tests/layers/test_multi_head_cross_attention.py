@@ -1,4 +1,3 @@
-import keras
 import numpy as np
 import pytest
 
@@ -6,8 +5,7 @@ from keras_adl.layers import MultiHeadCrossAttention
 from tests.harness import np_, run_layer_test
 
 
-
-def test_harness():
+def test_full_harness():
     data = {
         "query": np.random.rand(2, 3, 8).astype("float32"),
         "value": np.random.rand(2, 5, 6).astype("float32"),
@@ -18,6 +16,9 @@ def test_harness():
         data,
         [(2, 3, 8), (2, 2, 3, 5)],
         call_kwargs={"return_attention_scores": True},
+        expected_num_trainable_weights=6,
+        full=True,
+        no_gradient={1: ("/output/",)},  # the scores come before the output projection
     )
 
 
@@ -58,4 +59,8 @@ def test_value_mask_of_the_wrong_length_and_unbuilt_precompute_raise():
     with pytest.raises(ValueError, match="must be built"):
         layer.precompute_key_value(np.zeros((2, 5, 6), "float32"))
     with pytest.raises(ValueError, match=r"time steps of `value_mask` and `value` must match"):
-        layer(np.zeros((2, 3, 8), "float32"), np.zeros((2, 5, 6), "float32"), value_mask=np.ones((2, 4), bool))
+        layer(
+            np.zeros((2, 3, 8), "float32"),
+            np.zeros((2, 5, 6), "float32"),
+            value_mask=np.ones((2, 4), bool),
+        )

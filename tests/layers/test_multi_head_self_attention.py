@@ -6,18 +6,24 @@ from keras_adl.layers import MultiHeadSelfAttention
 from tests.harness import np_, run_layer_test
 
 
-
 def test_harness():
     x = np.random.rand(2, 5, 8).astype("float32")
     run_layer_test(
-        MultiHeadSelfAttention, {"num_heads": 2}, x, (2, 5, 8),
+        MultiHeadSelfAttention, {"num_heads": 2}, x, (2, 5, 8), expected_num_trainable_weights=4
     )
+
+
+def test_full_harness_with_scores_and_causal_mask():
+    x = np.random.rand(2, 5, 8).astype("float32")
     run_layer_test(
         MultiHeadSelfAttention,
         {"num_heads": 3, "key_dim": 4, "value_dim": 5, "output_dim": 6, "dropout": 0.1},
         x,
         [(2, 5, 6), (2, 3, 5, 5)],
         call_kwargs={"return_attention_scores": True, "use_causal_mask": True},
+        expected_num_trainable_weights=4,
+        full=True,
+        no_gradient={1: ("/output/",)},  # the scores come before the output projection
     )
 
 
@@ -30,14 +36,20 @@ def test_matches_reference_formula():
     q, k, v = qkv[..., :6], qkv[..., 6:12], qkv[..., 12:]
     heads = []
     for h in range(2):
-        qh, kh, vh = q[0, :, 3 * h : 3 * h + 3], k[0, :, 3 * h : 3 * h + 3], v[0, :, 4 * h : 4 * h + 4]
+        qh, kh, vh = (
+            q[0, :, 3 * h : 3 * h + 3],
+            k[0, :, 3 * h : 3 * h + 3],
+            v[0, :, 4 * h : 4 * h + 4],
+        )
         s = qh @ kh.T / np.sqrt(3)
         a = np.exp(s - s.max(-1, keepdims=True))
         a /= a.sum(-1, keepdims=True)
         np.testing.assert_allclose(np_(weights)[0, h], a, rtol=1e-5, atol=1e-6)
         heads.append(a @ vh)
     ok, ob = (np_(w) for w in layer.output_dense.weights)
-    np.testing.assert_allclose(np_(out)[0], np.concatenate(heads, -1) @ ok + ob, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np_(out)[0], np.concatenate(heads, -1) @ ok + ob, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_causality_future_tokens_change_nothing_in_the_past():

@@ -6,13 +6,24 @@ from keras_adl.layers import PositionalEncoding
 from tests.harness import run_layer_test
 
 
-def test_harness():
-    run_layer_test(PositionalEncoding, {}, np.random.rand(2, 5, 6).astype("float32"), (2, 5, 6))
+def test_full_harness():
+    run_layer_test(
+        PositionalEncoding,
+        {},
+        np.random.rand(2, 5, 6).astype("float32"),
+        (2, 5, 6),
+        expected_num_trainable_weights=0,
+        full=True,
+    )
+
+
+def test_harness_encoding_mode():
     run_layer_test(
         PositionalEncoding,
         {"mode": "encoding", "max_wavelength": 100},
         np.random.rand(2, 5, 7).astype("float32"),
         (2, 5, 7),
+        expected_num_trainable_weights=0,
         inputs_without_gradient=("inputs",),
     )
 

@@ -7,14 +7,45 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.layers import RecurrentAttention
-from tests.harness import np_
+from tests.harness import np_, run_layer_test
 
-SMALL = dict(num_glimpses=3, patch_size=4, num_scales=2, glimpse_units=8, location_units=8,
-             glimpse_output_units=16, units=12, seed=3)
+SMALL = dict(
+    num_glimpses=3,
+    patch_size=4,
+    num_scales=2,
+    glimpse_units=8,
+    location_units=8,
+    glimpse_output_units=16,
+    units=12,
+    seed=3,
+)
 
 
 def _images(batch=4, size=16):
     return np.random.default_rng(0).random((batch, size, size, 1)).astype("float32")
+
+
+def test_full_harness():
+    # Outputs in key order: baselines, hidden, locations, log_probs. The harness differentiates
+    # in training mode, where the locations are samples (no gradient), the policy and the
+    # baseline read stop_gradient(h_t), and the core never sees the location network.
+    run_layer_test(
+        RecurrentAttention,
+        SMALL,
+        _images(),
+        [(4, 2), (4, 12), (4, 3, 2), (4, 2)],
+        expected_num_trainable_weights=14,
+        full=True,
+        no_gradient={
+            0: ("glimpse_network", "core", "location_network", "input:inputs"),
+            1: ("location_network", "baseline"),
+            2: ("*",),
+            3: ("glimpse_network", "core", "baseline", "input:inputs"),
+        },
+        # Only `hidden` follows the policy; log-probabilities, baselines and locations stay
+        # float32 (test_mixed_precision_is_finite).
+        run_mixed_precision=False,
+    )
 
 
 def test_config_round_trip():
@@ -42,8 +73,9 @@ def test_inference_uses_the_mean_and_training_samples():
     a, b = layer(images, training=False), layer(images, training=False)
     np.testing.assert_array_equal(np_(a["locations"]), np_(b["locations"]))
     # At the mean, log N(μ; μ, σ²I) = −2 log(σ √(2π)).
-    np.testing.assert_allclose(np_(a["log_probs"]), -2 * math.log(0.1 * math.sqrt(2 * math.pi)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        np_(a["log_probs"]), -2 * math.log(0.1 * math.sqrt(2 * math.pi)), rtol=1e-6
+    )
     c, d = layer(images, training=True), layer(images, training=True)
     assert not np.allclose(np_(c["locations"]), np_(d["locations"]))
     assert np.all(np_(c["log_probs"]) < np_(a["log_probs"]))  # a sample is off the mode
@@ -60,8 +92,9 @@ def test_log_probs_are_the_gaussian_density_of_the_samples():
     out = layer(images, training=True)
     mean = np.tanh(0.2)
     sample = np_(out["locations"])[:, 1]
-    expected = (-np.sum((sample - mean) ** 2, axis=-1) / (2 * 0.05**2)
-                - 2 * math.log(0.05 * math.sqrt(2 * math.pi)))
+    expected = -np.sum((sample - mean) ** 2, axis=-1) / (2 * 0.05**2) - 2 * math.log(
+        0.05 * math.sqrt(2 * math.pi)
+    )
     np.testing.assert_allclose(np_(out["log_probs"])[:, 0], expected, rtol=1e-4, atol=1e-4)
     assert 0.02 < np.std(sample) < 0.08
 
@@ -152,11 +185,16 @@ def test_replicas_draw_different_locations():
             layer = RecurrentAttention(**dict(SMALL, num_glimpses=2), policy=policy)
             layer.build((None, 16, 16, 1))
         dataset = strategy.experimental_distribute_dataset(
-            tf.data.Dataset.from_tensor_slices(np.zeros((4, 16, 16, 1), "float32")).batch(4))
+            tf.data.Dataset.from_tensor_slices(np.zeros((4, 16, 16, 1), "float32")).batch(4)
+        )
 
         @tf.function
         def sample(x):
-            return strategy.run(lambda x: layer(x, training=True)["locations"][:, 1], args=(x,))
+            # Called below, in the iteration that defines it.
+            return strategy.run(
+                lambda x: layer(x, training=True)["locations"][:, 1],  # noqa: B023
+                args=(x,),
+            )
 
         per_replica = [np_(v) for v in sample(next(iter(dataset))).values]
         assert len(per_replica) == 2 and per_replica[0].shape == (2, 2)

@@ -6,15 +6,30 @@ from keras_adl.layers import TransformerEncoderBlock
 from tests.harness import np_, run_layer_test
 
 
-
-@pytest.mark.parametrize("norm_first", [False, True])
-def test_harness(norm_first):
+def test_full_harness():
     run_layer_test(
         TransformerEncoderBlock,
-        {"num_heads": 2, "intermediate_dim": 16, "dropout": 0.1, "norm_first": norm_first,
-         "activation": "gelu"},
+        {"num_heads": 2, "intermediate_dim": 16, "dropout": 0.1, "activation": "gelu"},
         np.random.rand(2, 5, 8).astype("float32"),
         (2, 5, 8),
+        expected_num_trainable_weights=12,
+        full=True,
+    )
+
+
+def test_harness_norm_first():
+    run_layer_test(
+        TransformerEncoderBlock,
+        {
+            "num_heads": 2,
+            "intermediate_dim": 16,
+            "dropout": 0.1,
+            "norm_first": True,
+            "activation": "gelu",
+        },
+        np.random.rand(2, 5, 8).astype("float32"),
+        (2, 5, 8),
+        expected_num_trainable_weights=12,
     )
 
 
@@ -58,7 +73,9 @@ def test_causal_option():
     y = x.copy()
     y[:, 3:] += 1.0
     np.testing.assert_allclose(
-        np_(block(x, use_causal_mask=True))[:, :3], np_(block(y, use_causal_mask=True))[:, :3], atol=1e-5
+        np_(block(x, use_causal_mask=True))[:, :3],
+        np_(block(y, use_causal_mask=True))[:, :3],
+        atol=1e-5,
     )
 
 
@@ -69,7 +86,9 @@ def test_mask_propagates():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match=r"model dimension of `inputs` \(10\) is not divisible by `num_heads`=4"):
+    with pytest.raises(
+        ValueError, match=r"model dimension of `inputs` \(10\) is not divisible by `num_heads`=4"
+    ):
         TransformerEncoderBlock(num_heads=4, intermediate_dim=8)(np.zeros((1, 3, 10), "float32"))
     with pytest.raises(ValueError, match=r"`inputs` must have rank 3; received shape \(3, 8\)"):
         TransformerEncoderBlock(num_heads=2, intermediate_dim=8)(np.zeros((3, 8), "float32"))

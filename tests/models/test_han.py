@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.metrics import sentence_attention_hit_rate
 from keras_adl.models import han_attention, han_classifier
-from keras_adl.tasks.documents import needle_documents, sentence_attention_hit_rate
+from keras_adl.recipes.base import compile_for_training
+from keras_adl.recipes.documents import HierarchicalAttentionHyperModel
+from keras_adl.tasks.needle import needle_documents
 from keras_adl.text import DocumentTokenizer
 from keras_adl.training.distribute import build_in_scope, get_strategy
 from keras_adl.training.export import export_han, make_han_serving_fn
-from keras_adl.training.recipes import compile_for_training
-from keras_adl.training.tuning import HierarchicalAttentionHyperModel
 from tests.harness import np_
 
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -34,8 +35,9 @@ def _needle_run(num_documents, epochs, sizes, seed):
     tokenizer = DocumentTokenizer.build(docs, 10, 10)  # the task's most sentences and words
     model = han_classifier(tokenizer.vocabulary_size, 4, 10, 10, **sizes)
     compile_for_training(model, LOSS, 2e-3)
-    model.fit(tokenizer.dataset(docs, labels, 32, seed=seed), epochs=epochs, shuffle=False,
-              verbose=0)
+    model.fit(
+        tokenizer.dataset(docs, labels, 32, seed=seed), epochs=epochs, shuffle=False, verbose=0
+    )
     outputs = han_attention(model).predict(tokenizer.encode(tf.constant(test_docs)), verbose=0)
     accuracy = float(np.mean(outputs["probabilities"].argmax(-1) == test_labels))
     return accuracy, sentence_attention_hit_rate(outputs["sentence_attention"], keys)
@@ -44,16 +46,21 @@ def _needle_run(num_documents, epochs, sizes, seed):
 def test_needle_reaches_the_issue_figures_on_the_default_task():
     # The task's defaults (4–10 sentences of 4–10 words), the CLI's sizes, 4000 documents ×
     # 4 epochs = 500 steps (about 20 s on 2 cores).
-    accuracy, hit_rate = _needle_run(4000, 4, dict(embedding_dim=64, units=64, encoder_units=32,
-                                                   dropout=0.1), seed=0)
+    accuracy, hit_rate = _needle_run(
+        4000, 4, dict(embedding_dim=64, units=64, encoder_units=32, dropout=0.1), seed=0
+    )
     assert accuracy >= 0.95 and hit_rate >= 0.7, (accuracy, hit_rate)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_needle_figures_hold_for_other_seeds_and_the_lstm_encoder(seed):
-    accuracy, hit_rate = _needle_run(4000, 4, dict(embedding_dim=64, units=64, encoder_units=32,
-                                                   dropout=0.1, encoder="lstm"), seed=seed)
+    accuracy, hit_rate = _needle_run(
+        4000,
+        4,
+        dict(embedding_dim=64, units=64, encoder_units=32, dropout=0.1, encoder="lstm"),
+        seed=seed,
+    )
     assert accuracy >= 0.95 and hit_rate >= 0.7, (accuracy, hit_rate)
 
 
@@ -70,31 +77,40 @@ def test_raw_text_padding_changes_no_logit_and_padding_gets_zero_attention():
     a, b = attention(small.encode(texts)), attention(large.encode(texts))
     ids = np_(large.encode(texts))
     # Documents that fit in the small shape: identical logits with more padding.
-    fits = [i for i, d in enumerate(DOCUMENTS) if np.array_equal(
-        np_(large.encode(tf.constant([d])))[0, :4, :6].sum(), ids[i].sum())]
+    fits = [
+        i
+        for i, d in enumerate(DOCUMENTS)
+        if np.array_equal(np_(large.encode(tf.constant([d])))[0, :4, :6].sum(), ids[i].sum())
+    ]
     assert len(fits) >= 3
-    np.testing.assert_allclose(np_(b["logits"])[fits], np_(a["logits"])[fits], rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(np_(b["logits"])[fits], np_(a["logits"])[fits], rtol=1e-5, atol=1e-6)
     words, sentences = np_(b["word_attention"]), np_(b["sentence_attention"])
     assert np.all(words[ids == 0] == 0.0) and np.all(sentences[~(ids != 0).any(-1)] == 0.0)
     assert np.isfinite(np_(b["logits"])).all()
     # The empty document is all padding: zero attention and the bias-only logits.
     assert np.all(sentences[3] == 0.0)
-    np.testing.assert_allclose(np_(b["logits"])[3], np_(model.get_layer("logits").bias),
-                               atol=1e-6)
+    np.testing.assert_allclose(np_(b["logits"])[3], np_(model.get_layer("logits").bias), atol=1e-6)
 
 
 def test_keras_file_round_trip_keeps_the_attention_model(tmp_path):
     tokenizer = _tokenizer()
-    model = han_classifier(tokenizer.vocabulary_size, 3, 4, 6, embedding_dim=8, units=8,
-                           encoder_units=4, encoder="lstm", dropout=0.2)
+    model = han_classifier(
+        tokenizer.vocabulary_size,
+        3,
+        4,
+        6,
+        embedding_dim=8,
+        units=8,
+        encoder_units=4,
+        encoder="lstm",
+        dropout=0.2,
+    )
     path = str(tmp_path / "han.keras")
     model.save(path)
     reloaded = keras.saving.load_model(path)
     ids = tokenizer.encode(tf.constant(DOCUMENTS))
     for key, value in han_attention(model)(ids).items():
-        np.testing.assert_allclose(np_(han_attention(reloaded)(ids)[key]), np_(value),
-                                   atol=1e-6)
+        np.testing.assert_allclose(np_(han_attention(reloaded)(ids)[key]), np_(value), atol=1e-6)
     with pytest.raises(ValueError, match="must come from han_classifier"):
         han_attention(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]))
 
@@ -115,29 +131,32 @@ print(json.dumps({k: v.numpy().tolist() if v.dtype != tf.string
 
 def test_exported_saved_model_classifies_raw_strings_in_a_fresh_process(tmp_path):
     tokenizer = _tokenizer()
-    model = han_classifier(tokenizer.vocabulary_size, 3, 4, 6, embedding_dim=8, units=8,
-                           encoder_units=4)
+    model = han_classifier(
+        tokenizer.vocabulary_size, 3, 4, 6, embedding_dim=8, units=8, encoder_units=4
+    )
     names = ["sports", "politics", "other"]
     expected = han_attention(model)(tokenizer.encode(tf.constant(DOCUMENTS)))
     serve = make_han_serving_fn(model, tokenizer, names)
     in_memory = serve(tf.constant(DOCUMENTS))
-    np.testing.assert_allclose(np_(in_memory["probabilities"]), np_(expected["probabilities"]),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np_(in_memory["probabilities"]), np_(expected["probabilities"]), atol=1e-6
+    )
     export_dir = str(tmp_path / "export")
     export_han(model, export_dir, tokenizer, class_names=names)
     result = subprocess.run(
         [sys.executable, "-c", RELOAD, export_dir, json.dumps(DOCUMENTS)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     served = json.loads(result.stdout.strip().splitlines()[-1])
-    np.testing.assert_allclose(served["probabilities"], np_(expected["probabilities"]),
-                               atol=1e-6)
-    np.testing.assert_allclose(served["word_attention"], np_(expected["word_attention"]),
-                               atol=1e-6)
-    np.testing.assert_allclose(served["sentence_attention"],
-                               np_(expected["sentence_attention"]), atol=1e-6)
+    np.testing.assert_allclose(served["probabilities"], np_(expected["probabilities"]), atol=1e-6)
+    np.testing.assert_allclose(served["word_attention"], np_(expected["word_attention"]), atol=1e-6)
+    np.testing.assert_allclose(
+        served["sentence_attention"], np_(expected["sentence_attention"]), atol=1e-6
+    )
     classes = np_(expected["probabilities"]).argmax(-1)
     assert served["classes"] == classes.tolist()
     assert served["class_names"] == [names[c] for c in classes]
@@ -151,8 +170,9 @@ def test_mirrored_fit_matches_one_device():
     tokenizer = DocumentTokenizer.build(docs, 4, 5)
 
     def build():
-        model = han_classifier(tokenizer.vocabulary_size, 4, 4, 5, embedding_dim=8, units=8,
-                               encoder_units=4)
+        model = han_classifier(
+            tokenizer.vocabulary_size, 4, 4, 5, embedding_dim=8, units=8, encoder_units=4
+        )
         return compile_for_training(model, LOSS, 1e-2, jit_compile=False)
 
     single = build()
@@ -173,10 +193,10 @@ def test_hypermodel_builds_a_compiled_han_with_its_search_space():
     tokenizer = _tokenizer()
     hp = keras_tuner.HyperParameters()
     hp.Fixed("encoder_units", 16)
-    model = HierarchicalAttentionHyperModel(tokenizer.vocabulary_size, 3, 4, 6,
-                                            encoder="lstm").build(hp)
-    assert {"embedding_dim", "units", "encoder_units", "dropout", "learning_rate"} == set(
-        hp.values)
+    model = HierarchicalAttentionHyperModel(
+        tokenizer.vocabulary_size, 3, 4, 6, encoder="lstm"
+    ).build(hp)
+    assert {"embedding_dim", "units", "encoder_units", "dropout", "learning_rate"} == set(hp.values)
     layer = model.get_layer("hierarchical_attention")
     assert (layer.word_encoder, layer.encoder_units) == ("lstm", 16)
     assert model.optimizer is not None and model.input.shape[1:] == (4, 6)
@@ -195,15 +215,22 @@ def test_bad_arguments():
 
 def test_export_refuses_a_tokenizer_or_class_names_that_do_not_fit():
     tokenizer = _tokenizer()
-    model = han_classifier(tokenizer.vocabulary_size, 3, 4, 6, embedding_dim=8, units=8,
-                           encoder_units=4)
-    with pytest.raises(ValueError, match=r"reads \[S, W\] = \[4, 6\] but `tokenizer` pads "
-                                         r"documents to \[9, 14\]"):
+    model = han_classifier(
+        tokenizer.vocabulary_size, 3, 4, 6, embedding_dim=8, units=8, encoder_units=4
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"reads \[S, W\] = \[4, 6\] but `tokenizer` pads "
+        r"documents to \[9, 14\]",
+    ):
         make_han_serving_fn(model, _tokenizer(9, 14))
     small = han_classifier(5, 3, 4, 6, embedding_dim=8, units=8, encoder_units=4)
-    with pytest.raises(ValueError, match=f"`tokenizer` has {tokenizer.vocabulary_size} ids but "
-                                         "the model's embedding holds 5"):
+    with pytest.raises(
+        ValueError,
+        match=f"`tokenizer` has {tokenizer.vocabulary_size} ids but the model's embedding holds 5",
+    ):
         make_han_serving_fn(small, tokenizer)
-    with pytest.raises(ValueError, match="`class_names` must name the model's 3 classes; "
-                                         "received 2 names"):
+    with pytest.raises(
+        ValueError, match="`class_names` must name the model's 3 classes; received 2 names"
+    ):
         make_han_serving_fn(model, tokenizer, ["a", "b"])

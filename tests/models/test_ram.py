@@ -9,14 +9,24 @@ import tensorflow as tf
 from keras_adl.models import RecurrentAttentionModel, recurrent_attention_model
 from tests.harness import np_
 
-SMALL = dict(num_glimpses=3, patch_size=4, num_scales=2, glimpse_units=8, location_units=8,
-             glimpse_output_units=16, units=16, seed=1)
+SMALL = dict(
+    num_glimpses=3,
+    patch_size=4,
+    num_scales=2,
+    glimpse_units=8,
+    location_units=8,
+    glimpse_output_units=16,
+    units=16,
+    seed=1,
+)
 
 
 def _data(batch=8, size=16, classes=4):
     rng = np.random.default_rng(0)
-    return (rng.random((batch, size, size, 1)).astype("float32"),
-            rng.integers(0, classes, batch).astype("int32"))
+    return (
+        rng.random((batch, size, size, 1)).astype("float32"),
+        rng.integers(0, classes, batch).astype("int32"),
+    )
 
 
 def _model(**kwargs):
@@ -33,8 +43,10 @@ def _gradients(model, images, labels):
     with tf.GradientTape(persistent=True) as tape:
         terms = _losses(model, images, labels)
     return [
-        {w.path: g for w, g in zip(model.trainable_weights,
-                                   tape.gradient(term, model.trainable_weights))}
+        {
+            w.path: g
+            for w, g in zip(model.trainable_weights, tape.gradient(term, model.trainable_weights))
+        }
         for term in terms
     ]
 
@@ -80,8 +92,9 @@ def test_reinforce_value_is_the_advantage_weighted_log_likelihood():
     _, reinforce, baseline = model.hybrid_loss(labels, outputs)
     reward = (np.argmax(np_(outputs["logits"]), -1) == labels).astype("float32")[:, None]
     advantage = reward - np_(outputs["baselines"])
-    np.testing.assert_allclose(np_(reinforce), -np.sum(np_(outputs["log_probs"]) * advantage, -1),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        np_(reinforce), -np.sum(np_(outputs["log_probs"]) * advantage, -1), rtol=1e-5
+    )
     np.testing.assert_allclose(np_(baseline), np.mean(advantage**2, -1), rtol=1e-5)
 
 
@@ -98,8 +111,13 @@ def test_fit_reports_the_terms_and_changes_the_policy():
     model.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=True)
     before = [np_(w) for w in model.get_layer("recurrent_attention").location_network.weights]
     history = model.fit(images, labels, batch_size=16, epochs=2, verbose=0)
-    assert set(history.history) == {"loss", "cross_entropy", "reinforce", "baseline_mse",
-                                    "accuracy"}
+    assert set(history.history) == {
+        "loss",
+        "cross_entropy",
+        "reinforce",
+        "baseline_mse",
+        "accuracy",
+    }
     assert all(np.isfinite(v).all() for v in history.history.values())
     after = [np_(w) for w in model.get_layer("recurrent_attention").location_network.weights]
     assert any(np.any(a != b) for a, b in zip(after, before))
@@ -174,20 +192,31 @@ def _translated_digits_run(policy, epochs, seed=0):
 
     Returns (test error, fraction of chosen glimpses l_1..l_3 centred on the digit).
     """
-    from keras_adl.tasks.digits import (TranslatedDigits, glimpses_on_digit, load_sklearn_digits,
-                                        split_dataset, translate_digits)
+    from keras_adl.metrics import glimpses_on_digit
+    from keras_adl.tasks.image_sources import load_sklearn_digits
+    from keras_adl.tasks.splits import split_dataset
+    from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits
 
     images, labels = load_sklearn_digits(16)
     (train_x, train_y), (test_x, test_y) = split_dataset(images, labels, 0.2, seed=0)
     canvases, test_y, offsets = translate_digits(test_x, test_y, 32, rng=123)
     keras.utils.set_random_seed(seed)
-    model = recurrent_attention_model((32, 32, 1), 10, num_glimpses=4, patch_size=8,
-                                      glimpse_units=64, location_units=64,
-                                      glimpse_output_units=128, units=128, policy=policy,
-                                      seed=seed)
+    model = recurrent_attention_model(
+        (32, 32, 1),
+        10,
+        num_glimpses=4,
+        patch_size=8,
+        glimpse_units=64,
+        location_units=64,
+        glimpse_output_units=128,
+        units=128,
+        policy=policy,
+        seed=seed,
+    )
     model.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=True)
-    model.fit(TranslatedDigits(train_x, train_y, 64, canvas_size=32, seed=seed), epochs=epochs,
-              verbose=0)
+    model.fit(
+        TranslatedDigits(train_x, train_y, 64, canvas_size=32, seed=seed), epochs=epochs, verbose=0
+    )
     out = model.predict(canvases, verbose=0)
     error = float(np.mean(out["probabilities"].argmax(-1) != test_y))
     return error, glimpses_on_digit(out["locations"], offsets, 16, 32)
@@ -233,6 +262,7 @@ def test_mirrored_fit_matches_one_device():
     np.testing.assert_allclose(h2.history["loss"], h1.history["loss"], rtol=1e-4)
     for a, b in zip(mirrored.get_weights(), single.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
     def build_learned():
         model = _model()
         model.compile(optimizer="adam")

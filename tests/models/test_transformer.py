@@ -5,26 +5,33 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.conventions import END, START
 from keras_adl.models import transformer_classifier, transformer_greedy_decode, transformer_seq2seq
-from keras_adl.tasks.dates import END, SOURCE_VOCAB, START, TARGET_VOCAB, date_arrays
+from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from tests.harness import np_
 
 MAX_LENGTH = 11
 
 
-def _compile(model, lr=1e-3):
+def _compile(model, lr=1e-3, jit_compile=True):
     model.compile(
         optimizer=keras.optimizers.Adam(lr),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
-        jit_compile=True,
+        jit_compile=jit_compile,
     )
     return model
 
 
 def _small():
-    return transformer_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), model_dim=16, num_heads=2,
-                               intermediate_dim=32, num_layers=2)
+    return transformer_seq2seq(
+        len(SOURCE_VOCAB),
+        len(TARGET_VOCAB),
+        model_dim=16,
+        num_heads=2,
+        intermediate_dim=32,
+        num_layers=2,
+    )
 
 
 @pytest.mark.slow  # ~70 s; the attention family's fast learning tests are the RNN seq2seq on
@@ -34,8 +41,13 @@ def test_transformer_seq2seq_learns_dates():
     keras.utils.set_random_seed(0)
     train, test = date_arrays(20000, seed=0), date_arrays(500, seed=1)
     model = _compile(transformer_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB)))
-    model.fit({"source": train["source"], "decoder_input": train["decoder_input"]},
-              train["target"], batch_size=64, epochs=3, verbose=0)
+    model.fit(
+        {"source": train["source"], "decoder_input": train["decoder_input"]},
+        train["target"],
+        batch_size=64,
+        epochs=3,
+        verbose=0,
+    )
     tokens, _, _ = transformer_greedy_decode(model, test["source"], MAX_LENGTH)
     predictions = TARGET_VOCAB.decode(np_(tokens))
     assert np.mean([p == t for p, t in zip(predictions, test["target_text"])]) >= 0.95
@@ -77,12 +89,16 @@ def test_decoding_compiles_and_round_trips(tmp_path):
 
 
 def test_transformer_classifier_padding_and_fit():
-    model = _compile(transformer_classifier(30, 3, model_dim=16, num_heads=2, intermediate_dim=32))
+    # Without XLA (the encoder block's harness fits it with XLA).
+    model = _compile(
+        transformer_classifier(30, 3, model_dim=16, num_heads=2, intermediate_dim=32),
+        jit_compile=False,
+    )
     a = np.array([[4, 5, 6, 0], [7, 8, 0, 0]])
     b = np.array([[4, 5, 6, 0, 0, 0], [7, 8, 0, 0, 0, 0]])
     np.testing.assert_allclose(np_(model(a)), np_(model(b)), atol=1e-5)
     history = model.fit(a, np.array([0, 2]), epochs=2, verbose=0)
-    assert np.isfinite(history.history["loss"][-1])
+    assert history.history["loss"][1] < history.history["loss"][0]
 
 
 def test_transformer_classifier_keras_round_trip(tmp_path):
@@ -90,12 +106,15 @@ def test_transformer_classifier_keras_round_trip(tmp_path):
     tokens = np.array([[4, 5, 6, 0], [7, 8, 0, 0]])
     path = os.path.join(tmp_path, "classifier.keras")
     model.save(path)
-    np.testing.assert_allclose(np_(keras.saving.load_model(path)(tokens)), np_(model(tokens)),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        np_(keras.saving.load_model(path)(tokens)), np_(model(tokens)), atol=1e-6
+    )
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="transformer_seq2seq: `num_layers` must be a positive integer"):
+    with pytest.raises(
+        ValueError, match="transformer_seq2seq: `num_layers` must be a positive integer"
+    ):
         transformer_seq2seq(10, 10, num_layers=0)
     with pytest.raises(ValueError, match="not divisible by `num_heads`=3"):
         transformer_seq2seq(10, 10, model_dim=16, num_heads=3)

@@ -81,7 +81,9 @@ def test_content_addressing_formula():
 
 
 def test_zero_memory_and_zero_keys_give_uniform_finite_weights():
-    w = np_(A.content_addressing(t(np.zeros((2, 5, 3))), t(np.zeros((2, 2, 3))), t(np.ones((2, 2)))))
+    w = np_(
+        A.content_addressing(t(np.zeros((2, 5, 3))), t(np.zeros((2, 2, 3))), t(np.ones((2, 2))))
+    )
     np.testing.assert_allclose(w, 0.2, rtol=1e-6)
     with tf.GradientTape() as tape:
         keys = tf.Variable(np.zeros((1, 1, 3), "float32"))
@@ -105,8 +107,11 @@ def test_content_addressing_epsilon_is_under_the_square_roots_only():
 
 def test_huge_strengths_stay_finite():
     rng = np.random.default_rng(3)
-    w = np_(A.content_addressing(t(rng.normal(size=(1, 4, 3))), t(rng.normal(size=(1, 1, 3))),
-                                 t([[1e6]])))
+    w = np_(
+        A.content_addressing(
+            t(rng.normal(size=(1, 4, 3))), t(rng.normal(size=(1, 1, 3))), t([[1e6]])
+        )
+    )
     assert np.all(np.isfinite(w))
     np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-6)
 
@@ -140,8 +145,9 @@ def test_erase_and_write_formula_with_two_heads():
 def test_read_memory_formula():
     rng = np.random.default_rng(5)
     memory, w = rng.normal(size=(2, 5, 3)), rng.dirichlet(np.ones(5), size=(2, 4))
-    np.testing.assert_allclose(np_(A.read_memory(t(memory), t(w))),
-                               np.einsum("bhn,bnw->bhw", w, memory), rtol=1e-5)
+    np.testing.assert_allclose(
+        np_(A.read_memory(t(memory), t(w))), np.einsum("bhn,bnw->bhw", w, memory), rtol=1e-5
+    )
 
 
 # --- DNC ------------------------------------------------------------------------------------
@@ -194,8 +200,9 @@ def test_usage_formula():
     # Several write heads act as their union.
     two = rng.dirichlet(np.ones(5), size=(2, 2))
     union = 1 - np.prod(1 - two, axis=1)
-    np.testing.assert_allclose(np_(A.update_usage(t(u), t(two), t(f), t(wr))),
-                               (u + union - u * union) * psi, rtol=1e-5)
+    np.testing.assert_allclose(
+        np_(A.update_usage(t(u), t(two), t(f), t(wr))), (u + union - u * union) * psi, rtol=1e-5
+    )
 
 
 def test_usage_is_differentiable_in_the_write_weights():
@@ -238,7 +245,11 @@ def test_link_invariants_over_random_writes():
 
 def test_link_formula():
     rng = np.random.default_rng(10)
-    link, p, w = rng.uniform(size=(1, 4, 4)) / 4, rng.dirichlet(np.ones(4), 1), rng.dirichlet(np.ones(4), 1)
+    link, p, w = (
+        rng.uniform(size=(1, 4, 4)) / 4,
+        rng.dirichlet(np.ones(4), 1),
+        rng.dirichlet(np.ones(4), 1),
+    )
     want = (1 - w[:, :, None] - w[:, None, :]) * link + w[:, :, None] * p[:, None, :]
     want[:, np.arange(4), np.arange(4)] = 0
     np.testing.assert_allclose(np_(A.update_temporal_link(t(link), t(p), t(w))), want, rtol=1e-5)
@@ -252,10 +263,12 @@ def test_link_records_write_order_and_directional_reads_follow_it():
         link = A.update_temporal_link(link, p, w)
         p = A.update_precedence(p, w)
     reading_0 = t(np.eye(n)[[[0]]])  # [1, 1, N]
-    np.testing.assert_allclose(np_(A.directional_read_weights(link, reading_0, True)),
-                               [[np.eye(n)[3]]])  # after 0 came 3
-    np.testing.assert_allclose(np_(A.directional_read_weights(link, reading_0, False)),
-                               [[np.eye(n)[2]]])  # before 0 came 2
+    np.testing.assert_allclose(
+        np_(A.directional_read_weights(link, reading_0, True)), [[np.eye(n)[3]]]
+    )  # after 0 came 3
+    np.testing.assert_allclose(
+        np_(A.directional_read_weights(link, reading_0, False)), [[np.eye(n)[2]]]
+    )  # before 0 came 2
     per_head = ops.stack([link, link], axis=1)  # [B, Hw, N, N]
     assert tuple(A.directional_read_weights(per_head, reading_0, True).shape) == (1, 1, 2, n)
 
@@ -296,8 +309,12 @@ def test_low_level_shape_errors_name_the_argument():
     with pytest.raises(ValueError, match="`memory` must have rank 3"):
         A.read_memory(t(np.ones((4, 3))), t(np.ones((1, 1, 4))))
     with pytest.raises(ValueError, match="number of slots N"):
-        A.erase_and_write(t(np.ones((1, 4, 3))), t(np.ones((1, 1, 5))), t(np.ones((1, 1, 3))),
-                          t(np.ones((1, 1, 3))))
+        A.erase_and_write(
+            t(np.ones((1, 4, 3))),
+            t(np.ones((1, 1, 5))),
+            t(np.ones((1, 1, 3))),
+            t(np.ones((1, 1, 3))),
+        )
     with pytest.raises(ValueError, match="`usage` must have rank 2"):
         A.allocation_weights(t(np.ones((4,))))
     assert keras.backend.backend() == "tensorflow"

@@ -17,7 +17,6 @@ from keras_adl.ops.attention import (
 from tests.harness import np_
 
 
-
 def test_masked_softmax_matches_softmax_over_unmasked_and_zero_elsewhere():
     scores = np.random.randn(3, 5).astype("float32")
     mask = np.array([[1, 1, 0, 1, 0], [1, 0, 0, 0, 0], [1, 1, 1, 1, 1]], bool)
@@ -61,7 +60,9 @@ def test_additive_scores_formula_and_single_step():
     e = np_(additive_scores(q, k, v, b))
     ref = np.tanh(q[:, :, None, :] + k[:, None, :, :] + b) @ v
     np.testing.assert_allclose(e, ref, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(np_(additive_scores(q[:, 1], k, v, b)), ref[:, 1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np_(additive_scores(q[:, 1], k, v, b)), ref[:, 1], rtol=1e-5, atol=1e-5
+    )
 
 
 def test_dot_scores_formula_scale_and_single_step():
@@ -69,7 +70,9 @@ def test_dot_scores_formula_scale_and_single_step():
     k = np.random.randn(2, 5, 4).astype("float32")
     e = np_(dot_scores(q, k, scale=0.5))
     np.testing.assert_allclose(e, 0.5 * np.einsum("bsd,btd->bst", q, k), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(np_(dot_scores(q[:, 0], k)), np.einsum("bd,btd->bt", q[:, 0], k), rtol=1e-5)
+    np.testing.assert_allclose(
+        np_(dot_scores(q[:, 0], k)), np.einsum("bd,btd->bt", q[:, 0], k), rtol=1e-5
+    )
 
 
 def test_causal_mask_with_offset():

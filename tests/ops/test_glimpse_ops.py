@@ -13,8 +13,11 @@ def _arange_image(height=8, width=8, channels=1, batch=1):
 
 
 def _glimpse(images, locations, patch_size, num_scales=1, scale_factor=2.0):
-    return np_(extract_glimpses(images, np.asarray(locations, "float32"), patch_size, num_scales,
-                                scale_factor))
+    return np_(
+        extract_glimpses(
+            images, np.asarray(locations, "float32"), patch_size, num_scales, scale_factor
+        )
+    )
 
 
 def _reference(image, location, patch_size, width, fine=8):  # exact on a 1/32 grid of l
@@ -22,12 +25,12 @@ def _reference(image, location, patch_size, width, fine=8):  # exact on a 1/32 g
     height, wide, channels = image.shape
     big = np.kron(image, np.ones((fine, fine, 1), "float32"))
     padded = np.zeros((3 * height * fine, 3 * wide * fine, channels), "float32")
-    padded[height * fine: 2 * height * fine, wide * fine: 2 * wide * fine] = big
+    padded[height * fine : 2 * height * fine, wide * fine : 2 * wide * fine] = big
     cy, cx = (location[0] + 1) * height / 2, (location[1] + 1) * wide / 2
     top = int(round((cy - width / 2) * fine)) + height * fine
     left = int(round((cx - width / 2) * fine)) + wide * fine
     size = int(round(width * fine))
-    patch = padded[top: top + size, left: left + size]
+    patch = padded[top : top + size, left : left + size]
     cell = size // patch_size
     return patch.reshape(patch_size, cell, patch_size, cell, channels).mean(axis=(1, 3))
 
@@ -61,8 +64,9 @@ def test_corners_are_zero_outside_and_the_corner_inside(location, inside, image_
 def test_convention_matches_tf_image_extract_glimpse_at_pixel_locations():
     image = _arange_image(8, 10)
     for location in [(0.0, 0.0), (-1.0, 1.0), (0.5, -0.2), (-0.25, 0.6)]:
-        theirs = tf.image.extract_glimpse(image, [4, 4], [location], centered=True,
-                                          normalized=True, noise="zero").numpy()
+        theirs = tf.image.extract_glimpse(
+            image, [4, 4], [location], centered=True, normalized=True, noise="zero"
+        ).numpy()
         np.testing.assert_array_equal(_glimpse(image, [location], 4)[:, 0], theirs)
 
 
@@ -75,8 +79,10 @@ def test_scales_average_wider_patches_to_the_patch_size():
     np.testing.assert_allclose(coarse, image[0, :, :, 0].reshape(2, 4, 2, 4).mean(axis=(1, 3)))
 
 
-@pytest.mark.parametrize("location, scale_factor", [((0.3125, -0.5625), 2.0), ((-0.90625, 0.8125), 1.5),
-                                                     ((0.125, 1.0), 3.0)])
+@pytest.mark.parametrize(
+    "location, scale_factor",
+    [((0.3125, -0.5625), 2.0), ((-0.90625, 0.8125), 1.5), ((0.125, 1.0), 3.0)],
+)
 def test_area_averaging_matches_a_brute_force_reference(location, scale_factor):
     rng = np.random.default_rng(0)
     image = rng.random((1, 8, 8, 2)).astype("float32")
@@ -90,7 +96,7 @@ def test_batch_entries_use_their_own_locations():
     locations = np.array([[0.0, 0.0], [-0.5, 0.5], [0.9, -0.3]], "float32")
     together = _glimpse(images, locations, 4, num_scales=2)
     for b in range(3):
-        alone = _glimpse(images[b: b + 1], locations[b: b + 1], 4, num_scales=2)
+        alone = _glimpse(images[b : b + 1], locations[b : b + 1], 4, num_scales=2)
         np.testing.assert_allclose(together[b], alone[0], atol=1e-5)
     assert not np.allclose(together[0], together[1])
 
@@ -158,8 +164,13 @@ def test_area_weights_rows_sum_to_one_inside_the_image():
     ],
 )
 def test_bad_arguments_are_named(kwargs, message):
-    args = dict(images=np.zeros((1, 8, 8, 1), "float32"), locations=np.zeros((1, 2), "float32"),
-                patch_size=4, num_scales=1, scale_factor=2.0)
+    args = dict(
+        images=np.zeros((1, 8, 8, 1), "float32"),
+        locations=np.zeros((1, 2), "float32"),
+        patch_size=4,
+        num_scales=1,
+        scale_factor=2.0,
+    )
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         extract_glimpses(**args)

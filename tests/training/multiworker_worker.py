@@ -31,9 +31,13 @@ with strategy.scope():
     optimizer = keras.optimizers.SGD(0.5)
 
 data = date_arrays(128, seed=0)
-dataset = tf.data.Dataset.from_tensor_slices(
-    ({"source": data["source"], "decoder_input": data["decoder_input"]}, data["target"])
-).batch(32, drop_remainder=True).repeat()
+dataset = (
+    tf.data.Dataset.from_tensor_slices(
+        ({"source": data["source"], "decoder_input": data["decoder_input"]}, data["target"])
+    )
+    .batch(32, drop_remainder=True)
+    .repeat()
+)
 options = tf.data.Options()
 options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
 dataset = dataset.with_options(options)
@@ -46,5 +50,5 @@ def per_example_loss(targets, logits):
 
 
 losses = custom_train_loop(model, dataset, per_example_loss, optimizer, strategy, steps=4)
-np.savez(out, losses=np.array(losses), *[np.asarray(w) for w in model.get_weights()])
+np.savez(out, *[np.asarray(w) for w in model.get_weights()], losses=np.array(losses))
 print(json.dumps({"worker": index, "losses": losses}))

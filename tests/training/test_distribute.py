@@ -64,14 +64,22 @@ def _free_ports(count):
     return ports
 
 
+@pytest.mark.slow  # two fresh processes; MirroredStrategy is tested above and in tests/layers
 def test_multiworker_custom_loop_two_processes_reach_identical_weights(tmp_path):
     ports = [str(p) for p in _free_ports(2)]
     outs = [str(tmp_path / f"worker{i}.npz") for i in range(2)]
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": os.path.dirname(os.path.dirname(HERE))}
+    env = {
+        **os.environ,
+        "TF_CPP_MIN_LOG_LEVEL": "3",
+        "PYTHONPATH": os.path.dirname(os.path.dirname(HERE)),
+    }
     workers = [
         subprocess.Popen(
             [sys.executable, os.path.join(HERE, "multiworker_worker.py"), str(i), *ports, outs[i]],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         for i in range(2)
     ]

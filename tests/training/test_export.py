@@ -17,33 +17,43 @@ RELOAD = r"""
 import json, sys
 sys.modules["keras_adl"] = None  # keras_adl must not be needed to serve
 import tensorflow as tf
-loaded = tf.saved_model.load(sys.argv[1])
-out = loaded.signatures["serving_default"](inputs=tf.constant(json.loads(sys.argv[2])))
-print(json.dumps({k: v.numpy().tolist() if k != "output" else [s.decode() for s in v.numpy()]
-                  for k, v in out.items()}))
+inputs = tf.constant(json.loads(sys.argv[1]))
+results = []
+for export_dir in sys.argv[2:]:
+    out = tf.saved_model.load(export_dir).signatures["serving_default"](inputs=inputs)
+    results.append({k: v.numpy().tolist() if k != "output" else [s.decode() for s in v.numpy()]
+                    for k, v in out.items()})
+print(json.dumps(results))
 """
 
 
-@pytest.mark.parametrize("beam_width", [1, 3])
-def test_exported_saved_model_serves_raw_strings_in_a_fresh_process(tmp_path, beam_width):
+def test_exported_saved_models_serve_raw_strings_in_a_fresh_process(tmp_path):
+    # Greedy (width 1) and beam search (width 3) exports, reloaded by one fresh process.
     model = attention_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), 8, 16)
-    serve = make_seq2seq_serving_fn(model, SOURCE_VOCAB, TARGET_VOCAB, 11, beam_width)
-    expected = {k: v.numpy() for k, v in serve(np.array(INPUTS, dtype=object)).items()}
-    export_dir = str(tmp_path / "export")
-    export_seq2seq(model, export_dir, SOURCE_VOCAB, TARGET_VOCAB, 11, beam_width)
+    widths = (1, 3)
+    expected, export_dirs = [], []
+    for beam_width in widths:
+        serve = make_seq2seq_serving_fn(model, SOURCE_VOCAB, TARGET_VOCAB, 11, beam_width)
+        expected.append({k: v.numpy() for k, v in serve(np.array(INPUTS, dtype=object)).items()})
+        export_dirs.append(str(tmp_path / f"export_{beam_width}"))
+        export_seq2seq(model, export_dirs[-1], SOURCE_VOCAB, TARGET_VOCAB, 11, beam_width)
     result = subprocess.run(
-        [sys.executable, "-c", RELOAD, export_dir, json.dumps(INPUTS)],
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", RELOAD, json.dumps(INPUTS), *export_dirs],
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    served = json.loads(result.stdout.strip().splitlines()[-1])
-    assert served["output"] == [s.decode() for s in expected["output"]]
-    np.testing.assert_array_equal(served["tokens"], expected["tokens"])
-    np.testing.assert_allclose(served["attention"], expected["attention"], atol=1e-5)
-    np.testing.assert_allclose(served["log_likelihood"], expected["log_likelihood"], atol=1e-4)
-    # Outputs are strings of target characters only (specials render as nothing).
-    assert all(set(s) <= set(TARGET_VOCAB.chars) for s in served["output"])
+    results = json.loads(result.stdout.strip().splitlines()[-1])
+    assert len(results) == len(widths)
+    for beam_width, served, want in zip(widths, results, expected):
+        assert served["output"] == [s.decode() for s in want["output"]], beam_width
+        np.testing.assert_array_equal(served["tokens"], want["tokens"])
+        np.testing.assert_allclose(served["attention"], want["attention"], atol=1e-5)
+        np.testing.assert_allclose(served["log_likelihood"], want["log_likelihood"], atol=1e-4)
+        # Outputs are strings of target characters only (specials render as nothing).
+        assert all(set(s) <= set(TARGET_VOCAB.chars) for s in served["output"])
 
 
 def test_serving_tokenization_matches_the_vocabulary():
