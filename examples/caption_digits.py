@@ -29,10 +29,10 @@ from keras_adl.recipes.vision import (  # noqa: E402
     PLACEMENT_SEED,
     RECIPE,
     VisionRecipe,
+    export_captioning,  # noqa: E402
     load_digits,
 )
 from keras_adl.tasks.digit_strips import DigitStrips, digit_strips  # noqa: E402
-from keras_adl.training.export import export_captioning  # noqa: E402
 
 TASK, MODEL = "digit_strips", "show_attend_tell"
 # The demo's departure from the recipe's training (20 epochs of 64 strips), to take ~20 s.

@@ -27,8 +27,11 @@ import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (the reloaded SavedModel's tokenizer ops)
 
 from keras_adl.models import han_attention  # noqa: E402
-from keras_adl.recipes.documents import RECIPE, DocumentsRecipe  # noqa: E402
-from keras_adl.training.export import export_han  # noqa: E402
+from keras_adl.recipes.documents import (  # noqa: E402
+    RECIPE,
+    DocumentsRecipe,
+    export_han,  # noqa: E402
+)
 
 MODEL = "han"
 # The demo's departure from the recipe's training (3 epochs of 64 documents).

@@ -20,9 +20,12 @@ import numpy as np  # noqa: E402
 
 from keras_adl.models import beam_search, greedy_decode  # noqa: E402
 from keras_adl.plotting import plot_attention  # noqa: E402
-from keras_adl.recipes.sequences import HELD_OUT, RECIPE  # noqa: E402
+from keras_adl.recipes.sequences import (  # noqa: E402
+    HELD_OUT,
+    RECIPE,
+    export_seq2seq,  # noqa: E402
+)
 from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB  # noqa: E402
-from keras_adl.training.export import export_seq2seq  # noqa: E402
 
 TASK, MODEL = "dates", "attention_seq2seq"
 MAX_LENGTH = TARGET_LENGTH - 1  # 10 characters + </s>

@@ -16,9 +16,15 @@ __version__ = "0.1.0"
 
 
 def _started_as_command():
-    argv0 = _sys.argv[0] if _sys.argv else ""
-    # `python -m keras_adl[.cli]` imports this package while argv[0] is still "-m".
-    return _os.path.basename(argv0) == "keras-adl" or argv0 == "-m"
+    """Whether this process is the ``keras-adl`` console script or ``python -m keras_adl``
+    (or ``-m keras_adl.cli``), not a program that imports keras_adl."""
+    if _os.path.basename(_sys.argv[0] if _sys.argv else "") == "keras-adl":
+        return True
+    argv = getattr(_sys, "orig_argv", [])
+    return any(
+        flag == "-m" and module in ("keras_adl", "keras_adl.cli")
+        for flag, module in zip(argv, argv[1:])
+    )
 
 
 if not _started_as_command():

@@ -112,13 +112,13 @@ def _task_parser(command, recipe, task):
         "--epochs",
         type=int,
         default=task.epochs if train else task.tune_epochs,
-        help="passes over the training data (for generated tasks: of --samples fresh examples)",
+        help="passes over the training data",
     )
     parser.add_argument(
         "--samples",
         type=int,
         default=task.samples if train else task.tune_samples,
-        help="training examples used (for generated tasks: drawn per epoch)",
+        help="training examples (the memory tasks draw this many fresh sequences every epoch)",
     )
     for option in task.options:
         parser.add_argument(
@@ -144,7 +144,9 @@ def _task_parser(command, recipe, task):
             "resumes from the last one)",
         )
         parser.add_argument(
-            "--overwrite", action="store_true", help="delete what --out holds and start fresh"
+            "--overwrite",
+            action="store_true",
+            help="delete the run that --out holds and start fresh",
         )
     else:
         parser.add_argument("--trials", type=int, default=4)
@@ -221,18 +223,22 @@ def _train(argv):
         raise CLIError(
             f"--strategy must be one of {', '.join(STRATEGIES)}; received {args.strategy!r}"
         )
-    resume = check_run_dir(args.out, task.name, model, options, args.overwrite)
+    settings = dict(
+        epochs=args.epochs, batch_size=args.batch_size, samples=args.samples, options=options
+    )
+    # Checked here too, so that a refused --out answers before TensorFlow loads.
+    resume = check_run_dir(args.out, task.name, model, settings, args.overwrite)
     _load_tensorflow()
     if resume:
         print(f"resuming the interrupted run in {args.out} (--overwrite starts fresh)")
     recipes.train(
         task.name,
-        model,
         args.out,
+        model,
         args.epochs,
         args.batch_size,
         args.samples,
-        args.strategy,
+        strategy=args.strategy,
         checkpoint_every=args.checkpoint_every,
         **options,
     )
@@ -289,8 +295,6 @@ def _predict(args):
     except (KeyError, ValueError):
         raise CLIError(f"{task_file} names no known task") from None
     _load_tensorflow()
-    import tensorflow_text  # noqa: F401  (the ops of exported text models)
-
     recipe.predict(args.export_dir, args.inputs, task_info)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from keras import ops
 
 from keras_adl.conventions import PAD
-from keras_adl.tasks._checks import check_captions, check_positive_int
+from keras_adl.utils import check_captions, check_positive_int
 
 
 def _per_step_cross_entropy(y_true, y_pred):

@@ -7,6 +7,8 @@ and what was received, so bad input fails at the call site instead of deep insid
 import keras
 import numpy as np
 
+from keras_adl.conventions import PAD
+
 
 def shape_of(x):
     """Returns the static shape of a tensor-like as a tuple (``None`` for unknown dims)."""
@@ -123,3 +125,21 @@ def replica_position():
     if context is None or context.num_replicas_in_sync == 1:
         return 0, 1
     return context.replica_id_in_sync_group, context.num_replicas_in_sync
+
+
+def check_captions(where, name, captions):
+    """``(captions, real)``: integer ``[B, T]`` tokens padded with ``PAD`` at the end only,
+    and the boolean ``[B, T]`` mask of their non-padding tokens."""
+    captions = np.asarray(captions)
+    if captions.ndim != 2:
+        raise ValueError(
+            f"{where}`{name}` must have shape [B, T]; received shape {captions.shape}."
+        )
+    if not np.issubdtype(captions.dtype, np.integer):
+        raise TypeError(f"{where}`{name}` must be integer tokens; received dtype {captions.dtype}.")
+    real = captions != PAD
+    if (real[:, 1:] & ~real[:, :-1]).any():
+        raise ValueError(
+            f"{where}`{name}` must be padded at the end only (a token after a PAD={PAD})."
+        )
+    return captions, real

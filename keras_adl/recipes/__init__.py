@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 
-from keras_adl.recipes.base import BACKUP_DIR, CHECKPOINT_EVERY, RUN_FILE, Run
+from keras_adl.recipes.base import BACKUP_DIR, CHECKPOINT_EVERY, RUN_FILE, Run, check_run_dir
 
 # The registration line of each family, in the order `keras-adl list` shows them.
 FAMILIES = ("sequences", "memory", "vision", "documents")
@@ -59,28 +59,34 @@ def recipe_of(task_name):
 
 def train(
     task,
+    out,
     model=None,
-    out=None,
     epochs=None,
     batch_size=None,
     samples=None,
     strategy="auto",
     callbacks=(),
     checkpoint_every=CHECKPOINT_EVERY,
+    overwrite=False,
     **options,
 ):
-    """Trains ``model`` on ``task`` as ``keras-adl train`` does, resuming a backup in ``out``;
-    writes ``model.keras``, ``run.json`` and the family's pictures there.
+    """Trains ``model`` on ``task`` as ``keras-adl train`` does; writes ``model.keras``,
+    ``run.json`` and the family's pictures to ``out``.
 
-    Unset settings take the task's defaults; ``options`` are the task's own options (e.g.
-    ``data=``, ``max_length=``).
+    An interrupted run in ``out`` (same task, model and settings) resumes from its last
+    checkpoint; ``out`` holding anything else is refused (`base.check_run_dir`), unless
+    ``overwrite``. Unset settings take the task's defaults; ``options`` are the task's own
+    options (e.g. ``data=``, ``max_length=``).
 
     Returns:
         ``(model, history, metrics)``.
+
+    Raises:
+        RecipeError: ``out`` holds another run, or an option is invalid.
     """
     recipe, task_spec, model = find(task, model)
     for option in task_spec.options:
-        options.setdefault(option.dest, option.default)
+        options[option.dest] = option.check(options.get(option.dest, option.default), task)
     run = Run(
         task=task,
         model=model,
@@ -93,23 +99,23 @@ def train(
         callbacks=tuple(callbacks),
         checkpoint_every=checkpoint_every,
     )
-    run.record.update(
-        task=task,
-        model=model,
-        epochs=run.epochs,
-        batch_size=run.batch_size,
-        samples=run.samples,
-        options=options,
-        status="training",
+    settings = dict(
+        epochs=run.epochs, batch_size=run.batch_size, samples=run.samples, options=options
     )
+    check_run_dir(out, task, model, settings, overwrite)
+    run.get_strategy()  # before any build: XLA is off under a distributed strategy
+    run.record.update(task=task, model=model, **settings, status="training")
     fresh = not os.path.exists(out)
     os.makedirs(out, exist_ok=True)
     _write_json(run.path(RUN_FILE), run.record)
     try:
         keras_model, history, metrics = recipe.train(run)
     except (ValueError, FileNotFoundError):
-        if fresh and not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing
-            shutil.rmtree(out, ignore_errors=True)
+        if not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing behind
+            if fresh:
+                shutil.rmtree(out, ignore_errors=True)
+            else:
+                os.remove(run.path(RUN_FILE))
         raise
     run.record.update(status="finished", metrics=metrics)
     _write_json(run.path(RUN_FILE), run.record)

@@ -87,8 +87,8 @@ class Task:
         name: the task's name on the command line.
         models: model names; the first is the default.
         description: one line, shown by ``keras-adl list`` and ``--help``.
-        epochs, batch_size, samples: defaults of ``train`` (``samples``: training examples, or
-            for generated tasks the examples drawn per epoch).
+        epochs, batch_size, samples: defaults of ``train`` (``samples``: training examples;
+            the memory tasks draw that many fresh sequences every epoch).
         tune_epochs, tune_samples: defaults of ``tune``.
         options: the task's own `Option`s.
         tunable: whether ``keras-adl tune`` runs on it.
@@ -152,57 +152,62 @@ class Run:
         return self._strategy
 
     def build(self, build_fn, *args, **kwargs):
-        """Calls ``build_fn`` inside the strategy's scope (variables and optimizer there)."""
+        """Calls ``build_fn(*args, jit_compile=…, **kwargs)`` inside the strategy's scope
+        (variables and optimizer there), with XLA off under a distributed strategy."""
         from keras_adl.training.distribute import build_in_scope
 
-        return build_in_scope(self.get_strategy(), build_fn, *args, **kwargs)
+        strategy = self.get_strategy()
+        kwargs.setdefault("jit_compile", self.jit_compile)
+        return build_in_scope(strategy, build_fn, *args, **kwargs)
 
     def path(self, name):
         return os.path.join(self.out, name)
 
 
-def check_run_dir(out, task, model, options, overwrite=False):
+def check_run_dir(out, task, model, settings, overwrite=False):
     """Refuses a run directory that holds another run, a finished run or other files (one
-    line, saying how to start fresh); with ``overwrite`` deletes it first.
+    line, saying how to start fresh); with ``overwrite`` deletes a previous run first (only a
+    directory holding a keras-adl run, or an empty one).
+
+    Args:
+        out: the run directory.
+        task, model: the names of the run to start or resume.
+        settings: what else must match for a resume (epochs, batch size, samples, the task's
+            options), as `train` writes them into ``run.json``.
+        overwrite: delete a previous run in ``out`` first.
 
     Returns:
-        Whether the directory holds an interrupted run of the same task, model and options
-        (`Recipe.fit` resumes its backup).
+        Whether ``out`` holds an interrupted run of the same task, model and settings, whose
+        backup `Recipe.fit` will resume.
 
     Raises:
-        RecipeError: the directory cannot be used.
+        RecipeError: ``out`` cannot be used.
     """
     run_file = os.path.join(out, RUN_FILE)
-    if overwrite and os.path.exists(out):
-        shutil.rmtree(out)
-    if os.path.isfile(out):
+    if os.path.exists(out) and not os.path.isdir(out):
         raise RecipeError(f"--out {out!r} is a file; give a directory")
+    if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(run_file):
+        raise RecipeError(
+            f"--out {out!r} is not empty and holds no keras-adl run; choose another directory"
+        )
+    if overwrite and os.path.isdir(out):
+        shutil.rmtree(out)
     if not os.path.isfile(run_file):
-        if os.path.isdir(out) and os.listdir(out):
-            raise RecipeError(
-                f"--out {out!r} is not empty and holds no keras-adl run; choose "
-                "another directory or pass --overwrite to delete it"
-            )
         return False
     with open(run_file) as f:
         previous = json.load(f)
+    fresh = "pass --overwrite to start fresh or choose another --out"
     if (previous.get("task"), previous.get("model")) != (task, model):
         raise RecipeError(
             f"--out {out!r} holds a run of task {previous.get('task')!r} with model "
-            f"{previous.get('model')!r}; pass --overwrite to start fresh or choose "
-            "another --out"
+            f"{previous.get('model')!r}; {fresh}"
         )
-    if previous.get("options", {}) != options:
-        raise RecipeError(
-            f"--out {out!r} holds a run of {task!r} with other options "
-            f"({previous.get('options')}); pass --overwrite to start fresh or choose "
-            "another --out"
-        )
+    changed = sorted(k for k, v in settings.items() if previous.get(k) != v)
+    if changed:
+        before = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
+        raise RecipeError(f"--out {out!r} holds a run of {task!r} with {before}; {fresh}")
     if previous.get("status") != "training":
-        raise RecipeError(
-            f"--out {out!r} holds a finished run of {task!r}; pass --overwrite to "
-            "train again or choose another --out"
-        )
+        raise RecipeError(f"--out {out!r} holds a finished run of {task!r}; {fresh}")
     return os.path.isdir(os.path.join(out, BACKUP_DIR))
 
 
@@ -300,7 +305,9 @@ class Recipe:
             epoch += 1
         elif epoch:
             print(f"resuming after epoch {epoch}")
-        if epoch < run.epochs:
+        if epoch >= run.epochs:  # trained to the end, stopped before the model was saved
+            backup.restore(model)
+        else:
             history = model.fit(
                 x,
                 y,
@@ -310,8 +317,8 @@ class Recipe:
                 callbacks=callbacks,
                 **fit_kwargs,
             )
-        backup.remove()
         model.save(run.path(MODEL_FILE))
+        backup.remove()
         return history
 
     @staticmethod

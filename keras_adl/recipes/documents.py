@@ -158,7 +158,6 @@ class DocumentsRecipe(Recipe):
             run.model,
             tokenizer.vocabulary_size,
             len(names),
-            jit_compile=run.jit_compile,
         )
         data = tokenizer.dataset(train_docs, train_labels, batch_size, seed=0)
         history = self.fit(run, model, data, shuffle=False)  # shuffled by tf.data
@@ -248,7 +247,6 @@ class DocumentsRecipe(Recipe):
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
         """A SavedModel with a raw-text signature ``documents [None]`` string."""
         from keras_adl.text import DocumentTokenizer
-        from keras_adl.training.export import export_han
 
         with open(os.path.join(run_dir, TOKENIZER_FILE)) as f:
             tokenizer = DocumentTokenizer.from_config(json.load(f))
@@ -259,6 +257,7 @@ class DocumentsRecipe(Recipe):
         """Prints the class, its probability and the most attended sentence of each document (a
         raw string, or the path of a UTF-8 text file)."""
         import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
         texts, unreadable = [], []
         for item in inputs:
@@ -295,6 +294,93 @@ class DocumentsRecipe(Recipe):
 
 
 RECIPE = DocumentsRecipe()
+
+
+# -- serving functions (exported SavedModels) --------------------------------------------------
+
+
+def make_han_serving_fn(model, tokenizer, class_names=None):
+    """A ``tf.function`` from raw document strings to a HAN's classes and attention maps.
+
+    Sentence and word splitting, vocabulary lookup and padding run in the graph (the
+    tensorflow-text ops of `keras_adl.text.DocumentTokenizer`), so the exported SavedModel
+    takes raw strings; reloading it needs ``import tensorflow_text`` but not keras_adl.
+
+    Args:
+        model: a model from `keras_adl.models.han_classifier`.
+        tokenizer: the `DocumentTokenizer` the model was trained with.
+        class_names: optional class names, returned as strings per document.
+
+    Returns:
+        A ``tf.function`` with input signature ``documents`` ``[None]`` string returning a dict:
+        ``classes`` ``[B]`` int32, ``probabilities`` ``[B, C]``, ``word_attention``
+        ``[B, S, W]``, ``sentence_attention`` ``[B, S]`` (float32), ``tokens`` ``[B, S, W]``
+        (the words at the attention positions, ``""`` at padding) and, with
+        ``class_names``, ``class_names`` ``[B]``.
+    """
+    import tensorflow as tf
+
+    from keras_adl.models.han import ENCODER_LAYER, han_attention
+
+    attention_model = han_attention(model)
+    _check_han_tokenizer(model, tokenizer, class_names, ENCODER_LAYER)
+    names = None if class_names is None else tf.constant([str(n) for n in class_names])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="documents")])
+    def serve(documents):
+        ids, tokens = tokenizer.encode_with_tokens(documents)
+        outputs = attention_model(ids, training=False)
+        probabilities = tf.cast(outputs["probabilities"], tf.float32)
+        classes = tf.argmax(probabilities, axis=-1, output_type=tf.int32)
+        result = {
+            "classes": classes,
+            "probabilities": probabilities,
+            "word_attention": tf.cast(outputs["word_attention"], tf.float32),
+            "sentence_attention": tf.cast(outputs["sentence_attention"], tf.float32),
+            "tokens": tokens,
+        }
+        if names is not None:
+            result["class_names"] = tf.gather(names, classes)
+        return result
+
+    return serve
+
+
+def _check_han_tokenizer(model, tokenizer, class_names, encoder_name):
+    """Clear errors when a HAN, its tokenizer and its class names do not fit together."""
+    where = "make_han_serving_fn: "
+    shape = tuple(model.input.shape[1:])
+    wanted = (tokenizer.max_sentences, tokenizer.max_words)
+    if any(d is not None and d != w for d, w in zip(shape, wanted)):
+        raise ValueError(
+            f"{where}the model reads [S, W] = {list(shape)} but `tokenizer` pads documents to "
+            f"{list(wanted)}; use the tokenizer the model was trained with."
+        )
+    vocab_size = model.get_layer(encoder_name).vocab_size
+    if vocab_size is not None and tokenizer.vocabulary_size > vocab_size:
+        raise ValueError(
+            f"{where}`tokenizer` has {tokenizer.vocabulary_size} ids but the model's embedding "
+            f"holds {vocab_size}; use the tokenizer the model was trained with."
+        )
+    num_classes = model.outputs[0].shape[-1]
+    if class_names is not None and len(class_names) != num_classes:
+        raise ValueError(
+            f"{where}`class_names` must name the model's {num_classes} classes; received "
+            f"{len(class_names)} names."
+        )
+
+
+def export_han(model, export_dir, tokenizer, class_names=None):
+    """Writes a SavedModel whose ``serving_default`` classifies raw document strings.
+
+    Args:
+        model, tokenizer, class_names: as in `make_han_serving_fn`.
+        export_dir: where to write; must not exist (nothing is left behind on failure).
+    """
+    from keras_adl.training.export import export_serving_fn
+
+    serving_fn = make_han_serving_fn(model, tokenizer, class_names)
+    return export_serving_fn(model, export_dir, serving_fn, resources=tokenizer.tables)
 
 
 def _hypermodels():

@@ -104,7 +104,7 @@ class MemoryRecipe(Recipe):
     def train(self, run):
         from keras_adl.tasks.algorithmic import task_dataset
 
-        model = run.build(self.build_model, run.task, run.model, jit_compile=run.jit_compile)
+        model = run.build(self.build_model, run.task, run.model)
         run.record["settings"] = self.settings(run.task, run.model)
         steps = max(run.samples // run.batch_size, 1)
         data = task_dataset(run.task, run.batch_size, seed=0)
@@ -170,8 +170,15 @@ class MemoryRecipe(Recipe):
         )
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
-        """A SavedModel whose ``serve`` maps ``[B, T, input_dim]`` float32 to logits."""
-        model.export(export_dir, format="tf_saved_model", verbose=False)
+        """A SavedModel whose ``serve`` (``serving_default``) maps ``inputs [None, None, D]``
+        float32 to the logits ``[B, T, output_dim]``."""
+        import tensorflow as tf
+
+        from keras_adl.training.export import export_serving_fn
+
+        spec = tf.TensorSpec([None, None, model.input.shape[-1]], tf.float32, name="inputs")
+        serve = tf.function(lambda inputs: model(inputs, training=False), input_signature=[spec])
+        export_serving_fn(model, export_dir, serve)
         self.write_task_file(export_dir, task=run_record["task"], model=run_record["model"])
 
     def predict(self, export_dir, inputs, task_info):

@@ -73,7 +73,7 @@ class SequencesRecipe(Recipe):
         Task(
             "sort",
             ("pointer_network",),
-            "the pointer network sorts 10 numbers",
+            f"the pointer network sorts {SORT_LENGTH} numbers",
             epochs=3,
             batch_size=64,
             samples=20000,
@@ -160,7 +160,7 @@ class SequencesRecipe(Recipe):
     def train(self, run):
         if run.task == "pairs":
             return self._train_pairs(run)
-        model = run.build(self.build_model, run.task, run.model, jit_compile=run.jit_compile)
+        model = run.build(self.build_model, run.task, run.model)
         run.record["settings"] = self.settings(run.task, run.model)
         x, y, _ = self.arrays(run.task, run.samples, seed=0)
         history = self.fit(run, model, x, y, batch_size=run.batch_size, shuffle=True)
@@ -178,7 +178,7 @@ class SequencesRecipe(Recipe):
             len(tokenizer.source_vocabulary) + NUM_SPECIAL_TOKENS,
             len(tokenizer.target_vocabulary) + NUM_SPECIAL_TOKENS,
         )
-        model = run.build(self.build_model, "pairs", run.model, *sizes, jit_compile=run.jit_compile)
+        model = run.build(self.build_model, "pairs", run.model, *sizes)
         run.record.update(
             settings=self.settings("pairs", run.model),
             max_length=max_length,
@@ -288,32 +288,32 @@ class SequencesRecipe(Recipe):
             y,
             validation_data=validation,
             epochs=epochs,
-            batch_size=64,
+            batch_size=self.task(task).batch_size,
         )
 
     # -- export and predict --------------------------------------------------------------------
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
-        from keras_adl.training import export
+        from keras_adl.training.export import export_serving_fn
 
         task, model_name = run_record["task"], run_record["model"]
         if task == "sort":
-            export.export_serving_fn(model, export_dir, export.make_pointer_serving_fn(model))
+            export_serving_fn(model, export_dir, make_pointer_serving_fn(model))
         elif task == "pairs":
             from keras_adl.text import TextPairTokenizer
 
             with open(os.path.join(run_dir, VOCABULARY_FILE)) as f:
                 tokenizer = TextPairTokenizer.from_config(json.load(f))
             length = run_record["max_length"]
-            serve = export.make_text_pair_serving_fn(
+            serve = make_text_pair_serving_fn(
                 model, tokenizer, length, length, decode=self.decode_fn(model_name)
             )
-            export.export_serving_fn(model, export_dir, serve, resources=tokenizer.tables)
+            export_serving_fn(model, export_dir, serve, resources=tokenizer.tables)
         else:
             from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
 
             decode = self.decode_fn(model_name) if model_name == "transformer_seq2seq" else None
-            export.export_seq2seq(
+            export_seq2seq(
                 model,
                 export_dir,
                 SOURCE_VOCAB,
@@ -327,6 +327,7 @@ class SequencesRecipe(Recipe):
     def predict(self, export_dir, inputs, task_info):
         """Prints ``input<TAB>output`` for each raw string."""
         import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
         from keras_adl.recipes.base import RecipeError, tf_error_message
 
@@ -342,6 +343,153 @@ class SequencesRecipe(Recipe):
 
 
 RECIPE = SequencesRecipe()
+
+
+# -- serving functions (exported SavedModels) --------------------------------------------------
+
+
+def _code_point_table(vocab):
+    """int32 ``[128]``: ASCII code point → id (``<unk>`` for characters not in ``vocab``)."""
+    import numpy as np
+
+    from keras_adl.conventions import UNK
+
+    table = np.full(128, UNK, "int32")
+    for char in vocab.chars:
+        if ord(char) < 128:
+            table[ord(char)] = vocab.encode([char], 1)[0, 0]
+    return table
+
+
+def make_seq2seq_serving_fn(
+    model, source_vocab, target_vocab, max_length, beam_width=1, lowercase=True, decode=None
+):
+    """A ``tf.function`` from raw strings ``[B]`` to decoded outputs.
+
+    Args:
+        model: a model from `attention_seq2seq` or `encoder_decoder`.
+        source_vocab, target_vocab: `keras_adl.text.CharVocabulary` objects (character
+            level; characters outside ASCII or the vocabulary map to ``<unk>``).
+        max_length: number of target steps to decode.
+        beam_width: 1 for greedy decoding, more for beam search.
+        lowercase: lower-case the input first.
+        decode: optional ``decode(model, ids, max_length) -> (tokens, attention, score)``,
+            e.g. `keras_adl.models.transformer_greedy_decode`; by default greedy decoding
+            (``beam_width=1``) or beam search.
+
+    Returns:
+        A ``tf.function`` with input signature ``[tf.TensorSpec([None], tf.string)]`` returning
+        a dict with ``output`` (strings ``[B]``), ``tokens`` ``[B, max_length]``, ``attention``
+        ``[B, max_length, T]`` and ``log_likelihood`` ``[B]``.
+    """
+    import tensorflow as tf
+
+    from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
+    from keras_adl.models.seq2seq import beam_search, greedy_decode
+
+    table = tf.constant(_code_point_table(source_vocab))
+    target_tokens = tf.constant([""] * NUM_SPECIAL_TOKENS + list(target_vocab.chars))
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def serve(inputs):
+        text = tf.strings.lower(inputs) if lowercase else inputs
+        code_points = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
+        ids = tf.gather(table, tf.minimum(code_points, 127))
+        ids = tf.where(code_points > 127, UNK, ids).to_tensor(default_value=PAD)
+        if decode is not None:
+            tokens, attention, score = decode(model, ids, max_length)
+        elif beam_width > 1:
+            tokens, attention, score = beam_search(model, ids, max_length, beam_width)
+        else:
+            tokens, attention, score = greedy_decode(model, ids, max_length)
+        tokens = tf.convert_to_tensor(tokens)
+        # Specials (<pad>, <s>, </s>, <unk>) render as ""; decoding emits padding after </s>.
+        output = tf.strings.reduce_join(tf.gather(target_tokens, tokens), axis=-1)
+        return {"output": output, "tokens": tokens, "attention": attention, "log_likelihood": score}
+
+    return serve
+
+
+def export_seq2seq(
+    model, export_dir, source_vocab, target_vocab, max_length, beam_width=1, decode=None
+):
+    """Writes a SavedModel whose ``serving_default`` decodes raw strings.
+
+    Args:
+        model: a model from `attention_seq2seq`, `encoder_decoder` (or `transformer_seq2seq`
+            with ``decode=transformer_greedy_decode``).
+        export_dir: where to write; must not exist (nothing is left behind on failure).
+        source_vocab, target_vocab, max_length, beam_width, decode: as in
+            `make_seq2seq_serving_fn`.
+    """
+    from keras_adl.training.export import export_serving_fn
+
+    serving_fn = make_seq2seq_serving_fn(
+        model, source_vocab, target_vocab, max_length, beam_width, decode=decode
+    )
+    return export_serving_fn(model, export_dir, serving_fn)
+
+
+def make_pointer_serving_fn(model):
+    """A ``tf.function`` from raw strings of numbers to the pointer network's sorting order.
+
+    Each input string holds whitespace- or comma-separated numbers (``"0.3 0.1, 0.2"``); all
+    strings of one request must hold the same count.
+
+    Returns:
+        A ``tf.function`` returning ``order`` ``[B, N]`` (positions in output order) and
+        ``output`` (the numbers in that order, as a space-separated string).
+    """
+    import tensorflow as tf
+
+    from keras_adl.models.pointer import pointer_decode
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def serve(inputs):
+        parts = tf.strings.split(tf.strings.regex_replace(inputs, ",", " "))
+        values = tf.strings.to_number(parts, tf.float32)
+        lengths = values.row_lengths()
+        tf.debugging.assert_equal(
+            lengths, lengths[0], message="every input of one request needs the same count"
+        )
+        dense = values.to_tensor()
+        order, _ = pointer_decode(model, dense[..., None])
+        ordered = tf.gather(dense, tf.convert_to_tensor(order), batch_dims=1)
+        output = tf.strings.reduce_join(
+            tf.strings.as_string(ordered, precision=4), axis=-1, separator=" "
+        )
+        return {"order": tf.convert_to_tensor(order), "output": output}
+
+    return serve
+
+
+def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decode=None):
+    """A ``tf.function`` from raw strings to decoded strings for a model trained on text pairs
+    tokenized by a `keras_adl.text.TextPairTokenizer` (tensorflow-text ops in the graph).
+
+    Returns:
+        A ``tf.function`` returning ``output``, ``tokens``, ``attention`` and
+        ``log_likelihood`` as `make_seq2seq_serving_fn` does.
+    """
+    import tensorflow as tf
+
+    from keras_adl.models.seq2seq import greedy_decode
+
+    decode = decode or greedy_decode
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+    def serve(inputs):
+        ids = tokenizer.encode_source(inputs, source_length)
+        tokens, attention, score = decode(model, ids, max_length)
+        tokens = tf.convert_to_tensor(tokens)
+        return {
+            "output": tokenizer.decode_target(tokens),
+            "tokens": tokens,
+            "attention": attention,
+            "log_likelihood": score,
+        }
+
+    return serve
 
 
 def _hypermodels():

@@ -164,9 +164,7 @@ class VisionRecipe(Recipe):
         train_x, train_y = train_x[: run.samples], train_y[: run.samples]
         batch_size = min(run.batch_size, len(train_x))
         digit_size = int(train_x.shape[1])
-        model = run.build(
-            self.build_model, run.task, run.model, digit_size, jit_compile=run.jit_compile
-        )
+        model = run.build(self.build_model, run.task, run.model, digit_size)
         run.record.update(
             data=run.options.get("data") or "sklearn_digits",
             digit_size=digit_size,
@@ -298,6 +296,8 @@ class VisionRecipe(Recipe):
             (canvas, canvas, 1),
             10,
             num_glimpses=layout["num_glimpses"],
+            patch_size=layout["patch_size"],
+            num_scales=layout["num_scales"],
             policy="random" if model_name == "ram_random" else "learned",
         )
 
@@ -334,14 +334,12 @@ class VisionRecipe(Recipe):
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
         """A SavedModel with an image-batch signature ``images [None, H, W, C]`` float32."""
-        from keras_adl.training import export as exporting
+        from keras_adl.training.export import export_serving_fn
 
         if run_record["task"] == "digit_strips":
-            exporting.export_captioning(
-                model, export_dir, CAPTION_LENGTH + 1, beam_width=beam_width
-            )
+            export_captioning(model, export_dir, CAPTION_LENGTH + 1, beam_width=beam_width)
         else:
-            exporting.export_serving_fn(model, export_dir, exporting.make_ram_serving_fn(model))
+            export_serving_fn(model, export_dir, make_ram_serving_fn(model))
         self.write_task_file(
             export_dir,
             task=run_record["task"],
@@ -408,6 +406,139 @@ class VisionRecipe(Recipe):
 RECIPE = VisionRecipe()
 
 
+# -- serving functions (exported SavedModels) --------------------------------------------------
+
+
+def _caption_token_strings(vocab_size, token_strings):
+    """The string of every token id: specials are ``""``; by default ids 3..12 are the digits
+    ``"0".."9"`` (the digit-strip task's ``token = digit + 3``)."""
+    from keras_adl.conventions import END, PAD, START
+    from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE, DIGIT_OFFSET
+
+    if token_strings is None:
+        if vocab_size != CAPTION_VOCAB_SIZE:
+            raise ValueError(
+                "make_captioning_serving_fn: the default `token_strings` are the digit-strip "
+                f"task's {CAPTION_VOCAB_SIZE} tokens; this model has vocab_size {vocab_size}: pass "
+                "`token_strings`, one string per token id."
+            )
+        token_strings = [""] * DIGIT_OFFSET + [str(digit) for digit in range(10)]
+    token_strings = [str(s) for s in token_strings]
+    if len(token_strings) != vocab_size:
+        raise ValueError(
+            "make_captioning_serving_fn: `token_strings` must hold one string per token id "
+            f"({vocab_size} for this model); received {len(token_strings)}."
+        )
+    for special in (PAD, START, END):
+        token_strings[special] = ""
+    return token_strings
+
+
+def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=None):
+    """A ``tf.function`` from a batch of images to captions, for a `show_attend_tell` model.
+
+    Args:
+        model: a model from `keras_adl.models.show_attend_tell` (image or feature mode).
+        max_length: number of caption steps to decode (including ``END``).
+        beam_width: 1 for greedy decoding, more for beam search.
+        token_strings: optional list of strings indexed by token id, used to render the
+            caption; ``PAD``, ``START`` and ``END`` always render as ``""`` and are skipped.
+            The default suits the digit-strip task: ids 3..12 are ``"0".."9"``.
+
+    Returns:
+        A ``tf.function`` with input signature ``[tf.TensorSpec([None, H, W, C], tf.float32,
+        name="images")]`` (``[None, L, D]`` named ``"features"`` for a feature-mode model)
+        returning a dict with ``caption`` (the tokens' strings joined by spaces, ``[B]``),
+        ``tokens`` ``[B, max_length]`` int32, ``attention`` ``[B, max_length, L]`` float32
+        and ``log_likelihood`` ``[B]``.
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> from keras_adl.models import show_attend_tell
+    >>> model = show_attend_tell(13, image_shape=(8, 8, 1), embedding_dim=4, units=8,
+    ...                          encoder_filters=(4,))
+    >>> serve = make_captioning_serving_fn(model, max_length=3)
+    >>> out = serve(tf.zeros((2, 8, 8, 1)))
+    >>> sorted(out), tuple(out["attention"].shape)
+    (['attention', 'caption', 'log_likelihood', 'tokens'], (2, 3, 16))
+    """
+    import tensorflow as tf
+
+    from keras_adl.models.captioning import caption_beam_search, caption_greedy_decode
+    from keras_adl.utils import check_positive_int
+
+    where = "make_captioning_serving_fn: "
+    check_positive_int("max_length", max_length, where)
+    check_positive_int("beam_width", beam_width, where)
+    strings = tf.constant(_caption_token_strings(model.get_layer("logits").units, token_strings))
+    encoder_input = model.get_layer("encoder").input
+    name = "images" if encoder_input.name == "image" else encoder_input.name
+    spec = tf.TensorSpec((None,) + tuple(encoder_input.shape[1:]), tf.float32, name=name)
+
+    @tf.function(input_signature=[spec])
+    def serve(images):
+        if beam_width > 1:
+            tokens, attention, score = caption_beam_search(model, images, max_length, beam_width)
+        else:
+            tokens, attention, score = caption_greedy_decode(model, images, max_length)
+        tokens = tf.convert_to_tensor(tokens)
+        words = tf.gather(strings, tokens)  # [B, max_length]; specials are ""
+        words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+        caption = tf.strings.reduce_join(words, axis=-1, separator=" ")
+        return {
+            "caption": caption,
+            "tokens": tokens,
+            "attention": attention,
+            "log_likelihood": score,
+        }
+
+    return serve
+
+
+def export_captioning(model, export_dir, max_length, beam_width=1, token_strings=None):
+    """Writes a SavedModel whose ``serving_default`` captions a batch of images.
+
+    Args:
+        model: a model from `keras_adl.models.show_attend_tell`.
+        export_dir: where to write; must not exist (nothing is left behind on failure).
+        max_length, beam_width, token_strings: as in `make_captioning_serving_fn`.
+    """
+    from keras_adl.training.export import export_serving_fn
+
+    serving_fn = make_captioning_serving_fn(model, max_length, beam_width, token_strings)
+    return export_serving_fn(model, export_dir, serving_fn)
+
+
+def make_ram_serving_fn(model):
+    """A ``tf.function`` from an image batch to a Recurrent Attention Model's answer.
+
+    Args:
+        model: a model from `keras_adl.models.recurrent_attention_model`.
+
+    Returns:
+        A ``tf.function`` with input signature ``images`` ``[None, H, W, C]`` float32 returning
+        a dict with ``classes`` ``[B]`` int32, ``probabilities`` ``[B, K]`` and ``locations``
+        ``[B, n, 2]`` (the glimpse centres ``(y, x)`` in ``[-1, 1]``; a learned policy's mean,
+        so the answer is deterministic; the random-glimpse baseline stays random).
+    """
+    import tensorflow as tf
+
+    shape = [None, *model.inputs[0].shape[1:]]
+
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
+    def serve(images):
+        outputs = model(images, training=False)
+        probabilities = tf.cast(outputs["probabilities"], tf.float32)
+        return {
+            "classes": tf.argmax(probabilities, axis=-1, output_type=tf.int32),
+            "probabilities": probabilities,
+            "locations": tf.cast(outputs["locations"], tf.float32),
+        }
+
+    return serve
+
+
 def _hypermodels():
     import keras
     import keras_tuner
@@ -426,6 +557,7 @@ def _hypermodels():
             image_shape: ``(H, W, C)``.
             num_classes: number of classes.
             num_glimpses: fixed number of glimpses (the budget is part of the task).
+            patch_size, num_scales: the searched glimpses' defaults (the task's layout).
             policy: ``"learned"`` or ``"random"`` (the random-glimpse baseline).
             jit_compile: compile the train step with XLA.
         """
@@ -435,6 +567,8 @@ def _hypermodels():
             image_shape,
             num_classes,
             num_glimpses=4,
+            patch_size=8,
+            num_scales=1,
             policy="learned",
             jit_compile=True,
             name="recurrent_attention",
@@ -444,6 +578,8 @@ def _hypermodels():
             self.image_shape = tuple(image_shape)
             self.num_classes = num_classes
             self.num_glimpses = num_glimpses
+            self.patch_size = patch_size
+            self.num_scales = num_scales
             self.policy = policy
             self.jit_compile = jit_compile
 
@@ -453,8 +589,10 @@ def _hypermodels():
                 self.image_shape,
                 self.num_classes,
                 num_glimpses=self.num_glimpses,
-                patch_size=hp.Choice("patch_size", [6, 8, 12], default=8),
-                num_scales=hp.Int("num_scales", 1, 3, default=1),
+                patch_size=hp.Choice(
+                    "patch_size", sorted({6, 8, 12, self.patch_size}), default=self.patch_size
+                ),
+                num_scales=hp.Int("num_scales", 1, 3, default=self.num_scales),
                 glimpse_units=units // 2,
                 location_units=units // 2,
                 glimpse_output_units=units,

@@ -9,8 +9,7 @@ import os
 
 import numpy as np
 
-from keras_adl.conventions import PAD
-from keras_adl.utils import check_positive_int, check_seed
+from keras_adl.utils import check_captions, check_positive_int, check_seed  # noqa: F401
 
 __all__ = [
     "as_generator",
@@ -114,21 +113,3 @@ def check_batches(where, images, labels, batch_size):
             f"received {batch_size}."
         )
     return images, labels, batch_size
-
-
-def check_captions(where, name, captions):
-    """``(captions, real)``: integer ``[B, T]`` tokens padded with ``PAD`` at the end only,
-    and the boolean ``[B, T]`` mask of their non-padding tokens."""
-    captions = np.asarray(captions)
-    if captions.ndim != 2:
-        raise ValueError(
-            f"{where}`{name}` must have shape [B, T]; received shape {captions.shape}."
-        )
-    if not np.issubdtype(captions.dtype, np.integer):
-        raise TypeError(f"{where}`{name}` must be integer tokens; received dtype {captions.dtype}.")
-    real = captions != PAD
-    if (real[:, 1:] & ~real[:, :-1]).any():
-        raise ValueError(
-            f"{where}`{name}` must be padded at the end only (a token after a PAD={PAD})."
-        )
-    return captions, real

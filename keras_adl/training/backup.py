@@ -63,6 +63,12 @@ class StepBackup(keras.callbacks.BackupAndRestore):
         with open(os.path.join(self.backup_dir, PROGRESS_FILE), "w") as f:
             json.dump({"epoch": self._current_epoch, "step": self._step}, f)
 
+    def restore(self, model):
+        """Loads the backup's weights and optimizer state into ``model`` (as a resumed ``fit``
+        does), for a run whose training had ended when it stopped."""
+        self.set_model(model)
+        self.on_train_begin()
+
     def remove(self):
         """Deletes the backup (after a finished run)."""
         shutil.rmtree(self.backup_dir, ignore_errors=True)

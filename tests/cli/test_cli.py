@@ -184,7 +184,7 @@ def test_train_export_predict_ram(tmp_path, capsys):
     assert code == 1 and "reads 32×32 grayscale images" in err
 
 
-@pytest.mark.slow  # ~15 s; the HyperModels' builds are tested in tests/training/test_tuning.py
+@pytest.mark.slow  # ~15 s; the HyperModels build in tests/recipes/test_hypermodels.py
 def test_tune_translated_digits(tmp_path, capsys):
     code, out, err = _run(
         [
@@ -307,7 +307,7 @@ def test_text_pair_errors_are_one_line(tmp_path, capsys):
     assert not os.path.exists(tmp_path / "r")
 
 
-@pytest.mark.slow  # ~20 s; `tune copy` runs RandomSearch end to end in the fast suite
+@pytest.mark.slow  # ~20 s; every family's `tune` runs end to end in make test-slow
 def test_tune_reports_best_hyperparameters(tmp_path, capsys):
     code, out, err = _run(
         [
@@ -379,6 +379,17 @@ def test_train_export_predict_users_documents(tmp_path, capsys):
     assert code == 1 and "have no words this model can read: '!!!'" in err
     assert out.splitlines()[0] == "!!!\t(no words this model can read)"
     assert out.splitlines()[1].split("\t")[0] == "The vote."
+
+
+@pytest.mark.slow  # ~30 s; the HAN HyperModel builds in tests/models/test_han.py
+def test_tune_needle(tmp_path, capsys):
+    code, out, err = _run(
+        ["tune", "needle", "--trials", "1", "--samples", "256", "--out", str(tmp_path / "tune")],
+        capsys,
+    )
+    assert code == 0, err
+    best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
+    assert {"embedding_dim", "encoder_units", "units", "dropout", "learning_rate"} <= set(best)
 
 
 def test_document_task_errors_are_one_line(tmp_path, capsys):
@@ -551,19 +562,34 @@ def test_out_directory_of_another_run_is_refused_in_one_line(tmp_path, capsys):
     code, _, err = _run(["train", "dates", "--out", str(out)], capsys)
     assert code == 1 and err.count("\n") == 1
     assert "holds a run of task 'copy' with model 'ntm'; pass --overwrite" in err
-    (out / "run.json").write_text(
-        json.dumps(
-            {"task": "dates", "model": "attention_seq2seq", "options": {}, "status": "finished"}
-        )
-    )
+    run = {
+        "task": "dates",
+        "model": "attention_seq2seq",
+        "epochs": 3,
+        "batch_size": 64,
+        "samples": 20000,
+        "options": {},
+        "status": "finished",
+    }
+    (out / "run.json").write_text(json.dumps(run))
     code, _, err = _run(["train", "dates", "--out", str(out)], capsys)
     assert code == 1 and "holds a finished run of 'dates'; pass --overwrite" in err
+    # An interrupted run resumes only with the same settings (its steps were counted in them).
+    (out / "run.json").write_text(json.dumps(dict(run, status="training")))
+    code, _, err = _run(["train", "dates", "--epochs", "5", "--out", str(out)], capsys)
+    assert code == 1 and "holds a run of 'dates' with epochs=3; pass --overwrite" in err
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
     code, _, err = _run(["train", "dates", "--out", str(other)], capsys)
     assert code == 1 and "holds no keras-adl run" in err
+    code, _, err = _run(["train", "dates", "--overwrite", "--out", str(other)], capsys)
+    assert code == 1 and "holds no keras-adl run" in err  # --overwrite deletes runs only
     assert (other / "notes.txt").read_text() == "mine"
+    code, _, err = _run(
+        ["train", "dates", "--overwrite", "--out", str(other / "notes.txt")], capsys
+    )
+    assert code == 1 and "is a file; give a directory" in err
 
 
 def test_overwrite_starts_fresh(tmp_path, capsys):

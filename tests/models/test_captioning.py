@@ -14,6 +14,7 @@ from keras_adl.models import (
     show_attend_tell,
 )
 from keras_adl.ops import doubly_stochastic_penalty
+from keras_adl.recipes.vision import export_captioning, make_captioning_serving_fn
 from keras_adl.tasks.digit_strips import (
     CAPTION_VOCAB_SIZE,
     DigitStrips,
@@ -21,7 +22,6 @@ from keras_adl.tasks.digit_strips import (
     digit_strips,
 )
 from keras_adl.tasks.image_sources import load_sklearn_digits
-from keras_adl.training.export import export_captioning, make_captioning_serving_fn
 from tests.harness import np_
 
 VOCAB = CAPTION_VOCAB_SIZE  # PAD, START, END and the digits 0..9 as tokens 3..12

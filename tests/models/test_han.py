@@ -11,11 +11,14 @@ import tensorflow as tf
 from keras_adl.metrics import sentence_attention_hit_rate
 from keras_adl.models import han_attention, han_classifier
 from keras_adl.recipes.base import compile_for_training
-from keras_adl.recipes.documents import HierarchicalAttentionHyperModel
+from keras_adl.recipes.documents import (
+    HierarchicalAttentionHyperModel,
+    export_han,
+    make_han_serving_fn,
+)
 from keras_adl.tasks.needle import needle_documents
 from keras_adl.text import DocumentTokenizer
 from keras_adl.training.distribute import build_in_scope, get_strategy
-from keras_adl.training.export import export_han, make_han_serving_fn
 from tests.harness import np_
 
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)

@@ -91,14 +91,18 @@ def test_ntm_learns_to_copy_short_sequences():
 
 
 @pytest.mark.slow
-def test_ntm_copy_lengths_1_to_20_with_the_recipe():
-    """The paper's configuration and the recipe's Adam 1e-3, 1500 steps (48k sequences): the
-    NTM has found the copy algorithm (below 0.5 bit errors per sequence, chance is ~33; seed 0
-    first reached < 0.1 at 28.8k sequences in benchmarks/memory_copy.py, and evaluations after
-    that fluctuate between 0 and ~0.5; this run measured 0.10), and copies length 50, never
-    seen in training, with < 10% wrong bits (chance is 50%; this run measured 3.4%, the
-    benchmark's models stopped at first convergence ≤ 0.02%)."""
-    model, logs = _train_copy("ntm", 1500, 1e-3, 20)
+def test_ntm_copy_lengths_1_to_20_at_the_reliable_rate():
+    """The paper's configuration at Adam 3e-3, 1500 steps (48k sequences): the NTM has found
+    the copy algorithm (below 0.5 bit errors per sequence, chance is ~33) and copies length 50,
+    never seen in training, with < 10% wrong bits (chance is 50%).
+
+    At the recipe's 1e-3 the NTM converged on 3 of 5 seeds within 100k sequences
+    (benchmarks/RESULTS.md), and this test at 1e-3 failed in CI (31 bit errors after 48k) although
+    seed 0 had converged by 28.8k in the benchmark: XLA on CPU is not bit-deterministic, and at
+    1e-3 that decides whether the run finds the algorithm. 3e-3 converged on every seed tried
+    (median 21.6k, at most 34.4k sequences); which rate the recipe uses is issue 19's study.
+    """
+    model, logs = _train_copy("ntm", 1500, 3e-3, 20)
     assert logs["bit_errors"] < 0.5, logs
     x, y, w = copy_batch(64, 50, 50, seed=3)
     longer = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)

@@ -17,7 +17,7 @@ def _dates(num, seed):
     return {"source": data["source"], "decoder_input": data["decoder_input"]}, data["target"]
 
 
-@pytest.mark.slow  # ~60 s; the CLI tests run RandomSearch end to end (tune sort, tune copy)
+@pytest.mark.slow  # ~60 s; the slow CLI tests run `tune` end to end for every family
 def test_random_search_two_short_trials(tmp_path):
     x, y = _dates(128, 0)
     validation = _dates(64, 1)

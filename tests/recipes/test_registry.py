@@ -94,10 +94,31 @@ def test_hypermodels_are_module_attributes_defined_on_first_use():
 
 def test_importing_the_recipes_loads_no_tensorflow():
     code = (
-        "import sys; sys.argv = ['-m']; import keras_adl.recipes as r; r.all_tasks(); "
+        "import sys; sys.orig_argv = [sys.executable, '-m', 'keras_adl']; import keras_adl.recipes as r; r.all_tasks(); "
         "print(sorted(m for m in ('tensorflow', 'keras', 'keras_tuner') if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
     )
     assert result.stdout.strip() == "[]", result.stderr[-2000:]
+
+
+def test_a_distributed_run_builds_its_model_without_xla():
+    # XLA fails under MirroredStrategy on logical CPUs: `Run.build` turns it off there, for
+    # every recipe's `build_model`, and keeps it on for one device.
+    from keras_adl.recipes.base import Run
+    from keras_adl.training.distribute import get_strategy
+
+    mirrored = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    for strategy, jit in ((mirrored, False), ("default", True)):
+        run = Run(
+            task="sort",
+            model="pointer_network",
+            epochs=1,
+            batch_size=8,
+            samples=8,
+            out="unused",
+            strategy=strategy,
+        )
+        model = run.build(recipes.recipe_of("sort").build_model, "sort", "pointer_network")
+        assert model.jit_compile is jit
