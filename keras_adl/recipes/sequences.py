@@ -245,10 +245,11 @@ class SequencesRecipe(Recipe):
         ids = tokenizer.encode_source(tf.constant(sources), max_length)
         tokens, attention, _ = self.decode_fn(model_name)(model, ids, max_length)
         predictions = [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
-        exact = float(np.mean([p == t.lower() for p, t in zip(predictions, targets)]))
+        references = [t.decode() for t in tokenizer.normalize_target(tf.constant(targets)).numpy()]
+        exact = float(np.mean([p == t for p, t in zip(predictions, references)]))
         plot_attention(
             keras.ops.convert_to_numpy(attention)[0],
-            sources[0].lower().split(),
+            [w.decode() for w in tokenizer.source_tokens(tf.constant(sources[:1])).to_list()[0]],
             predictions[0].split() + ["</s>"],
             os.path.join(out, "attention.png"),
             title=f"{model_name}: attention",

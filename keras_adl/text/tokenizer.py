@@ -3,6 +3,12 @@
 The vocabularies are built from the training data. The same in-graph ops tokenize inside the
 exported serving function, so a reloaded SavedModel needs ``import tensorflow_text`` (the ops
 are registered by that import) but not keras_adl.
+
+Words are Unicode-correct: the text is NFKC-normalised and case-folded (``Échec`` and
+``échec`` are one word; the no-break spaces French puts before ``: ; ? !`` become spaces),
+every Unicode space separates words, and punctuation is split into tokens of its own
+(``nulle.`` is ``nulle`` and ``.``). Scripts written without spaces (Japanese, Chinese) give
+one word per run between spaces and punctuation.
 """
 
 import tensorflow as tf
@@ -11,6 +17,30 @@ import tensorflow_text as tf_text
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, START, UNK
 from keras_adl.text._vocabulary import count_vocabulary, lookup_table
 
+# Any run of spaces (ASCII or Unicode separators) and any punctuation character delimits a
+# word; punctuation is kept as a token.
+_WORD_DELIMITER = r"[\s\pZ]+|\pP"
+_KEPT_DELIMITER = r"\pP"
+
+
+def normalize_words(strings):
+    """NFKC normalisation with full Unicode case folding, every run of spaces made one space:
+    ``[B]`` strings to ``[B]`` strings (in-graph)."""
+    folded = tf_text.case_fold_utf8(strings)
+    return tf.strings.strip(tf.strings.regex_replace(folded, r"[\s\pZ]+", " "))
+
+
+def word_tokens(strings):
+    """The words and punctuation of ``[B]`` strings, normalised: a ``[B, (words)]`` ragged
+    tensor of strings (in-graph).
+
+    Example:
+
+    >>> word_tokens(tf.constant(["Échec\u00a0: fichier « NUL »."])).to_list()
+    [[b'\xc3\xa9chec', b':', b'fichier', b'\xc2\xab', b'nul', b'\xc2\xbb', b'.']]
+    """
+    return tf_text.regex_split(normalize_words(strings), _WORD_DELIMITER, _KEPT_DELIMITER)
+
 
 class TextPairTokenizer:
     """Tokenizes (source, target) text pairs to fixed-shape, padded id batches.
@@ -18,8 +48,8 @@ class TextPairTokenizer:
     Args:
         source_vocabulary, target_vocabulary: token lists (without the specials, which take
             ids 0-3: ``<pad>``, ``<s>``, ``</s>``, ``<unk>``).
-        level: ``"word"`` (``tensorflow_text.WhitespaceTokenizer``, lower-cased) or
-            ``"char"`` (``tensorflow_text.UnicodeCharTokenizer``).
+        level: ``"word"`` (`word_tokens`: NFKC, case-folded, split at Unicode spaces and
+            punctuation) or ``"char"`` (``tensorflow_text.UnicodeCharTokenizer``).
 
     Example:
 
@@ -46,7 +76,7 @@ class TextPairTokenizer:
 
     def _tokenize(self, strings):
         if self.level == "word":
-            return tf_text.WhitespaceTokenizer().tokenize(tf.strings.lower(strings))
+            return word_tokens(strings)
         codes = tf_text.UnicodeCharTokenizer().tokenize(strings)
         return tf.strings.unicode_encode(tf.expand_dims(codes, -1), "UTF-8")
 
@@ -94,6 +124,18 @@ class TextPairTokenizer:
         return (
             tf.strings.strip(tf.strings.regex_replace(joined, " +", " ")) if separator else joined
         )
+
+    def source_tokens(self, strings):
+        """The tokens of source strings ``[B]`` as the model sees them (ragged, before the
+        vocabulary lookup), e.g. to label an attention picture."""
+        return self._tokenize(strings)
+
+    def normalize_target(self, strings):
+        """Target strings as `decode_target` writes them (for word level: the normalised
+        words joined by spaces), to compare predictions with references."""
+        if self.level != "word":
+            return strings
+        return tf.strings.reduce_join(word_tokens(strings), axis=-1, separator=" ")
 
     def to_config(self):
         """A JSON-serialisable description, for `from_config`."""

@@ -246,11 +246,15 @@ print(json.dumps([s.decode() for s in out["output"].numpy()]))
 def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     numbers = ["one", "two", "three", "four"]
     french = ["un", "deux", "trois", "quatre"]
+    # French typography: a no-break space before "!", a capital É (the file is UTF-8).
     lines = [
-        f"{numbers[i]} {numbers[j]}\t{french[i]} {french[j]}" for i in range(4) for j in range(4)
-    ]
+        f"{numbers[i]} {numbers[j]}!\t{french[i]} {french[j]}\u00a0!"
+        for i in range(4)
+        for j in range(4)
+    ] + ["Error\tÉchec", "error!\téchec\u202f!"]
+    french += ["échec", "!"]
     data = tmp_path / "pairs.tsv"
-    data.write_text("\n".join(lines * 4) + "\n")
+    data.write_text("\n".join(lines * 4) + "\n", encoding="utf-8")
     run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
     code, _, err = _run(
         [
@@ -272,7 +276,7 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     assert code == 0, err
     assert set(json.load(open(os.path.join(run_dir, "vocab.json")))["target"]) == set(french)
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
-    inputs = ["one two", "Four three"]
+    inputs = ["one two", "Four\u00a0three !"]
     code, out, _ = _run(["predict", export_dir, *inputs], capsys)
     assert code == 0
     predicted = [line.split("\t")[1] if "\t" in line else "" for line in out.splitlines()]
