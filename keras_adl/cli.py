@@ -123,7 +123,7 @@ def _task_parser(command, recipe, task):
     for option in task.options:
         parser.add_argument(
             option.flag,
-            type=int if option.type is int else str,
+            type=option.type if option.type in (int, float) else str,
             default=option.default,
             required=option.required,
             help=option.help,

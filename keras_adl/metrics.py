@@ -320,3 +320,62 @@ def sentence_attention_hit_rate(sentence_attention, key_sentences):
             f"`sentence_attention`); received values in [{keys.min()}, {keys.max()}]."
         )
     return float(np.mean(np.argmax(attention, axis=1) == keys))
+
+
+# Source-length buckets (in words) of `translation_scores`: short, medium, long.
+LENGTH_BUCKETS = ((1, 6), (7, 12), (13, None))
+
+
+def translation_scores(predictions, references, source_lengths=None, buckets=LENGTH_BUCKETS):
+    """Corpus BLEU and chrF (sacrebleu's standard implementations, default settings) and exact
+    match of translations, in all and, given ``source_lengths``, by source-length bucket.
+
+    Args:
+        predictions, references: lists of strings of one length (one reference per
+            prediction), compared as given (normalise both the same way first).
+        source_lengths: optional source lengths (words) for the buckets.
+        buckets: ``(low, high)`` inclusive ranges of source length; ``high=None`` is open.
+
+    Returns:
+        A dict: ``bleu`` and ``chrf`` in [0, 100], ``exact_match`` in [0, 1], ``pairs``; with
+        ``source_lengths``, ``by_source_length``: ``{"1-6": {...}, "7-12": {...}, "13+":
+        {...}}`` with the same figures for each non-empty bucket.
+
+    Example:
+
+    >>> scores = translation_scores(["le chat dort", "un chien"], ["le chat dort", "le chien"])
+    >>> scores["exact_match"], scores["pairs"], round(scores["chrf"], 1)
+    (0.5, 2, 81.8)
+    """
+    import sacrebleu
+
+    predictions, references = list(predictions), list(references)
+    if len(predictions) != len(references) or not predictions:
+        raise ValueError(
+            "translation_scores: `predictions` and `references` must be non-empty and of one "
+            f"length; received {len(predictions)} and {len(references)}."
+        )
+    scores = {
+        "bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score),
+        "chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
+        "exact_match": float(np.mean([p == r for p, r in zip(predictions, references)])),
+        "pairs": len(predictions),
+    }
+    if source_lengths is not None:
+        lengths = np.asarray(source_lengths)
+        if lengths.shape != (len(predictions),):
+            raise ValueError(
+                "translation_scores: `source_lengths` must give one length per prediction; "
+                f"received shape {lengths.shape} for {len(predictions)} predictions."
+            )
+        by_length = {}
+        for low, high in buckets:
+            inside = (lengths >= low) & (lengths <= (high if high is not None else lengths.max()))
+            if inside.any():
+                name = f"{low}-{high}" if high is not None else f"{low}+"
+                by_length[name] = translation_scores(
+                    [p for p, m in zip(predictions, inside) if m],
+                    [r for r, m in zip(references, inside) if m],
+                )
+        scores["by_source_length"] = by_length
+    return scores

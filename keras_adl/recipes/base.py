@@ -39,8 +39,9 @@ class Option:
         flag: the option as typed, ``"--max-length"``; its value reaches the recipe as
             ``options["max_length"]``.
         help: one line of help.
-        type: ``int`` (checked positive), ``str``, ``"file"`` (an existing file), ``"dir"`` (an
-            existing directory) or ``"path"`` (an existing file or directory).
+        type: ``int`` (checked positive), ``float`` (checked in (0, 1)), ``str``, ``"file"``
+            (an existing file), ``"dir"`` (an existing directory) or ``"path"`` (an existing
+            file or directory).
         default: the value when the option is not given.
         required: the task cannot run without it.
     """
@@ -65,6 +66,8 @@ class Option:
             return value
         if self.type is int and value <= 0:
             raise RecipeError(f"{self.flag} must be a positive integer; received {value}")
+        if self.type is float and not 0 < value < 1:
+            raise RecipeError(f"{self.flag} must be a fraction in (0, 1); received {value}")
         if self.type in ("file", "dir", "path"):
             if not os.path.exists(value):
                 raise RecipeError(f"{self.flag} {value!r} not found")

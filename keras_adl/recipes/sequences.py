@@ -24,8 +24,9 @@ from keras_adl.recipes.base import (
 
 SEQ2SEQ_MODELS = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
 VOCABULARY_FILE = "vocab.json"
-# Held-out examples evaluated after training.
+# Held-out examples evaluated after training, and the decoding batch of the held-out pairs.
 HELD_OUT = 500
+EVALUATION_BATCH = 256
 
 # Builder settings and Adam's learning rate per (task, model); vocabulary sizes come from the
 # data. The dates settings are those of examples/seq2seq_dates.py's demo.
@@ -43,6 +44,8 @@ SETTINGS = {
     ("sort", "pointer_network"): dict(units=128, learning_rate=2e-3),
 }
 SORT_LENGTH = 10
+VALIDATION_SPLIT = 0.05
+SPLIT_SEED = 0
 
 
 class SequencesRecipe(Recipe):
@@ -68,6 +71,17 @@ class SequencesRecipe(Recipe):
             options=(
                 Option("--data", "a UTF-8 file of source<TAB>target lines", "file", required=True),
                 Option("--max-length", "tokens kept per source and per target", int, default=32),
+                Option(
+                    "--validation-split",
+                    "fraction of the pairs held out (seeded) for the reported figures",
+                    float,
+                    default=VALIDATION_SPLIT,
+                ),
+                Option(
+                    "--validation",
+                    "a source<TAB>target file held out instead of --validation-split",
+                    "file",
+                ),
             ),
         ),
         Task(
@@ -168,12 +182,18 @@ class SequencesRecipe(Recipe):
 
     def _train_pairs(self, run):
         from keras_adl.conventions import NUM_SPECIAL_TOKENS
-        from keras_adl.tasks.text_pairs import load_text_pairs
+        from keras_adl.tasks.text_pairs import load_text_pairs, split_pairs
         from keras_adl.text import TextPairTokenizer
 
         max_length = run.options["max_length"]
         sources, targets = load_text_pairs(run.options["data"])
-        tokenizer = TextPairTokenizer.build(sources, targets)
+        if run.options.get("validation"):
+            held_out = load_text_pairs(run.options["validation"])
+        else:
+            (sources, targets), held_out = split_pairs(
+                sources, targets, run.options["validation_split"], seed=SPLIT_SEED
+            )
+        tokenizer = TextPairTokenizer.build(sources, targets)  # from the training pairs only
         sizes = (
             len(tokenizer.source_vocabulary) + NUM_SPECIAL_TOKENS,
             len(tokenizer.target_vocabulary) + NUM_SPECIAL_TOKENS,
@@ -183,15 +203,15 @@ class SequencesRecipe(Recipe):
             settings=self.settings("pairs", run.model),
             max_length=max_length,
             data=run.options["data"],
+            train_pairs=len(sources),
+            held_out_pairs=len(held_out[0]),
         )
         with open(run.path(VOCABULARY_FILE), "w") as f:
             json.dump(tokenizer.to_config(), f)
         batch_size = min(run.batch_size, len(sources))
         train = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
-        history = self.fit(run, model, train)  # the dataset shuffles itself
-        metrics = self._evaluate_pairs(
-            run.model, model, tokenizer, sources, targets, max_length, run.out
-        )
+        history = self.fit(run, model, train, shuffle=False)  # the dataset shuffles itself
+        metrics = self.evaluate_pairs(run.model, model, tokenizer, *held_out, max_length, run.out)
         return model, history, metrics
 
     # -- evaluate ------------------------------------------------------------------------------
@@ -233,30 +253,40 @@ class SequencesRecipe(Recipe):
             print(f"  {source} -> {prediction}")
         return {"held_out_exact_match": exact}
 
-    def _evaluate_pairs(self, model_name, model, tokenizer, sources, targets, max_length, out):
-        """Exact match on (up to 500 of) the training pairs: user data has no held-out split."""
+    def evaluate_pairs(self, model_name, model, tokenizer, sources, targets, max_length, out):
+        """BLEU, chrF and exact match of greedy translations of held-out pairs against their
+        normalised references, in all and by source length (`translation_scores`), and the
+        attention picture of the first held-out pair."""
         import keras
-        import numpy as np
         import tensorflow as tf
 
+        from keras_adl.metrics import translation_scores
         from keras_adl.plotting import plot_attention
 
-        sources, targets = sources[:HELD_OUT], targets[:HELD_OUT]
-        ids = tokenizer.encode_source(tf.constant(sources), max_length)
-        tokens, attention, _ = self.decode_fn(model_name)(model, ids, max_length)
-        predictions = [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
+        predictions, first_attention = [], None
+        for start in range(0, len(sources), EVALUATION_BATCH):
+            batch = tf.constant(sources[start : start + EVALUATION_BATCH])
+            ids = tokenizer.encode_source(batch, max_length)
+            tokens, attention, _ = self.decode_fn(model_name)(model, ids, max_length)
+            predictions += [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
+            if first_attention is None:
+                first_attention = keras.ops.convert_to_numpy(attention)[0]
         references = [t.decode() for t in tokenizer.normalize_target(tf.constant(targets)).numpy()]
-        exact = float(np.mean([p == t for p, t in zip(predictions, references)]))
+        lengths = [int(n) for n in tokenizer.source_tokens(tf.constant(sources)).row_lengths()]
+        source_words = [
+            w.decode() for w in tokenizer.source_tokens(tf.constant(sources[:1])).to_list()[0]
+        ]
         plot_attention(
-            keras.ops.convert_to_numpy(attention)[0],
-            [w.decode() for w in tokenizer.source_tokens(tf.constant(sources[:1])).to_list()[0]],
+            first_attention,
+            source_words[:max_length],
             predictions[0].split() + ["</s>"],
             os.path.join(out, "attention.png"),
-            title=f"{model_name}: attention",
+            title=f"{model_name}: attention on a held-out pair",
         )
         for source, prediction in list(zip(sources, predictions))[:3]:
             print(f"  {source} -> {prediction}")
-        return {"train_exact_match": exact}
+        scores = translation_scores(predictions, references, lengths)
+        return {f"held_out_{name}": value for name, value in scores.items()}
 
     # -- tune ----------------------------------------------------------------------------------
 

@@ -51,3 +51,45 @@ def load_text_pairs(path):
     if not sources:
         raise ValueError(f"{path}: no source<TAB>target pairs found")
     return sources, targets
+
+
+def split_pairs(sources, targets, fraction=0.05, seed=0):
+    """A seeded split of parallel data into training and held-out pairs.
+
+    Args:
+        sources, targets: lists of strings of one length.
+        fraction: the share held out, in (0, 1); at least one pair is held out and at least
+            one kept.
+        seed: the split's seed (the same data and seed give the same split).
+
+    Returns:
+        ``((train_sources, train_targets), (held_sources, held_targets))``, each keeping the
+        file's order.
+
+    Example:
+
+    >>> (train, _), (held, _) = split_pairs(list("abcdefghij"), list("ABCDEFGHIJ"), 0.2)
+    >>> len(train), len(held), sorted(train + held) == list("abcdefghij")
+    (8, 2, True)
+    """
+    import numpy as np
+
+    if len(sources) != len(targets):
+        raise ValueError(
+            f"split_pairs: `sources` and `targets` must have one length; received "
+            f"{len(sources)} and {len(targets)}."
+        )
+    if not 0 < fraction < 1:
+        raise ValueError(f"split_pairs: `fraction` must be in (0, 1); received {fraction}.")
+    if len(sources) < 2:
+        raise ValueError(
+            f"split_pairs: holding pairs out needs at least 2 pairs; received {len(sources)}."
+        )
+    count = min(max(1, round(fraction * len(sources))), len(sources) - 1)
+    held = np.zeros(len(sources), bool)
+    held[np.random.default_rng(seed).permutation(len(sources))[:count]] = True
+
+    def pick(values, mask):
+        return [v for v, m in zip(values, mask) if m]
+
+    return (pick(sources, ~held), pick(targets, ~held)), (pick(sources, held), pick(targets, held))

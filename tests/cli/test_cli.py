@@ -275,6 +275,12 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     )
     assert code == 0, err
     assert set(json.load(open(os.path.join(run_dir, "vocab.json")))["target"]) == set(french)
+    run = json.load(open(os.path.join(run_dir, "run.json")))
+    assert run["held_out_pairs"] == 4 and run["train_pairs"] == 68  # 5% of 72, seeded
+    metrics = run["metrics"]
+    assert {"held_out_bleu", "held_out_chrf", "held_out_exact_match"} <= set(metrics)
+    assert 0.0 <= metrics["held_out_chrf"] <= 100.0 and metrics["held_out_pairs"] == 4
+    assert sum(b["pairs"] for b in metrics["held_out_by_source_length"].values()) == 4
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     inputs = ["one two", "Four\u00a0three !"]
     code, out, _ = _run(["predict", export_dir, *inputs], capsys)

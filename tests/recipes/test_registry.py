@@ -122,3 +122,20 @@ def test_a_distributed_run_builds_its_model_without_xla():
         )
         model = run.build(recipes.recipe_of("sort").build_model, "sort", "pointer_network")
         assert model.jit_compile is jit
+
+
+def test_option_checks_name_the_option_and_the_value(tmp_path):
+    from keras_adl.recipes.base import RecipeError
+
+    split = Option("--validation-split", "h", float)
+    assert split.check(0.05, "pairs") == 0.05 and split.check(None, "pairs") is None
+    with pytest.raises(
+        RecipeError,
+        match=r"--validation-split must be a fraction in \(0, 1\); "
+        "received 1.5",
+    ):
+        split.check(1.5, "pairs")
+    with pytest.raises(RecipeError, match="--max-length must be a positive integer; received 0"):
+        Option("--max-length", "h", int).check(0, "pairs")
+    with pytest.raises(RecipeError, match="is a directory; task 'pairs' reads a file"):
+        Option("--data", "h", "file").check(str(tmp_path), "pairs")

@@ -69,3 +69,34 @@ def test_char_level_and_truncation():
     assert ids.shape == (1, 4) and UNK not in ids[0]
     with pytest.raises(ValueError, match="`level` must be 'word' or 'char'"):
         TextPairTokenizer([], [], level="byte")
+
+
+def test_split_pairs_is_seeded_keeps_order_and_holds_out_the_fraction():
+    from keras_adl.tasks.text_pairs import split_pairs
+
+    sources = [f"s{i} é" for i in range(40)]
+    targets = [f"t{i} \u00e9" for i in range(40)]
+    (train_s, train_t), (held_s, held_t) = split_pairs(sources, targets, 0.1, seed=3)
+    assert len(held_s) == 4 and len(train_s) == 36
+    assert sorted(train_s + held_s) == sorted(sources)
+    assert all(s[1:] == t[1:] for s, t in zip(train_s + held_s, train_t + held_t))  # pairs kept
+    assert train_s == [s for s in sources if s in train_s]  # the file's order
+    assert split_pairs(sources, targets, 0.1, seed=3)[1] == (held_s, held_t)
+    assert split_pairs(sources, targets, 0.1, seed=4)[1] != (held_s, held_t)
+    assert len(split_pairs(sources[:3], targets[:3], 0.01)[1][0]) == 1  # at least one held out
+    assert len(split_pairs(sources[:2], targets[:2], 0.99)[0][0]) == 1  # at least one kept
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((["a", "b"], ["a"], 0.5), "one length; received 2 and 1"),
+        ((["a", "b"], ["a", "b"], 1.0), r"`fraction` must be in \(0, 1\); received 1.0"),
+        ((["a"], ["a"], 0.5), "at least 2 pairs; received 1"),
+    ],
+)
+def test_split_pairs_errors(args, message):
+    from keras_adl.tasks.text_pairs import split_pairs
+
+    with pytest.raises(ValueError, match=message):
+        split_pairs(*args)
