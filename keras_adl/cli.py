@@ -281,8 +281,6 @@ def _export(args):
 def _predict(args):
     if not os.path.isfile(os.path.join(args.export_dir, "saved_model.pb")):
         raise CLIError(f"no SavedModel in {args.export_dir!r}")
-    if any(not text.strip() for text in args.inputs):
-        raise CLIError("inputs must not be empty")
     task_file = os.path.join(args.export_dir, TASK_FILE)
     if not os.path.isfile(task_file):
         raise CLIError(

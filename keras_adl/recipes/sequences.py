@@ -24,6 +24,7 @@ from keras_adl.recipes.base import (
 
 SEQ2SEQ_MODELS = ("attention_seq2seq", "encoder_decoder", "transformer_seq2seq")
 VOCABULARY_FILE = "vocab.json"
+PROG_NAME = "keras-adl"
 # Held-out examples evaluated after training, and the decoding batch of the held-out pairs.
 HELD_OUT = 500
 EVALUATION_BATCH = 256
@@ -353,24 +354,50 @@ class SequencesRecipe(Recipe):
                 beam_width=beam_width,
                 decode=decode,
             )
-        self.write_task_file(export_dir, task=task, model=model_name)
+        lengths = {"max_length": run_record["max_length"]} if task == "pairs" else {}
+        self.write_task_file(export_dir, task=task, model=model_name, **lengths)
 
     def predict(self, export_dir, inputs, task_info):
-        """Prints ``input<TAB>output`` for each raw string."""
+        """Prints ``input<TAB>output`` for each raw string, in order. An empty input gets an
+        error line of its own and the others are still served; a text-pair input longer than
+        the model reads is reported (its tail was not translated)."""
+        import sys
+
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
         from keras_adl.recipes.base import RecipeError, tf_error_message
 
-        loaded = tf.saved_model.load(export_dir)
-        try:
-            outputs = loaded.signatures["serving_default"](inputs=tf.constant(inputs))
-        except (tf.errors.InvalidArgumentError, ValueError) as error:
-            raise RecipeError(
-                f"the model could not read these inputs: {tf_error_message(error)}"
-            ) from None
-        for text, output in zip(inputs, outputs["output"].numpy()):
-            print(f"{text}\t{output.decode()}")
+        readable = [text for text in inputs if text.strip()]
+        outputs = {}
+        if readable:
+            loaded = tf.saved_model.load(export_dir)
+            serve = loaded.signatures["serving_default"]
+            try:
+                outputs = serve(inputs=tf.constant(readable))
+            except (tf.errors.InvalidArgumentError, ValueError) as error:
+                raise RecipeError(
+                    f"the model could not read these inputs: {tf_error_message(error)}"
+                ) from None
+            length = task_info.get("max_length")
+        served = iter(outputs["output"].numpy()) if readable else iter(())
+        counts = iter(outputs["source_tokens"].numpy()) if "source_tokens" in outputs else None
+        empty = 0
+        for number, text in enumerate(inputs, 1):
+            if not text.strip():
+                print(f"{text}\t(empty input: nothing to translate)")
+                empty += 1
+                continue
+            print(f"{text}\t{next(served).decode()}")
+            count = int(next(counts)) if counts is not None else 0
+            if length and count > length:
+                print(
+                    f"{PROG_NAME}: warning: input {number} has {count} tokens; the model reads "
+                    f"{length}, so only the first {length} were translated",
+                    file=sys.stderr,
+                )
+        if empty:
+            raise RecipeError(f"{empty} of {len(inputs)} input(s) were empty")
 
 
 RECIPE = SequencesRecipe()
@@ -500,7 +527,9 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
 
     Returns:
         A ``tf.function`` returning ``output``, ``tokens``, ``attention`` and
-        ``log_likelihood`` as `make_seq2seq_serving_fn` does.
+        ``log_likelihood`` as `make_seq2seq_serving_fn` does, and ``source_tokens`` ``[B]``
+        int32: each input's token count before the model's ``source_length`` cut it (an
+        input with more tokens was truncated).
     """
     import tensorflow as tf
 
@@ -513,11 +542,13 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
         ids = tokenizer.encode_source(inputs, source_length)
         tokens, attention, score = decode(model, ids, max_length)
         tokens = tf.convert_to_tensor(tokens)
+        counts = tf.cast(tokenizer.source_tokens(inputs).row_lengths(), tf.int32)
         return {
             "output": tokenizer.decode_target(tokens),
             "tokens": tokens,
             "attention": attention,
             "log_likelihood": score,
+            "source_tokens": counts,
         }
 
     return serve

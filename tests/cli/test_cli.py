@@ -44,6 +44,13 @@ def test_train_export_predict_dates(tmp_path, capsys):
     assert code == 0
     lines = out.strip().splitlines()
     assert [line.split("\t")[0] for line in lines] == ["3 May 1998", "12/31/1999"]
+    # An empty input gets its own line, in order; the others are still served.
+    code, out, err = _run(["predict", export_dir, "3 May 1998", " ", "12/31/1999"], capsys)
+    assert code == 1 and err == "keras-adl: error: 1 of 3 input(s) were empty\n"
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert [r[0] for r in rows] == ["3 May 1998", " ", "12/31/1999"]
+    assert rows[1][1] == "(empty input: nothing to translate)"
+    assert [rows[0][1], rows[2][1]] == [line.split("\t")[1] for line in lines]
 
 
 @pytest.mark.slow  # the sequences family's fast CLI run is dates
@@ -295,6 +302,11 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == predicted
     assert all(set(p.split()) <= set(french) for p in predicted)
+    # Longer than the model's 6 tokens: translated from its first 6, and said so.
+    long_input = "one two three four one two three four"
+    code, out, err = _run(["predict", export_dir, "one two", long_input], capsys)
+    assert code == 0 and len(out.splitlines()) == 2
+    assert "input 2 has 8 tokens; the model reads 6, so only the first 6 were translated" in err
 
 
 def test_text_pair_errors_are_one_line(tmp_path, capsys):
