@@ -28,6 +28,9 @@ _DATA = Option(
     "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's digits at 16x16)",
     "dir",
 )
+# What the three digit tasks share: batches of 64, every training digit (sklearn's 1437, or up
+# to 60000 from IDX files), the same for tune, and --data.
+_DIGIT_TASK = dict(batch_size=64, samples=60000, tune_samples=60000, options=(_DATA,))
 
 # RAM: the sizes of the glimpse network and core, Adam's learning rate; the canvas, clutter
 # and glimpses depend on the task and the digits' size (`ram_layout`).
@@ -91,30 +94,21 @@ class VisionRecipe(Recipe):
             RAM_MODELS,
             "RAM classifies digits placed anywhere on a canvas twice their size, 4 glimpses",
             epochs=60,
-            batch_size=64,
-            samples=60000,
-            tune_samples=60000,
-            options=(_DATA,),
+            **_DIGIT_TASK,
         ),
         Task(
             "cluttered_digits",
             RAM_MODELS,
             "RAM on a 3x canvas with 4 pieces of clutter, 8 glimpses of 2 scales",
             epochs=60,
-            batch_size=64,
-            samples=60000,
-            tune_samples=60000,
-            options=(_DATA,),
+            **_DIGIT_TASK,
         ),
         Task(
             "digit_strips",
             ("show_attend_tell",),
             "Show, Attend and Tell reads strips of 3 digits",
             epochs=20,
-            batch_size=64,
-            samples=60000,
-            tune_samples=60000,
-            options=(_DATA,),
+            **_DIGIT_TASK,
         ),
     )
 
