@@ -1,8 +1,10 @@
 """Tokenizers: raw text to padded id arrays.
 
-`DocumentTokenizer` and `TextPairTokenizer` tokenize in-graph with tensorflow-text (this is the
-one package importing it); `CharVocabulary` is plain numpy. The tensorflow-text tokenizers are
-imported on first use, so ``from keras_adl.text import CharVocabulary`` does not load
+`DocumentTokenizer`, `TextPairTokenizer` and `WordPieceTokenizer` (with `learn_wordpiece`, the
+subword vocabulary every text family shares) tokenize in-graph with tensorflow-text (this is
+the one package importing it), after the Unicode normalisation of
+`keras_adl.text.normalization`; `CharVocabulary` is plain numpy. The tensorflow-text tokenizers
+are imported on first use, so ``from keras_adl.text import CharVocabulary`` does not load
 tensorflow-text.
 """
 
@@ -13,9 +15,17 @@ from keras_adl.text.char_vocabulary import CharVocabulary
 _LAZY = {
     "DocumentTokenizer": "keras_adl.text.document_tokenizer",
     "TextPairTokenizer": "keras_adl.text.tokenizer",
+    "WordPieceTokenizer": "keras_adl.text.wordpiece",
+    "learn_wordpiece": "keras_adl.text.wordpiece",
 }
 
-__all__ = ["CharVocabulary", "DocumentTokenizer", "TextPairTokenizer"]
+__all__ = [
+    "CharVocabulary",
+    "DocumentTokenizer",
+    "TextPairTokenizer",
+    "WordPieceTokenizer",
+    "learn_wordpiece",
+]
 
 
 def __getattr__(name):

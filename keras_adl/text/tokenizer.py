@@ -1,45 +1,27 @@
-"""Word- or character-level tokenization of text pairs with tensorflow-text, inside tf.data.
+"""Subword-, word- or character-level tokenization of text pairs, in-graph (tensorflow-text).
 
-The vocabularies are built from the training data. The same in-graph ops tokenize inside the
-exported serving function, so a reloaded SavedModel needs ``import tensorflow_text`` (the ops
-are registered by that import) but not keras_adl.
+The vocabularies are learned from the training pairs. The same in-graph ops tokenize inside
+``tf.data`` and inside the exported serving function, so a reloaded SavedModel needs
+``import tensorflow_text`` (the ops are registered by that import) but not keras_adl.
 
-Words are Unicode-correct: the text is NFKC-normalised and case-folded (``Échec`` and
-``échec`` are one word; the no-break spaces French puts before ``: ; ? !`` become spaces),
-every Unicode space separates words, and punctuation is split into tokens of its own
-(``nulle.`` is ``nulle`` and ``.``). Scripts written without spaces (Japanese, Chinese) give
-one word per run between spaces and punctuation.
+Every level is Unicode-correct (`keras_adl.text.normalization`): NFKC and full case folding,
+every Unicode space a space, punctuation split off. ``subword`` (the default of the ``pairs``
+task) cuts words into WordPiece pieces (`keras_adl.text.wordpiece`), so no word is unknown and
+Japanese or Chinese text is read character by character; ``word`` keeps whole words (a
+Japanese run between punctuation is one word, usually unknown); ``char`` reads characters.
 """
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, START, UNK
+from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, SPECIAL_TOKENS, START, UNK
 from keras_adl.text._vocabulary import count_vocabulary, lookup_table
+from keras_adl.text.normalization import word_tokens
+from keras_adl.text.wordpiece import WordPieceTokenizer, learn_wordpiece
 
-# Any run of spaces (ASCII or Unicode separators) and any punctuation character delimits a
-# word; punctuation is kept as a token.
-_WORD_DELIMITER = r"[\s\pZ]+|\pP"
-_KEPT_DELIMITER = r"\pP"
-
-
-def normalize_words(strings):
-    """NFKC normalisation with full Unicode case folding, every run of spaces made one space:
-    ``[B]`` strings to ``[B]`` strings (in-graph)."""
-    folded = tf_text.case_fold_utf8(strings)
-    return tf.strings.strip(tf.strings.regex_replace(folded, r"[\s\pZ]+", " "))
-
-
-def word_tokens(strings):
-    """The words and punctuation of ``[B]`` strings, normalised: a ``[B, (words)]`` ragged
-    tensor of strings (in-graph).
-
-    Example:
-
-    >>> word_tokens(tf.constant(["Échec\u00a0: fichier « NUL »."])).to_list()
-    [[b'\xc3\xa9chec', b':', b'fichier', b'\xc2\xab', b'nul', b'\xc2\xbb', b'.']]
-    """
-    return tf_text.regex_split(normalize_words(strings), _WORD_DELIMITER, _KEPT_DELIMITER)
+LEVELS = ("subword", "word", "char")
+# Pieces per side when ``build`` is not given a ``vocab_size`` at the subword level.
+DEFAULT_SUBWORD_VOCAB_SIZE = 4000
 
 
 class TextPairTokenizer:
@@ -47,25 +29,34 @@ class TextPairTokenizer:
 
     Args:
         source_vocabulary, target_vocabulary: token lists (without the specials, which take
-            ids 0-3: ``<pad>``, ``<s>``, ``</s>``, ``<unk>``).
-        level: ``"word"`` (`word_tokens`: NFKC, case-folded, split at Unicode spaces and
-            punctuation) or ``"char"`` (``tensorflow_text.UnicodeCharTokenizer``).
+            ids 0-3: ``<pad>``, ``<s>``, ``</s>``, ``<unk>``): WordPiece pieces at the subword
+            level, words or characters otherwise.
+        level: ``"subword"`` (`keras_adl.text.wordpiece.WordPieceTokenizer`), ``"word"``
+            (`keras_adl.text.normalization.word_tokens`) or ``"char"``
+            (``tensorflow_text.UnicodeCharTokenizer``).
 
     Example:
 
-    >>> tok = TextPairTokenizer.build(["a b", "b c"], ["x y", "y"], min_count=1)
+    >>> tok = TextPairTokenizer.build(["a b", "b c"], ["x y", "y"], level="word")
     >>> tok.source_vocabulary
     ['b', 'a', 'c']
     >>> tok.encode_source(tf.constant(["a b zz"]), 5).numpy().tolist()
     [[5, 4, 3, 0, 0]]
+    >>> sub = TextPairTokenizer.build(["Unknown words"], ["Mots inconnus"], vocab_size=40)
+    >>> [t.decode() for t in sub.source_tokens(tf.constant(["unknowns"]))[0].numpy()][:2]
+    ['unknown', '##s']
     """
 
     def __init__(self, source_vocabulary, target_vocabulary, level="word"):
-        if level not in ("word", "char"):
-            raise ValueError(f"`level` must be 'word' or 'char'; received {level!r}.")
+        if level not in LEVELS:
+            raise ValueError(f"`level` must be one of {LEVELS}; received {level!r}.")
         self.level = level
         self.source_vocabulary = list(source_vocabulary)
         self.target_vocabulary = list(target_vocabulary)
+        if level == "subword":
+            self._source_pieces = WordPieceTokenizer(self.source_vocabulary)
+            self._target_pieces = WordPieceTokenizer(self.target_vocabulary)
+            return
         self._source_table = self._table(self.source_vocabulary)
         self._target_table = self._table(self.target_vocabulary)
         self._target_tokens = tf.constant([""] * NUM_SPECIAL_TOKENS + self.target_vocabulary)
@@ -74,6 +65,16 @@ class TextPairTokenizer:
     def _table(vocabulary):
         return lookup_table(vocabulary, NUM_SPECIAL_TOKENS, UNK)
 
+    @property
+    def source_size(self):
+        """Source ids in use, specials included (the encoder's ``Embedding`` input size)."""
+        return len(self.source_vocabulary) + NUM_SPECIAL_TOKENS
+
+    @property
+    def target_size(self):
+        """Target ids in use, specials included (the decoder's output size)."""
+        return len(self.target_vocabulary) + NUM_SPECIAL_TOKENS
+
     def _tokenize(self, strings):
         if self.level == "word":
             return word_tokens(strings)
@@ -81,17 +82,36 @@ class TextPairTokenizer:
         return tf.strings.unicode_encode(tf.expand_dims(codes, -1), "UTF-8")
 
     @classmethod
-    def build(cls, sources, targets, level="word", min_count=1, max_size=None):
-        """Builds the vocabularies from training pairs (most frequent first, ties by name)."""
+    def build(cls, sources, targets, level="subword", vocab_size=None, min_count=1):
+        """Learns the vocabularies from training pairs.
+
+        Args:
+            sources, targets: lists of str.
+            level: as in the constructor.
+            vocab_size: pieces per side at the subword level (default
+                `DEFAULT_SUBWORD_VOCAB_SIZE`); at the word and character levels, the most
+                frequent tokens kept per side (default: all).
+            min_count: word and character levels: tokens seen fewer times are left out.
+        """
+        if level == "subword":
+            size = vocab_size or DEFAULT_SUBWORD_VOCAB_SIZE
+            return cls(learn_wordpiece(sources, size), learn_wordpiece(targets, size), level)
         probe = cls([], [], level)
 
         def count(texts):
-            return count_vocabulary(texts, probe._tokenize, min_count, max_size)
+            return count_vocabulary(texts, probe._tokenize, min_count, vocab_size)
 
         return cls(count(sources), count(targets), level)
 
-    def _ids(self, table, strings, length, add_start=False, add_end=False):
-        ids = table.lookup(self._tokenize(strings))
+    def _ragged_ids(self, side, strings):
+        if self.level == "subword":
+            pieces = self._source_pieces if side == "source" else self._target_pieces
+            return pieces.tokenize(strings)
+        table = self._source_table if side == "source" else self._target_table
+        return table.lookup(self._tokenize(strings))
+
+    def _ids(self, side, strings, length, add_start=False, add_end=False):
+        ids = self._ragged_ids(side, strings)
         column = tf.concat([tf.shape(strings)[0:1], [1]], 0)
 
         def marker(value):
@@ -107,17 +127,20 @@ class TextPairTokenizer:
     def encode_source(self, strings, length):
         """Source ids ``[B, length]`` for a string batch ``[B]``: 0-padded, and truncated to
         ``length`` (a truncated target loses its ``</s>``)."""
-        return self._ids(self._source_table, strings, length)
+        return self._ids("source", strings, length)
 
     def encode_target(self, strings, length):
         """``(decoder_input, target)`` ``[B, length]``: ``<s> y`` and ``y </s>``."""
         return (
-            self._ids(self._target_table, strings, length, add_start=True),
-            self._ids(self._target_table, strings, length, add_end=True),
+            self._ids("target", strings, length, add_start=True),
+            self._ids("target", strings, length, add_end=True),
         )
 
     def decode_target(self, ids):
-        """Strings from target ids (specials dropped; words joined by spaces)."""
+        """Strings from target ids ``[B, L]`` (specials dropped; words joined by spaces,
+        pieces joined into words)."""
+        if self.level == "subword":
+            return self._target_pieces.detokenize(ids)
         tokens = tf.gather(self._target_tokens, tf.cast(ids, tf.int32))
         separator = " " if self.level == "word" else ""
         joined = tf.strings.reduce_join(tokens, axis=-1, separator=separator)
@@ -125,14 +148,34 @@ class TextPairTokenizer:
             tf.strings.strip(tf.strings.regex_replace(joined, " +", " ")) if separator else joined
         )
 
+    def target_tokens(self, ids):
+        """The target token of each id ``[..]`` as a string (pieces with their ``##``,
+        specials by name), e.g. to label the rows of an attention picture."""
+        if self.level == "subword":
+            return self._target_pieces.id_to_piece(ids)
+        labels = tf.constant(list(SPECIAL_TOKENS) + self.target_vocabulary)
+        return tf.gather(labels, tf.cast(ids, tf.int32))
+
     def source_tokens(self, strings):
-        """The tokens of source strings ``[B]`` as the model sees them (ragged, before the
-        vocabulary lookup), e.g. to label an attention picture."""
+        """The tokens of source strings ``[B]`` as the model sees them (ragged strings: the
+        pieces, words or characters, before truncation), e.g. to label an attention picture
+        or count an input's length."""
+        if self.level == "subword":
+            return self._source_pieces.pieces(strings)
         return self._tokenize(strings)
 
+    def token_counts(self, strings, side="source"):
+        """The number of tokens of each string ``[B]`` on ``side`` (``"source"`` or
+        ``"target"``), before any truncation: int64 ``[B]``."""
+        if side not in ("source", "target"):
+            raise ValueError(f"`side` must be 'source' or 'target'; received {side!r}.")
+        return self._ragged_ids(side, strings).row_lengths()
+
     def normalize_target(self, strings):
-        """Target strings as `decode_target` writes them (for word level: the normalised
-        words joined by spaces), to compare predictions with references."""
+        """Target strings as `decode_target` writes them (normalised words joined by spaces;
+        characters unchanged), to compare predictions with references."""
+        if self.level == "subword":
+            return self._target_pieces.normalize(strings)
         if self.level != "word":
             return strings
         return tf.strings.reduce_join(word_tokens(strings), axis=-1, separator=" ")
@@ -151,7 +194,10 @@ class TextPairTokenizer:
 
     @property
     def tables(self):
-        """The lookup tables, to track when exporting a function that uses this tokenizer."""
+        """The lookup tables, to track when exporting a function that uses this tokenizer
+        (none at the subword level, whose pieces are constants of the graph)."""
+        if self.level == "subword":
+            return []
         return [self._source_table, self._target_table]
 
     def dataset(

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from keras_adl.conventions import PAD, UNK
 from keras_adl.text import TextPairTokenizer
-from keras_adl.text.tokenizer import normalize_words, word_tokens
+from keras_adl.text.normalization import normalize_words, word_tokens
 
 NBSP, NNBSP, IDEOGRAPHIC = "\u00a0", "\u202f", "\u3000"
 
@@ -40,7 +40,7 @@ def test_scripts_without_spaces_give_one_word_per_run():
 def test_vocabulary_and_round_trip_on_french_pairs():
     sources = [f"File not found{NBSP}!", "Unexpected failure.", "FILE"]
     targets = [f"Fichier introuvable{NNBSP}!", f"Échec imprévu{NBSP}.", "Fichier"]
-    tok = TextPairTokenizer.build(sources, targets)
+    tok = TextPairTokenizer.build(sources, targets, level="word")
     assert tok.target_vocabulary[0] == "fichier"  # "Fichier" twice, case-folded
     assert set(tok.target_vocabulary) == {"fichier", "introuvable", "!", "échec", "imprévu", "."}
     assert "file" in tok.source_vocabulary and "FILE" not in tok.source_vocabulary

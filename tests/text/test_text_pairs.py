@@ -42,7 +42,7 @@ def test_missing_file(tmp_path):
 def test_vocabulary_from_data_and_fixed_shape_batches():
     sources = ["the cat sat", "the dog sat", "a cat ran"]
     targets = ["le chat", "le chien", "un chat"]
-    tok = TextPairTokenizer.build(sources, targets, min_count=2)
+    tok = TextPairTokenizer.build(sources, targets, level="word", min_count=2)
     assert tok.source_vocabulary == ["cat", "sat", "the"]  # count ≥ 2, most frequent first
     assert tok.target_vocabulary == ["chat", "le"]
     batches = list(
@@ -67,7 +67,9 @@ def test_char_level_and_truncation():
     assert "é" in tok.source_vocabulary
     ids = tok.encode_source(tf.constant(["héllo wörld"]), 4).numpy()
     assert ids.shape == (1, 4) and UNK not in ids[0]
-    with pytest.raises(ValueError, match="`level` must be 'word' or 'char'"):
+    with pytest.raises(
+        ValueError, match=r"`level` must be one of \('subword', 'word', 'char'\); received 'byte'"
+    ):
         TextPairTokenizer([], [], level="byte")
 
 

@@ -1,0 +1,61 @@
+"""Unicode-correct text normalisation and word splitting, shared by every tokenizer (in-graph,
+tensorflow-text).
+
+`normalize_words`: NFKC normalisation with full Unicode case folding (``Échec`` and ``échec``
+are one word, ``Straße`` is ``strasse``), every run of Unicode spaces one space (the no-break
+spaces French puts before ``: ; ? !`` included).
+
+`word_tokens` (the word-level tokenizer's words): split at spaces and punctuation, punctuation
+kept as tokens (``nulle.`` is ``nulle`` and ``.``). Scripts written without spaces (Japanese,
+Chinese) give one word per run between spaces and punctuation.
+
+`subword_words` (the words WordPiece cuts into pieces): as `word_tokens`, and in addition
+symbols are split off and every character of the scripts written without spaces (Han,
+Hiragana, Katakana) is a word of its own, as BERT's tokenizer does for Han.
+"""
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+# Any run of spaces (ASCII or Unicode separators) and any punctuation character delimits a
+# word; punctuation is kept as a token.
+_WORD_DELIMITER = r"[\s\pZ]+|\pP"
+_KEPT_DELIMITER = r"\pP"
+
+
+def normalize_words(strings):
+    """NFKC normalisation with full Unicode case folding, every run of spaces made one space:
+    ``[B]`` strings to ``[B]`` strings (in-graph)."""
+    folded = tf_text.case_fold_utf8(strings)
+    return tf.strings.strip(tf.strings.regex_replace(folded, r"[\s\pZ]+", " "))
+
+
+def word_tokens(strings):
+    """The words and punctuation of ``[B]`` strings, normalised: a ``[B, (words)]`` ragged
+    tensor of strings (in-graph).
+
+    Example:
+
+    >>> word_tokens(tf.constant(["Échec\u00a0: fichier « NUL »."])).to_list()
+    [[b'\xc3\xa9chec', b':', b'fichier', b'\xc2\xab', b'nul', b'\xc2\xbb', b'.']]
+    """
+    return tf_text.regex_split(normalize_words(strings), _WORD_DELIMITER, _KEPT_DELIMITER)
+
+
+# Spaces delimit words; punctuation, symbols and each character of the scripts written
+# without spaces are words of their own.
+_SCRIPTS_WITHOUT_SPACES = r"\p{Han}|\p{Hiragana}|\p{Katakana}"
+_SUBWORD_DELIMITER = r"[\s\pZ]+|\pP|\pS|" + _SCRIPTS_WITHOUT_SPACES
+_SUBWORD_KEPT = r"\pP|\pS|" + _SCRIPTS_WITHOUT_SPACES
+
+
+def subword_words(strings):
+    """The words WordPiece cuts into pieces: ``[B]`` strings to a ``[B, (words)]`` ragged
+    tensor of normalised strings (in-graph).
+
+    Example:
+
+    >>> [w.decode() for w in subword_words(tf.constant(["Échec\u00a0: 日本語!"]))[0].numpy()]
+    ['échec', ':', '日', '本', '語', '!']
+    """
+    return tf_text.regex_split(normalize_words(strings), _SUBWORD_DELIMITER, _SUBWORD_KEPT)

@@ -1,0 +1,159 @@
+"""WordPiece subwords, learned from the training text and applied in-graph (tensorflow-text).
+
+One module for every family that reads text: `learn_wordpiece` learns a vocabulary of word
+pieces of a chosen size from raw strings, and `WordPieceTokenizer` turns strings into piece ids
+and back inside ``tf.data`` and inside exported serving functions.
+
+Before pieces are cut, text goes through `keras_adl.text.normalization.subword_words`: the
+Unicode normalisation of the word-level tokenizer (NFKC, full case folding, every Unicode space
+a space, punctuation and symbols split off), and in addition every character of the scripts
+written without spaces (Han, Hiragana, Katakana) is a word of its own, as BERT's tokenizer does
+for Han. A Japanese sentence is then pieces of one character each instead of one long unknown
+word.
+
+The vocabulary is learned by tensorflow-text's WordPiece learner
+(``tensorflow_text.tools.wordpiece_vocab``, the algorithm behind BERT's vocabularies): it
+keeps every character seen (as a word start and as a ``##`` continuation) and the most useful
+longer pieces, choosing the count threshold that gives about ``vocab_size`` pieces. Pieces are
+applied by ``tensorflow_text.FastWordpieceTokenizer`` (longest match first, linear time); a
+word it cannot cut (a character never seen in training) becomes ``<unk>``.
+
+Ids follow `keras_adl.conventions`: 0-3 are ``<pad> <s> </s> <unk>``, pieces start at 4.
+"""
+
+import collections
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from keras_adl.conventions import NUM_SPECIAL_TOKENS, SPECIAL_TOKENS, UNK
+from keras_adl.text.normalization import subword_words
+
+JOINER = "##"
+_MAX_BYTES_PER_WORD = 100
+
+
+def learn_wordpiece(texts, vocab_size, max_unique_chars=2000):
+    """Learns a WordPiece vocabulary of about ``vocab_size`` pieces from raw strings.
+
+    Args:
+        texts: a list of str (the training side of the data only).
+        vocab_size: the number of pieces wanted (the learner chooses a count threshold, so the
+            result can be a few percent off; every character seen is kept even if that
+            exceeds it).
+        max_unique_chars: at most this many distinct characters are kept (the most frequent).
+
+    Returns:
+        The pieces, a list of str without the specials: word starts as they are,
+        continuations with the ``##`` prefix.
+
+    Raises:
+        ValueError: ``vocab_size`` is not a positive integer, or ``texts`` holds no word.
+
+    Example:
+
+    >>> pieces = learn_wordpiece(["lower lowest", "newer newest"] * 5, 30)
+    >>> pieces[:4], "lowest" in pieces, "##t" in pieces
+    (['e', 'l', 'n', 'o'], True, True)
+    """
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= 0:
+        raise ValueError(f"`vocab_size` must be a positive integer; received {vocab_size!r}.")
+    counts = collections.Counter()
+    if texts:
+        dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
+        for words in dataset.map(subword_words):
+            counts.update(w.decode() for w in words.flat_values.numpy())
+    counts.pop("", None)
+    if not counts:
+        raise ValueError("learn_wordpiece: `texts` holds no word to learn pieces from.")
+    pieces = learner.learn(
+        sorted(counts.items(), key=lambda item: (-item[1], item[0])),
+        vocab_size,
+        reserved_tokens=[],
+        lower_thresh=1,
+        max_unique_chars=max_unique_chars,
+        include_joiner_token=True,
+        joiner=JOINER,
+    )
+    return [p for p in pieces if p not in SPECIAL_TOKENS]
+
+
+class WordPieceTokenizer:
+    """Strings to WordPiece ids and back, in-graph (no lookup table to track when exporting).
+
+    Args:
+        vocabulary: pieces as `learn_wordpiece` returns them (without the specials, which take
+            ids 0-3).
+
+    Example:
+
+    >>> tok = WordPieceTokenizer(["un", "##known", "known", "a", "##b", "b"])
+    >>> tok.tokenize(tf.constant(["Unknown ab", "a z"])).to_list()
+    [[4, 5, 7, 8], [7, 3]]
+    >>> [s.decode() for s in tok.detokenize(tf.constant([[4, 5, 7, 8, 2, 0]])).numpy()]
+    ['unknown ab']
+    """
+
+    def __init__(self, vocabulary):
+        self.vocabulary = list(vocabulary)
+        if not self.vocabulary:
+            raise ValueError("WordPieceTokenizer: `vocabulary` must hold at least one piece.")
+        clashes = sorted(set(self.vocabulary) & set(SPECIAL_TOKENS))
+        if clashes:
+            raise ValueError(
+                f"WordPieceTokenizer: `vocabulary` must not hold the special tokens; "
+                f"received {clashes}."
+            )
+        self._tokenizer = tf_text.FastWordpieceTokenizer(
+            vocab=list(SPECIAL_TOKENS) + self.vocabulary,
+            suffix_indicator=JOINER,
+            max_bytes_per_word=_MAX_BYTES_PER_WORD,
+            token_out_type=tf.int64,
+            unknown_token=SPECIAL_TOKENS[UNK],
+            no_pretokenization=True,
+        )
+        self._pieces = tf.constant([""] * NUM_SPECIAL_TOKENS + self.vocabulary)
+        self._labels = tf.constant(list(SPECIAL_TOKENS) + self.vocabulary)
+
+    @property
+    def size(self):
+        """Ids in use, specials included (an ``Embedding``'s ``input_dim``)."""
+        return len(self.vocabulary) + NUM_SPECIAL_TOKENS
+
+    def tokenize(self, strings):
+        """``[B]`` strings to ``[B, (pieces)]`` int64 ids (ragged)."""
+        words = subword_words(strings)
+        return self._tokenizer.tokenize(words).merge_dims(-2, -1)
+
+    def pieces(self, strings):
+        """``[B]`` strings to their ``[B, (pieces)]`` piece strings (ragged; ``<unk>`` for an
+        unknown word), e.g. to label a picture."""
+        return self.id_to_piece(self.tokenize(strings))
+
+    def id_to_piece(self, ids):
+        """The piece of each id (any shape, ragged too), specials by name (``<unk>``)."""
+        if isinstance(ids, tf.RaggedTensor):
+            return ids.with_flat_values(self.id_to_piece(ids.flat_values))
+        return tf.gather(self._labels, tf.cast(ids, tf.int32))
+
+    def detokenize(self, ids):
+        """Ids ``[B, L]`` (dense) to strings ``[B]``: pieces joined, words separated by one
+        space, specials dropped (`subword_words` joined by spaces gives the same form)."""
+        pieces = tf.gather(self._pieces, tf.cast(ids, tf.int32))
+        joined = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
+        joined = tf.strings.regex_replace(joined, " +" + JOINER, "")
+        return tf.strings.strip(tf.strings.regex_replace(joined, " +", " "))
+
+    def normalize(self, strings):
+        """Strings ``[B]`` in the form `detokenize` writes them (normalised words joined by
+        spaces), to compare outputs with references."""
+        return tf.strings.reduce_join(subword_words(strings), axis=-1, separator=" ")
+
+    def get_config(self):
+        return {"vocabulary": self.vocabulary}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
