@@ -1,9 +1,9 @@
 """Data: synthetic tasks of the papers and loaders of real data in standard formats.
 
 One module per source or task: `algorithmic` (copy, repeat copy, associative recall, priority
-sort), `sorting`, `dates`, `text_pairs`, `image_sources` (scikit-learn digits, MNIST-format
-IDX files), `translated_digits`, `digit_strips`, `corpora` (the user's labelled documents),
-`fortunes`, `needle`, and `splits`. The figures that score models on these tasks are in
+sort), `sorting`, `dates`, `text_pairs`, `gettext_catalogs` (translation catalogs as text
+pairs), `image_sources` (scikit-learn digits, MNIST-format IDX files), `translated_digits`,
+`digit_strips`, `corpora` (the user's labelled documents), `fortunes`, `needle`, and `splits`. The figures that score models on these tasks are in
 `keras_adl.metrics`; token ids are in `keras_adl.conventions`.
 """
 
