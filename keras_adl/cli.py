@@ -7,6 +7,7 @@
     keras-adl tune dates --trials 4 --out runs/tune
     keras-adl export runs/dates exports/dates
     keras-adl predict exports/dates "3 May 1998" "12/31/1999"
+    keras-adl evaluate exports/fr held_out.tsv       # BLEU, chrF, exact match of a pairs model
 
 The tasks, their models and settings live in the recipes (`keras_adl.recipes`); this module
 parses arguments and loops over them. Arguments are checked before TensorFlow is imported, and
@@ -88,6 +89,13 @@ def _parser():
         default=1,
         help="beam search width of exported decoders (1: greedy)",
     )
+    evaluate = commands.add_parser(
+        "evaluate", help="score a trained or exported pairs model on a file of pairs"
+    )
+    evaluate.add_argument("path", help="a run directory (`train`) or an export (`export`)")
+    evaluate.add_argument(
+        "data", help="source<TAB>target file, .po/.mo catalog or gettext:LANG, as --data"
+    )
     predict = commands.add_parser("predict", help="run an exported SavedModel on raw inputs")
     predict.add_argument("export_dir", help="a directory written by `keras-adl export`")
     predict.add_argument(
@@ -126,6 +134,7 @@ def _task_parser(command, recipe, task):
             type=option.type if option.type in (int, float) else str,
             default=option.default,
             required=option.required,
+            choices=option.choices,
             help=option.help,
         )
     parser.add_argument(
@@ -296,6 +305,32 @@ def _predict(args):
     recipe.predict(args.export_dir, args.inputs, task_info)
 
 
+def _evaluate(args):
+    info_file = next(
+        (
+            os.path.join(args.path, name)
+            for name in (RUN_FILE, TASK_FILE)
+            if os.path.isfile(os.path.join(args.path, name))
+        ),
+        None,
+    )
+    if info_file is None:
+        raise CLIError(
+            f"{args.path!r} is neither a run of `{PROG} train` nor an export of `{PROG} export`"
+        )
+    with open(info_file) as f:
+        info = json.load(f)
+    try:
+        recipe = recipes.find(info["task"])[0]
+    except (KeyError, ValueError):
+        raise CLIError(f"{info_file} names no known task") from None
+    if not args.data.startswith("gettext:") and not os.path.exists(args.data):
+        raise CLIError(f"data {args.data!r} not found")
+    _load_tensorflow()
+    scores = recipe.evaluate_file(args.path, args.data)
+    print(json.dumps(scores, indent=1))
+
+
 def main(argv=None):
     """Entry point of the ``keras-adl`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -315,6 +350,8 @@ def main(argv=None):
             raise CLIError(f"unknown task {args.task!r}")
         elif args.command == "export":
             _export(args)
+        elif args.command == "evaluate":
+            _evaluate(args)
         else:
             _predict(args)
     except SystemExit as exit_:  # argparse: --help (0) or bad syntax (2), already printed

@@ -356,7 +356,8 @@ def translation_scores(predictions, references, source_lengths=None, buckets=LEN
             f"length; received {len(predictions)} and {len(references)}."
         )
     scores = {
-        "bleu": float(sacrebleu.corpus_bleu(predictions, [references]).score),
+        # force: the inputs are often normalised text with punctuation split off, on purpose.
+        "bleu": float(sacrebleu.corpus_bleu(predictions, [references], force=True).score),
         "chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
         "exact_match": float(np.mean([p == r for p, r in zip(predictions, references)])),
         "pairs": len(predictions),

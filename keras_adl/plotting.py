@@ -29,14 +29,23 @@ def plot_attention(weights, source_tokens, target_tokens, path, title=None):
     plt = _pyplot()
 
     weights = np.asarray(weights)[: len(target_tokens), : len(source_tokens)]
-    width = max(4.0, 0.32 * len(source_tokens) + 1.5)
-    height = max(3.0, 0.32 * len(target_tokens) + 1.2)
+    source_labels = [repr(str(t))[1:-1] for t in source_tokens]
+    target_labels = [str(t) for t in target_tokens]
+    # Room for the longest labels (source labels are written vertically) and the colour bar.
+    label_width = 0.09 * max([len(t) for t in target_labels] + [1])
+    label_height = 0.09 * max([len(t) for t in source_labels] + [1])
+    width = max(4.5, 0.32 * len(source_labels) + label_width + 2.2)
+    height = max(3.0, 0.32 * len(target_labels) + label_height + 1.2)
     fig, ax = plt.subplots(figsize=(width, height))
-    ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=max(float(weights.max()), 1e-6))
-    ax.set_xticks(range(len(source_tokens)), [repr(t)[1:-1] for t in source_tokens])
-    ax.set_yticks(range(len(target_tokens)), list(target_tokens))
+    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=max(float(weights.max()), 1e-6))
+    ax.set_xticks(range(len(source_labels)), source_labels, rotation=90, fontsize=9)
+    ax.set_yticks(range(len(target_labels)), target_labels, fontsize=9)
     ax.set_xlabel("source")
     ax.set_ylabel("output")
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+    bar = make_axes_locatable(ax).append_axes("right", size=0.15, pad=0.1)  # as tall as the map
+    fig.colorbar(image, cax=bar, label="attention weight")
     if title:
         ax.set_title(title)
     fig.tight_layout()

@@ -61,23 +61,28 @@ def test_plot_attention_draws_the_weights_under_token_labels(tmp_path, saved):
         plotting.plot_attention(weights, source, ["1", "9", "9"], path, title="3 may → 1998")
         == path
     )
-    ax = _one_closed_figure(saved).axes[0]
+    figure = _one_closed_figure(saved)
+    ax, colour_bar = figure.axes
     np.testing.assert_array_equal(_image_data(ax), weights[:3, :5])
-    # Column labels are the tokens' repr, so that blanks and newlines are visible.
+    assert colour_bar.get_ylabel() == "attention weight"
+    # Column labels are the tokens' repr, so that blanks and newlines are visible; written
+    # vertically so that long ones do not overlap.
     assert [t.get_text() for t in ax.get_xticklabels()] == ["3", " ", "m", "a", "\\n"]
+    assert {t.get_rotation() for t in ax.get_xticklabels()} == {90.0}
     assert [t.get_text() for t in ax.get_yticklabels()] == ["1", "9", "9"]
     assert (ax.get_title(), ax.get_xlabel(), ax.get_ylabel()) == (
         "3 may → 1998",
         "source",
         "output",
     )
-    assert _png_size(path) == (400, 300)  # the minimum size: 4 × 3 inches at 100 dpi
+    assert _png_size(path) == (450, 300)  # the minimum size: 4.5 × 3 inches at 100 dpi
 
 
 def test_plot_attention_widens_with_the_source_and_has_no_title_by_default(tmp_path, saved):
     path = str(tmp_path / "long.png")
     plotting.plot_attention(np.full((2, 20), 0.05), [f"t{i}" for i in range(20)], ["a", "b"], path)
-    assert _png_size(path) == (790, 300)  # 0.32 inch per source token + 1.5
+    # 0.32 inch per source token, 0.09 per character of the longest output label, 2.2 more.
+    assert _png_size(path) == (869, 300)
     assert _one_closed_figure(saved).axes[0].get_title() == ""
 
 

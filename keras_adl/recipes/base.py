@@ -44,6 +44,10 @@ class Option:
             file or directory).
         default: the value when the option is not given.
         required: the task cannot run without it.
+        choices: the values allowed, if only some are.
+        schemes: prefixes (``"gettext"``) of values that name data by scheme instead of a
+            path (``gettext:fr``); such values are passed on unchecked, for the recipe's
+            loader to check.
     """
 
     flag: str
@@ -51,6 +55,8 @@ class Option:
     type: object = str
     default: object = None
     required: bool = False
+    choices: tuple = None
+    schemes: tuple = ()
 
     @property
     def dest(self):
@@ -63,6 +69,13 @@ class Option:
             RecipeError: naming the option, what it expects and what it received.
         """
         if value is None:
+            return value
+        if self.choices is not None and value not in self.choices:
+            raise RecipeError(
+                f"{self.flag} must be one of {', '.join(map(str, self.choices))}; "
+                f"received {value!r}"
+            )
+        if any(str(value).startswith(scheme + ":") for scheme in self.schemes):
             return value
         if self.type is int and value <= 0:
             raise RecipeError(f"{self.flag} must be a positive integer; received {value}")
@@ -275,6 +288,15 @@ class Recipe:
     def predict(self, export_dir, inputs, task_info):
         """Runs an exported model on the command line's raw inputs; prints one line each."""
         raise NotImplementedError
+
+    def evaluate_file(self, path, data):
+        """``keras-adl evaluate``: the figures of the run or export at ``path`` on the user's
+        ``data``. Families whose tasks have no user data to score refuse (their figures are
+        in the run's ``run.json``)."""
+        raise RecipeError(
+            f"evaluate scores models on your own data; the {self.family} family's figures are "
+            f"in the run's {RUN_FILE}"
+        )
 
     # -- shared idioms -------------------------------------------------------------------------
 

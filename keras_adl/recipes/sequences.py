@@ -2,7 +2,8 @@
 
 Tasks:
     ``dates``: human-written dates → ISO ``YYYY-MM-DD``, character by character (generated).
-    ``pairs``: the user's own ``source<TAB>target`` file, word level.
+    ``pairs``: translation of the user's own ``source<TAB>target`` file, or of the messages of
+    gettext catalogs (``--data gettext:fr``), WordPiece subwords by default.
     ``sort``: the pointer network outputs the positions that sort a list of numbers.
 
 The HyperModels (`Seq2SeqHyperModel`, `TransformerSeq2SeqHyperModel`,
@@ -64,14 +65,41 @@ class SequencesRecipe(Recipe):
         Task(
             "pairs",
             SEQ2SEQ_MODELS,
-            "your own source<TAB>target pairs, by word",
+            "translation of your source<TAB>target pairs or of gettext catalogs, by subword",
             epochs=3,
             batch_size=64,
             samples=20000,
             tunable=False,
             options=(
-                Option("--data", "a UTF-8 file of source<TAB>target lines", "file", required=True),
-                Option("--max-length", "tokens kept per source and per target", int, default=32),
+                Option(
+                    "--data",
+                    "a UTF-8 file of source<TAB>target lines, a .po/.mo catalog, or "
+                    "gettext:LANG (the English->LANG messages under /usr/share/locale; "
+                    "gettext:DIR reads the catalogs under DIR)",
+                    "file",
+                    required=True,
+                    schemes=("gettext",),
+                ),
+                Option(
+                    "--tokens",
+                    "subword (WordPiece), word or char",
+                    str,
+                    default="subword",
+                    choices=("subword", "word", "char"),
+                ),
+                Option(
+                    "--vocab-size",
+                    "WordPiece pieces learned per side (subword), or the most frequent tokens "
+                    "kept per side (word, char)",
+                    int,
+                    default=4000,
+                ),
+                Option(
+                    "--max-length",
+                    "tokens per source and per target; longer training pairs are left out",
+                    int,
+                    default=32,
+                ),
                 Option(
                     "--validation-split",
                     "fraction of the pairs held out (seeded) for the reported figures",
@@ -182,29 +210,39 @@ class SequencesRecipe(Recipe):
         return model, history, self.evaluate(run.task, run.model, model, run.out)
 
     def _train_pairs(self, run):
-        from keras_adl.conventions import NUM_SPECIAL_TOKENS
-        from keras_adl.tasks.text_pairs import load_text_pairs, split_pairs
+        from keras_adl.recipes.base import RecipeError
+        from keras_adl.tasks.text_pairs import split_pairs
         from keras_adl.text import TextPairTokenizer
 
-        max_length = run.options["max_length"]
-        sources, targets = load_text_pairs(run.options["data"])
-        if run.options.get("validation"):
-            held_out = load_text_pairs(run.options["validation"])
+        max_length, options = run.options["max_length"], run.options
+        sources, targets = load_pairs(options["data"])
+        if options.get("validation"):
+            held_out = load_pairs(options["validation"])
         else:
             (sources, targets), held_out = split_pairs(
-                sources, targets, run.options["validation_split"], seed=SPLIT_SEED
+                sources, targets, options["validation_split"], seed=SPLIT_SEED
             )
-        tokenizer = TextPairTokenizer.build(sources, targets)  # from the training pairs only
-        sizes = (
-            len(tokenizer.source_vocabulary) + NUM_SPECIAL_TOKENS,
-            len(tokenizer.target_vocabulary) + NUM_SPECIAL_TOKENS,
+        # From the training pairs only.
+        tokenizer = TextPairTokenizer.build(
+            sources, targets, level=options["tokens"], vocab_size=options["vocab_size"]
         )
-        model = run.build(self.build_model, "pairs", run.model, *sizes)
+        sources, targets, too_long = fitting_pairs(tokenizer, sources, targets, max_length)
+        if not sources:
+            raise RecipeError(
+                f"every training pair is longer than --max-length {max_length} tokens"
+            )
+        model = run.build(
+            self.build_model, "pairs", run.model, tokenizer.source_size, tokenizer.target_size
+        )
         run.record.update(
             settings=self.settings("pairs", run.model),
             max_length=max_length,
-            data=run.options["data"],
+            data=options["data"],
+            tokens=options["tokens"],
+            source_vocabulary=tokenizer.source_size,
+            target_vocabulary=tokenizer.target_size,
             train_pairs=len(sources),
+            train_pairs_too_long=too_long,
             held_out_pairs=len(held_out[0]),
         )
         with open(run.path(VOCABULARY_FILE), "w") as f:
@@ -254,17 +292,14 @@ class SequencesRecipe(Recipe):
             print(f"  {source} -> {prediction}")
         return {"held_out_exact_match": exact}
 
-    def evaluate_pairs(self, model_name, model, tokenizer, sources, targets, max_length, out):
-        """BLEU, chrF and exact match of greedy translations of held-out pairs against their
-        normalised references, in all and by source length (`translation_scores`), and the
-        attention picture of the first held-out pair."""
+    def translate(self, model_name, model, tokenizer, sources, max_length):
+        """Greedy translations of ``sources`` (a list of str), in batches: ``(predictions,
+        attention of the first source, output tokens of the first source)``, the predictions
+        as `TextPairTokenizer.decode_target` writes them."""
         import keras
         import tensorflow as tf
 
-        from keras_adl.metrics import translation_scores
-        from keras_adl.plotting import plot_attention
-
-        predictions, first_attention = [], None
+        predictions, first_attention, first_tokens = [], None, None
         for start in range(0, len(sources), EVALUATION_BATCH):
             batch = tf.constant(sources[start : start + EVALUATION_BATCH])
             ids = tokenizer.encode_source(batch, max_length)
@@ -272,22 +307,71 @@ class SequencesRecipe(Recipe):
             predictions += [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
             if first_attention is None:
                 first_attention = keras.ops.convert_to_numpy(attention)[0]
-        references = [t.decode() for t in tokenizer.normalize_target(tf.constant(targets)).numpy()]
-        lengths = [int(n) for n in tokenizer.source_tokens(tf.constant(sources)).row_lengths()]
-        source_words = [
-            w.decode() for w in tokenizer.source_tokens(tf.constant(sources[:1])).to_list()[0]
-        ]
+                first_tokens = keras.ops.convert_to_numpy(tokens)[0]
+        return predictions, first_attention, first_tokens
+
+    def evaluate_pairs(self, model_name, model, tokenizer, sources, targets, max_length, out):
+        """BLEU, chrF and exact match of greedy translations of held-out pairs (`score_pairs`),
+        and the attention picture of the first held-out pair."""
+        import tensorflow as tf
+
+        from keras_adl.conventions import END
+        from keras_adl.plotting import plot_attention
+
+        predictions, first_attention, first_tokens = self.translate(
+            model_name, model, tokenizer, sources, max_length
+        )
+        labels = [t.decode() for t in tokenizer.source_tokens(tf.constant(sources[:1]))[0].numpy()]
+        ends = [i for i, t in enumerate(first_tokens) if t == END]
+        outputs = first_tokens[: ends[0] + 1] if ends else first_tokens  # through </s>
         plot_attention(
             first_attention,
-            source_words[:max_length],
-            predictions[0].split() + ["</s>"],
+            labels[:max_length],
+            [t.decode() for t in tokenizer.target_tokens(outputs).numpy()],
             os.path.join(out, "attention.png"),
             title=f"{model_name}: attention on a held-out pair",
         )
         for source, prediction in list(zip(sources, predictions))[:3]:
             print(f"  {source} -> {prediction}")
-        scores = translation_scores(predictions, references, lengths)
+        scores = score_pairs(tokenizer, sources, targets, predictions)
         return {f"held_out_{name}": value for name, value in scores.items()}
+
+    def evaluate_file(self, path, data):
+        """``keras-adl evaluate``: the figures of `score_pairs` for the ``pairs`` run or export
+        at ``path`` on the pairs of ``data`` (any ``--data`` form, `load_pairs`)."""
+        import keras
+        import tensorflow as tf
+
+        from keras_adl.recipes.base import MODEL_FILE, RUN_FILE, TASK_FILE, RecipeError
+        from keras_adl.text import TextPairTokenizer
+
+        is_run = os.path.isfile(os.path.join(path, RUN_FILE))
+        with open(os.path.join(path, RUN_FILE if is_run else TASK_FILE)) as f:
+            info = json.load(f)
+        if info.get("task") != "pairs":
+            raise RecipeError(
+                f"evaluate scores translations of the 'pairs' task; {path!r} holds a "
+                f"{info.get('task')!r} model, whose figures are in its run.json"
+            )
+        with open(os.path.join(path, VOCABULARY_FILE)) as f:
+            tokenizer = TextPairTokenizer.from_config(json.load(f))
+        sources, targets = load_pairs(data)
+        if is_run:
+            import keras_adl  # noqa: F401  (registers the layers the model file names)
+
+            model = keras.saving.load_model(os.path.join(path, MODEL_FILE))
+            predictions, _, _ = self.translate(
+                info["model"], model, tokenizer, sources, info["max_length"]
+            )
+        else:
+            import tensorflow_text  # noqa: F401  (the ops of exported text models)
+
+            serve = tf.saved_model.load(path).signatures["serving_default"]
+            predictions = []
+            for start in range(0, len(sources), EVALUATION_BATCH):
+                batch = tf.constant(sources[start : start + EVALUATION_BATCH])
+                predictions += [p.decode() for p in serve(inputs=batch)["output"].numpy()]
+        return score_pairs(tokenizer, sources, targets, predictions)
 
     # -- tune ----------------------------------------------------------------------------------
 
@@ -341,6 +425,7 @@ class SequencesRecipe(Recipe):
                 model, tokenizer, length, length, decode=self.decode_fn(model_name)
             )
             export_serving_fn(model, export_dir, serve, resources=tokenizer.tables)
+            self.copy_file(run_dir, VOCABULARY_FILE, export_dir)  # read by `evaluate`
         else:
             from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
 
@@ -401,6 +486,59 @@ class SequencesRecipe(Recipe):
 
 
 RECIPE = SequencesRecipe()
+
+
+# -- text-pair data ----------------------------------------------------------------------------
+
+
+def load_pairs(data):
+    """``(sources, targets)`` from the ``--data`` of ``pairs``: ``gettext:LANG`` or
+    ``gettext:DIR`` and ``.po``/``.mo`` files through
+    `keras_adl.tasks.gettext_catalogs.load_gettext_pairs`, anything else as a
+    ``source<TAB>target`` file (`keras_adl.tasks.text_pairs.load_text_pairs`).
+
+    Raises:
+        RecipeError: the data cannot be read (the message says why and where).
+    """
+    from keras_adl.recipes.base import RecipeError
+    from keras_adl.tasks.gettext_catalogs import load_gettext_pairs
+    from keras_adl.tasks.text_pairs import load_text_pairs
+
+    try:
+        if data.startswith("gettext:"):
+            return load_gettext_pairs(data[len("gettext:") :])
+        if data.endswith((".po", ".mo")):
+            return load_gettext_pairs(data)
+        return load_text_pairs(data)
+    except (OSError, ValueError) as error:
+        raise RecipeError(str(error)) from None
+
+
+def score_pairs(tokenizer, sources, targets, predictions):
+    """`keras_adl.metrics.translation_scores` of ``predictions`` against the references
+    normalised as the tokenizer writes its outputs, by source length in words (after Unicode
+    normalisation, whatever the tokenizer's level)."""
+    import tensorflow as tf
+
+    from keras_adl.metrics import translation_scores
+    from keras_adl.text.normalization import word_tokens
+
+    references = [t.decode() for t in tokenizer.normalize_target(tf.constant(targets)).numpy()]
+    lengths = word_tokens(tf.constant(sources)).row_lengths().numpy()
+    return translation_scores(predictions, references, lengths)
+
+
+def fitting_pairs(tokenizer, sources, targets, max_length):
+    """The pairs whose source has at most ``max_length`` tokens and whose target, with its
+    ``</s>``, fits too: ``(sources, targets, number_left_out)``. Training on a cut target would
+    teach the model that translations stop mid-sentence."""
+    import tensorflow as tf
+
+    source_counts = tokenizer.token_counts(tf.constant(sources), "source").numpy()
+    target_counts = tokenizer.token_counts(tf.constant(targets), "target").numpy()
+    keep = (source_counts <= max_length) & (target_counts + 1 <= max_length)
+    kept = [i for i, k in enumerate(keep) if k]
+    return [sources[i] for i in kept], [targets[i] for i in kept], int(len(sources) - len(kept))
 
 
 # -- serving functions (exported SavedModels) --------------------------------------------------
@@ -542,7 +680,7 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
         ids = tokenizer.encode_source(inputs, source_length)
         tokens, attention, score = decode(model, ids, max_length)
         tokens = tf.convert_to_tensor(tokens)
-        counts = tf.cast(tokenizer.source_tokens(inputs).row_lengths(), tf.int32)
+        counts = tf.cast(tokenizer.token_counts(inputs, "source"), tf.int32)
         return {
             "output": tokenizer.decode_target(tokens),
             "tokens": tokens,

@@ -17,6 +17,7 @@ def _run(argv, capsys):
     return code, out, err
 
 
+@pytest.mark.slow  # the sequences family's fast CLI run is the gettext pairs one
 def test_train_export_predict_dates(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
     code, out, _ = _run(
@@ -53,7 +54,7 @@ def test_train_export_predict_dates(tmp_path, capsys):
     assert [rows[0][1], rows[2][1]] == [line.split("\t")[1] for line in lines]
 
 
-@pytest.mark.slow  # the sequences family's fast CLI run is dates
+@pytest.mark.slow  # the sequences family's fast CLI run is the gettext pairs one
 def test_train_export_predict_sort(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "sort"), str(tmp_path / "sort_export")
     assert (
@@ -249,7 +250,7 @@ print(json.dumps([s.decode() for s in out["output"].numpy()]))
 """
 
 
-@pytest.mark.slow  # the sequences family's fast CLI run is dates
+@pytest.mark.slow  # the word level; the fast run is the subword one on a .po catalog
 def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     numbers = ["one", "two", "three", "four"]
     french = ["un", "deux", "trois", "quatre"]
@@ -275,6 +276,8 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
             "16",
             "--max-length",
             "6",
+            "--tokens",
+            "word",
             "--out",
             run_dir,
         ],
@@ -327,6 +330,106 @@ def test_text_pair_errors_are_one_line(tmp_path, capsys):
     )
     assert code == 1 and "not found" in err
     assert not os.path.exists(tmp_path / "r")
+
+
+NAMES = [
+    "rapport",
+    "Écran",
+    "données",
+    "日本語のファイル",
+    "Привет",
+    "Straße",
+    "photo",
+    "notes",
+    "Öl",
+    "café",
+] + [f"fichier{i}" for i in range(40)]
+TEMPLATES = [  # English, French: French typography puts a no-break space before ! ? :
+    ("File {} not found!", "Fichier {} introuvable\u00a0!"),
+    ("Cannot open {}", "Impossible d'ouvrir {}"),
+    ("Delete {}?", "Supprimer {}\u00a0?"),
+    ("{} saved", "{} enregistré"),
+    ("Error in {}: unknown value", "Erreur dans {}\u00a0: valeur inconnue"),
+    ("Rename {}", "Renommer {}"),
+    ("Copy {} to the clipboard", "Copier {} dans le presse-papiers"),
+    ("Open {} read-only", "Ouvrir {} en lecture seule"),
+    ("{} is empty", "{} est vide"),
+    ("Print {}", "Imprimer {}"),
+]
+
+
+def _write_po(path):
+    """A French .po catalog of 500 messages (each name in each template)."""
+    entries = ['msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n']
+    for english, french in TEMPLATES:
+        for name in NAMES:
+            entries.append(f'msgid "{english.format(name)}"\nmsgstr "{french.format(name)}"\n')
+    path.write_text("\n".join(entries), encoding="utf-8")
+    return str(path)
+
+
+def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
+    """The sequences family's fast CLI run: 500 messages of a .po catalog (no-break spaces,
+    accented capitals, Cyrillic, Japanese), subwords, held-out figures, export, predict and
+    evaluate."""
+    catalog_dir = tmp_path / "po"
+    catalog_dir.mkdir()
+    catalog = _write_po(catalog_dir / "demo.po")
+    run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
+    argv = ["train", "pairs", "--data", f"gettext:{catalog_dir}", "--epochs", "2"]
+    argv += ["--batch-size", "32", "--vocab-size", "300", "--max-length", "16", "--out", run_dir]
+    code, _, err = _run(argv, capsys)
+    assert code == 0, err
+    run = json.load(open(os.path.join(run_dir, "run.json")))
+    assert run["tokens"] == "subword" and run["held_out_pairs"] == 25  # 5% of 500, seeded
+    assert run["train_pairs"] + run["train_pairs_too_long"] == 475
+    assert 100 < run["source_vocabulary"] <= 300 + 4 + 10  # about --vocab-size, with specials
+    vocabulary = json.load(open(os.path.join(run_dir, "vocab.json")))
+    assert vocabulary["level"] == "subword" and "本" in vocabulary["target"]
+    metrics = run["metrics"]
+    assert 0.0 <= metrics["held_out_chrf"] <= 100.0 and metrics["held_out_pairs"] == 25
+    assert os.path.isfile(os.path.join(run_dir, "attention.png"))
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    inputs = ["File Écran not found!", "Delete\u00a0日本語のファイル?", "Привет saved"]
+    code, out, _ = _run(["predict", export_dir, *inputs], capsys)
+    assert code == 0
+    assert [line.split("\t")[0] for line in out.splitlines()] == inputs
+    # The run (Keras model, greedy decoding) and its export (SavedModel) score alike.
+    scores = []
+    for path in (run_dir, export_dir):
+        code, out, err = _run(["evaluate", path, catalog], capsys)
+        assert code == 0, err
+        scores.append(json.loads(out))
+    assert scores[0] == scores[1] and scores[0]["pairs"] == 500
+    assert set(scores[0]["by_source_length"]) <= {"1-6", "7-12", "13+"}
+
+
+def test_evaluate_errors_are_one_line(tmp_path, capsys):
+    code, _, err = _run(["evaluate", str(tmp_path), "x.tsv"], capsys)
+    assert code == 1 and "is neither a run of `keras-adl train` nor an export" in err
+    (tmp_path / "run.json").write_text(json.dumps({"task": "copy", "model": "ntm"}))
+    code, _, err = _run(["evaluate", str(tmp_path), "no/such.tsv"], capsys)
+    assert code == 1 and "data 'no/such.tsv' not found" in err
+    code, _, err = _run(["evaluate", str(tmp_path), __file__], capsys)
+    assert code == 1 and err.strip() == (
+        "keras-adl: error: evaluate scores models on your own data; the memory family's "
+        "figures are in the run's run.json"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--tokens", "bpe"], "argument --tokens: invalid choice: 'bpe'"),
+        (["--vocab-size", "0"], "--vocab-size must be a positive integer; received 0"),
+        (["--data", "gettext:xx"], "no gettext catalog (.mo or .po) found in"),
+        (["--data", "gettext:no language"], "gettext source must be a language code"),
+    ],
+)
+def test_pairs_options_are_checked(tmp_path, capsys, argv, message):
+    data = ["--data", __file__] if "--data" not in argv else []
+    code, _, err = _run(["train", "pairs", *data, *argv, "--out", str(tmp_path / "r")], capsys)
+    assert code in (1, 2) and message in err and err.count("\n") == 1
 
 
 @pytest.mark.slow  # ~20 s; every family's `tune` runs end to end in make test-slow
