@@ -68,7 +68,7 @@ class SequencesRecipe(Recipe):
             "translation of your source<TAB>target pairs or of gettext catalogs, by subword",
             epochs=3,
             batch_size=64,
-            samples=20000,
+            samples=100000,  # at most this many training pairs (a seeded subset)
             tunable=False,
             options=(
                 Option(
@@ -222,6 +222,11 @@ class SequencesRecipe(Recipe):
             (sources, targets), held_out = split_pairs(
                 sources, targets, options["validation_split"], seed=SPLIT_SEED
             )
+        available = len(sources)
+        if available > run.samples:  # --samples: at most this many, a seeded subset
+            (sources, targets), _ = split_pairs(
+                sources, targets, 1 - run.samples / available, seed=SPLIT_SEED + 1
+            )
         # From the training pairs only.
         tokenizer = TextPairTokenizer.build(
             sources, targets, level=options["tokens"], vocab_size=options["vocab_size"]
@@ -242,6 +247,7 @@ class SequencesRecipe(Recipe):
             source_vocabulary=tokenizer.source_size,
             target_vocabulary=tokenizer.target_size,
             train_pairs=len(sources),
+            train_pairs_available=available,
             train_pairs_too_long=too_long,
             held_out_pairs=len(held_out[0]),
         )

@@ -377,12 +377,14 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     catalog = _write_po(catalog_dir / "demo.po")
     run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
     argv = ["train", "pairs", "--data", f"gettext:{catalog_dir}", "--epochs", "2"]
-    argv += ["--batch-size", "32", "--vocab-size", "300", "--max-length", "16", "--out", run_dir]
+    argv += ["--batch-size", "32", "--vocab-size", "300", "--max-length", "16", "--samples", "400"]
+    argv += ["--out", run_dir]
     code, _, err = _run(argv, capsys)
     assert code == 0, err
     run = json.load(open(os.path.join(run_dir, "run.json")))
     assert run["tokens"] == "subword" and run["held_out_pairs"] == 25  # 5% of 500, seeded
-    assert run["train_pairs"] + run["train_pairs_too_long"] == 475
+    assert run["train_pairs_available"] == 475  # --samples 400 of them, a seeded subset
+    assert run["train_pairs"] + run["train_pairs_too_long"] == 400
     assert 100 < run["source_vocabulary"] <= 300 + 4 + 10  # about --vocab-size, with specials
     vocabulary = json.load(open(os.path.join(run_dir, "vocab.json")))
     assert vocabulary["level"] == "subword" and "本" in vocabulary["target"]
