@@ -1,0 +1,83 @@
+"""word2vec (Mikolov et al. 2013): skip-gram or CBOW with negative sampling, and its vectors.
+
+The model reads the batches of `keras_adl.tasks.skipgrams.skipgram_dataset`: a centre word
+(skip-gram) or the words of its window (CBOW) is scored against its true context word or
+centre and ``k`` negatives by the dot product of an input and an output embedding, trained
+with the sigmoid (logistic) loss. As in word2vec.c, the input table starts uniform in
+``±0.5 / dim`` and the output table at zero; the word vectors are the rows of the input table.
+"""
+
+import keras
+from keras import ops
+
+INPUT_TABLE = "input_embedding"
+OUTPUT_TABLE = "output_embedding"
+
+
+def skipgram_negative_sampling(vocab_size, dim=100, negatives=5, window=5, cbow=False, name=None):
+    """A word2vec model scoring ``1 + negatives`` candidates per example (logits).
+
+    Args:
+        vocab_size: ids in use, specials included (`WordVocabulary.size`).
+        dim: vector size.
+        negatives: ``k``.
+        window: ``W`` (CBOW: the context input holds ``2W`` ids, 0-padded).
+        cbow: continuous bag of words instead of skip-gram.
+        name: the model's name (default ``"skipgram"`` or ``"cbow"``).
+
+    Returns:
+        A ``keras.Model``. Skip-gram inputs: ``centre`` int ``[B]``, ``contexts`` int
+        ``[B, 1 + k]``; CBOW inputs: ``contexts`` int ``[B, 2W]`` (0: none), ``targets`` int
+        ``[B, 1 + k]``. Output: logits ``[B, 1 + k]`` (the first candidate is the positive);
+        train with ``BinaryCrossentropy(from_logits=True)``.
+
+    Example:
+
+    >>> model = skipgram_negative_sampling(50, dim=8, negatives=2)
+    >>> logits = model({"centre": ops.array([4, 5]), "contexts": ops.array([[6, 7, 8], [9, 4, 5]])})
+    >>> tuple(logits.shape)
+    (2, 3)
+    """
+    for argument, value in (("vocab_size", vocab_size), ("dim", dim), ("negatives", negatives)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"`{argument}` must be a positive integer; received {value!r}.")
+    if vocab_size < 2:
+        raise ValueError(f"`vocab_size` must be at least 2; received {vocab_size}.")
+    bound = 0.5 / dim
+    input_table = keras.layers.Embedding(
+        vocab_size,
+        dim,
+        embeddings_initializer=keras.initializers.RandomUniform(-bound, bound, seed=0),
+        name=INPUT_TABLE,
+    )
+    output_table = keras.layers.Embedding(
+        vocab_size, dim, embeddings_initializer="zeros", name=OUTPUT_TABLE
+    )
+    candidates_count = negatives + 1
+    if cbow:
+        contexts = keras.Input((2 * window,), dtype="int32", name="contexts")
+        candidates = keras.Input((candidates_count,), dtype="int32", name="targets")
+        vectors = input_table(contexts)  # [B, 2W, D]
+        present = ops.cast(ops.expand_dims(ops.greater(contexts, 0), -1), vectors.dtype)
+        count = ops.maximum(ops.sum(present, axis=1), 1.0)
+        hidden = ops.sum(vectors * present, axis=1) / count  # the window's mean, [B, D]
+        inputs = {"contexts": contexts, "targets": candidates}
+    else:
+        centre = keras.Input((), dtype="int32", name="centre")
+        candidates = keras.Input((candidates_count,), dtype="int32", name="contexts")
+        hidden = input_table(centre)  # [B, D]
+        inputs = {"centre": centre, "contexts": candidates}
+    logits = ops.einsum("bd,bkd->bk", hidden, output_table(candidates))
+    return keras.Model(inputs, logits, name=name or ("cbow" if cbow else "skipgram"))
+
+
+def word_vectors(model, normalize=True):
+    """The word vectors of a `skipgram_negative_sampling` model: its input table ``[V, D]``
+    (numpy), each row scaled to unit length (with an epsilon, so the unused special rows stay
+    finite) unless ``normalize`` is false."""
+    import numpy as np
+
+    table = keras.ops.convert_to_numpy(model.get_layer(INPUT_TABLE).embeddings)
+    if not normalize:
+        return table
+    return table / (np.linalg.norm(table, axis=1, keepdims=True) + 1e-8)
