@@ -28,6 +28,7 @@ from keras_adl.recipes.base import (
     TASK_FILE,
     RecipeError,
     check_run_dir,
+    read_run_or_export,
 )
 
 PROG = "keras-adl"
@@ -306,29 +307,20 @@ def _predict(args):
 
 
 def _evaluate(args):
-    info_file = next(
-        (
-            os.path.join(args.path, name)
-            for name in (RUN_FILE, TASK_FILE)
-            if os.path.isfile(os.path.join(args.path, name))
-        ),
-        None,
-    )
-    if info_file is None:
-        raise CLIError(
-            f"{args.path!r} is neither a run of `{PROG} train` nor an export of `{PROG} export`"
-        )
-    with open(info_file) as f:
-        info = json.load(f)
+    info, is_run = read_run_or_export(args.path)
     try:
         recipe = recipes.find(info["task"])[0]
     except (KeyError, ValueError):
-        raise CLIError(f"{info_file} names no known task") from None
+        raise CLIError(f"{args.path!r} names no known task") from None
+    if info["task"] not in recipe.evaluate_tasks:
+        raise CLIError(
+            f"evaluate scores models on your own data ({', '.join(recipes.evaluate_tasks())}); "
+            f"the figures of {info['task']!r} are in its run's {RUN_FILE}"
+        )
     if not args.data.startswith("gettext:") and not os.path.exists(args.data):
         raise CLIError(f"data {args.data!r} not found")
     _load_tensorflow()
-    scores = recipe.evaluate_file(args.path, args.data)
-    print(json.dumps(scores, indent=1))
+    print(json.dumps(recipe.evaluate_file(args.path, info, is_run, args.data), indent=1))
 
 
 def main(argv=None):

@@ -326,6 +326,11 @@ def sentence_attention_hit_rate(sentence_attention, key_sentences):
 LENGTH_BUCKETS = ((1, 6), (7, 12), (13, None))
 
 
+def length_bucket_name(low, high):
+    """The name of a source-length bucket: ``"7-12"``, or ``"13+"`` when ``high`` is None."""
+    return f"{low}-{high}" if high is not None else f"{low}+"
+
+
 def translation_scores(predictions, references, source_lengths=None, buckets=LENGTH_BUCKETS):
     """Corpus BLEU and chrF (sacrebleu's standard implementations, default settings) and exact
     match of translations, in all and, given ``source_lengths``, by source-length bucket.
@@ -373,7 +378,7 @@ def translation_scores(predictions, references, source_lengths=None, buckets=LEN
         for low, high in buckets:
             inside = (lengths >= low) & (lengths <= (high if high is not None else lengths.max()))
             if inside.any():
-                name = f"{low}-{high}" if high is not None else f"{low}+"
+                name = length_bucket_name(low, high)
                 by_length[name] = translation_scores(
                     [p for p, m in zip(predictions, inside) if m],
                     [r for r, m in zip(references, inside) if m],

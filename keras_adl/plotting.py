@@ -19,6 +19,8 @@ def plot_attention(weights, source_tokens, target_tokens, path, title=None):
     Args:
         weights: ``[S, T]`` attention weights of one example.
         source_tokens: ``T`` labels for the columns (padding can be trimmed by the caller).
+            Labels in a script no installed font covers (Chinese or Japanese without a CJK
+            font such as Debian's ``fonts-noto-cjk``) are drawn as boxes.
         target_tokens: ``S`` labels for the rows.
         path: PNG file to write.
         title: optional title.

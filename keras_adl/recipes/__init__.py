@@ -32,6 +32,11 @@ def all_tasks():
     return found
 
 
+def evaluate_tasks():
+    """The tasks ``keras-adl evaluate`` scores, over every family, in registry order."""
+    return [name for recipe in recipes() for name in recipe.evaluate_tasks]
+
+
 def find(task_name, model_name=None):
     """``(recipe, task, model_name)`` for a task and an optional model name.
 

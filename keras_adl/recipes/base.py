@@ -289,13 +289,16 @@ class Recipe:
         """Runs an exported model on the command line's raw inputs; prints one line each."""
         raise NotImplementedError
 
-    def evaluate_file(self, path, data):
-        """``keras-adl evaluate``: the figures of the run or export at ``path`` on the user's
-        ``data``. Families whose tasks have no user data to score refuse (their figures are
-        in the run's ``run.json``)."""
+    # The tasks whose runs and exports ``keras-adl evaluate`` scores on the user's data.
+    evaluate_tasks = ()
+
+    def evaluate_file(self, path, info, is_run, data):
+        """``keras-adl evaluate``: the figures of the run (``is_run``) or export at ``path``,
+        described by ``info`` (`read_run_or_export`), on the user's ``data``; for the tasks
+        in `evaluate_tasks` (the others' figures are in their ``run.json``)."""
         raise RecipeError(
-            f"evaluate scores models on your own data; the {self.family} family's figures are "
-            f"in the run's {RUN_FILE}"
+            f"evaluate scores models on your own data; the figures of {info.get('task')!r} "
+            f"are in its run's {RUN_FILE}"
         )
 
     # -- shared idioms -------------------------------------------------------------------------
@@ -375,6 +378,22 @@ class Recipe:
     def copy_file(run_dir, name, export_dir):
         """Copies a run file (a tokenizer, say) into the export directory."""
         shutil.copy(os.path.join(run_dir, name), os.path.join(export_dir, name))
+
+
+def read_run_or_export(path):
+    """``(info, is_run)``: the ``run.json`` of a run directory (``is_run``) or the task file of
+    an export.
+
+    Raises:
+        RecipeError: ``path`` is neither.
+    """
+    for name, is_run in ((RUN_FILE, True), (TASK_FILE, False)):
+        if os.path.isfile(os.path.join(path, name)):
+            with open(os.path.join(path, name)) as f:
+                return json.load(f), is_run
+    raise RecipeError(
+        f"{path!r} is neither a run of `keras-adl train` nor an export of `keras-adl export`"
+    )
 
 
 def override(settings, overrides):

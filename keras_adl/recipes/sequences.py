@@ -108,8 +108,9 @@ class SequencesRecipe(Recipe):
                 ),
                 Option(
                     "--validation",
-                    "a source<TAB>target file held out instead of --validation-split",
+                    "pairs held out instead of --validation-split, in any --data form",
                     "file",
+                    schemes=("gettext",),
                 ),
             ),
         ),
@@ -303,18 +304,17 @@ class SequencesRecipe(Recipe):
         attention of the first source, output tokens of the first source)``, the predictions
         as `TextPairTokenizer.decode_target` writes them."""
         import keras
-        import tensorflow as tf
 
-        predictions, first_attention, first_tokens = [], None, None
-        for start in range(0, len(sources), EVALUATION_BATCH):
-            batch = tf.constant(sources[start : start + EVALUATION_BATCH])
+        first = []
+
+        def translate_batch(batch):
             ids = tokenizer.encode_source(batch, max_length)
             tokens, attention, _ = self.decode_fn(model_name)(model, ids, max_length)
-            predictions += [p.decode() for p in tokenizer.decode_target(tokens).numpy()]
-            if first_attention is None:
-                first_attention = keras.ops.convert_to_numpy(attention)[0]
-                first_tokens = keras.ops.convert_to_numpy(tokens)[0]
-        return predictions, first_attention, first_tokens
+            if not first:
+                first.extend(keras.ops.convert_to_numpy(x)[0] for x in (attention, tokens))
+            return tokenizer.decode_target(tokens)
+
+        return in_batches(sources, translate_batch), *first
 
     def evaluate_pairs(self, model_name, model, tokenizer, sources, targets, max_length, out):
         """BLEU, chrF and exact match of greedy translations of held-out pairs (`score_pairs`),
@@ -342,23 +342,20 @@ class SequencesRecipe(Recipe):
         scores = score_pairs(tokenizer, sources, targets, predictions)
         return {f"held_out_{name}": value for name, value in scores.items()}
 
-    def evaluate_file(self, path, data):
-        """``keras-adl evaluate``: the figures of `score_pairs` for the ``pairs`` run or export
-        at ``path`` on the pairs of ``data`` (any ``--data`` form, `load_pairs`)."""
+    evaluate_tasks = ("pairs",)
+
+    def evaluate_file(self, path, info, is_run, data):
+        """``keras-adl evaluate``: the figures of `score_pairs` for the ``pairs`` run
+        (``is_run``) or export at ``path``, described by ``info`` (its ``run.json`` or task
+        file), on the pairs of ``data`` (any ``--data`` form, `load_pairs`)."""
         import keras
         import tensorflow as tf
 
-        from keras_adl.recipes.base import MODEL_FILE, RUN_FILE, TASK_FILE, RecipeError
+        from keras_adl.recipes.base import MODEL_FILE
         from keras_adl.text import TextPairTokenizer
 
-        is_run = os.path.isfile(os.path.join(path, RUN_FILE))
-        with open(os.path.join(path, RUN_FILE if is_run else TASK_FILE)) as f:
-            info = json.load(f)
-        if info.get("task") != "pairs":
-            raise RecipeError(
-                f"evaluate scores translations of the 'pairs' task; {path!r} holds a "
-                f"{info.get('task')!r} model, whose figures are in its run.json"
-            )
+        if info.get("task") not in self.evaluate_tasks:
+            return super().evaluate_file(path, info, is_run, data)  # refuses
         with open(os.path.join(path, VOCABULARY_FILE)) as f:
             tokenizer = TextPairTokenizer.from_config(json.load(f))
         sources, targets = load_pairs(data)
@@ -373,10 +370,7 @@ class SequencesRecipe(Recipe):
             import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
             serve = tf.saved_model.load(path).signatures["serving_default"]
-            predictions = []
-            for start in range(0, len(sources), EVALUATION_BATCH):
-                batch = tf.constant(sources[start : start + EVALUATION_BATCH])
-                predictions += [p.decode() for p in serve(inputs=batch)["output"].numpy()]
+            predictions = in_batches(sources, lambda batch: serve(inputs=batch)["output"])
         return score_pairs(tokenizer, sources, targets, predictions)
 
     # -- tune ----------------------------------------------------------------------------------
@@ -518,6 +512,18 @@ def load_pairs(data):
         return load_text_pairs(data)
     except (OSError, ValueError) as error:
         raise RecipeError(str(error)) from None
+
+
+def in_batches(sources, translate_batch):
+    """``translate_batch`` (a ``tf.string`` batch → a ``tf.string`` batch) over ``sources``
+    (a list of str) in batches of `EVALUATION_BATCH`: the outputs, a list of str."""
+    import tensorflow as tf
+
+    outputs = []
+    for start in range(0, len(sources), EVALUATION_BATCH):
+        batch = tf.constant(sources[start : start + EVALUATION_BATCH])
+        outputs += [text.decode() for text in translate_batch(batch).numpy()]
+    return outputs
 
 
 def score_pairs(tokenizer, sources, targets, predictions):

@@ -15,8 +15,9 @@ What is done to the messages (each step is the same for the source and the targe
 - **Whitespace**: newlines, tabs and runs of ASCII spaces become one space; both ends are
   trimmed. No-break spaces (French typography) are kept for the tokenizers to handle.
 - **Markup**: the HTML/Pango tags of user interfaces (``<b>``, ``</span>``, ``<a href=…>``,
-  ``<br/>`` …, the tags in `MARKUP_TAGS`) are removed; other angle-bracket words, such as the
-  ``<file>`` of a usage line, are text and kept.
+  ``<br/>`` …, the tags in `MARKUP_TAGS`) are removed and entities decoded (``&amp;`` is
+  ``&``); other angle-bracket words, such as the ``<file>`` of a usage line, are text and
+  kept.
 - **Accelerators**: the mnemonic marker of a menu label (``_Open``, ``&Save``, ``Op_en``) is
   removed when the source and the translation each hold exactly one marker of the same kind
   before a letter (``file_name`` in both sides is removed too, harmlessly); otherwise kept.
@@ -33,8 +34,10 @@ What is done to the messages (each step is the same for the source and the targe
 import fnmatch
 import gettext
 import glob
+import html
 import os
 import re
+import struct
 import warnings
 
 LOCALE_DIR = "/usr/share/locale"
@@ -45,8 +48,12 @@ MARKUP_TAGS = (
 )  # fmt: skip
 _TAG = re.compile(r"</?(?:" + "|".join(MARKUP_TAGS) + r")(?:\s[^<>]*)?\s*/?>", re.IGNORECASE)
 _SPACES = re.compile(r"[ \t\r\n\f\v]+")  # ASCII only: a no-break space is kept
+_LANGUAGE = re.compile(r"[A-Za-z]{2,3}(_[A-Za-z]{2})?(@\w+)?")
 _ACCELERATORS = {marker: re.compile(re.escape(marker) + r"(?=\w)") for marker in "_&~"}
-_PO_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "a": "\a", "b": "\b"}
+_PO_ESCAPES = {
+    "n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "b": "\b",
+    '"': '"', "\\": "\\",
+}  # fmt: skip
 
 
 def clean_message(text):
@@ -58,7 +65,7 @@ def clean_message(text):
     >>> clean_message("<b>Save</b> the file\\n  %s?")
     'Save the file %s?'
     """
-    return _SPACES.sub(" ", _TAG.sub("", text)).strip()
+    return _SPACES.sub(" ", html.unescape(_TAG.sub("", text))).strip(" ")
 
 
 def clean_pair(source, target):
@@ -92,7 +99,7 @@ def read_mo(path):
     try:
         with open(path, "rb") as f:
             catalog = gettext.GNUTranslations(f)._catalog
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, struct.error) as error:
         raise ValueError(f"{path}: not a readable gettext .mo catalog ({error})") from None
     pairs = []
     for key, translation in catalog.items():
@@ -112,9 +119,14 @@ def _po_string(line, path, number):
         raise ValueError(f"{path}:{number}: expected a quoted string, found {line[:40]!r}")
 
     def unescape(match):
-        return _PO_ESCAPES.get(match.group(1), match.group(1))
+        escape = match.group(1)
+        if escape[0] in "01234567":
+            return chr(int(escape, 8))
+        if escape[0] == "x":
+            return chr(int(escape[1:], 16))
+        return _PO_ESCAPES.get(escape, escape)
 
-    return re.sub(r"\\(.)", unescape, line[1:-1])
+    return re.sub(r"\\([0-7]{1,3}|x[0-9a-fA-F]{1,2}|.)", unescape, line[1:-1])
 
 
 def read_po(path):
@@ -136,14 +148,16 @@ def read_po(path):
     with open(path, "rb") as f:
         for number, raw in enumerate(f, 1):
             try:
-                line = raw.decode("utf-8").strip()
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
             except UnicodeDecodeError as error:
                 raise ValueError(f"{path}:{number}: not valid UTF-8 ({error.reason})") from None
             if not line or line.startswith("#"):
                 if entry is not None and entry["done"]:
                     flush()
                     entry, field = None, None
-                if line.startswith("#,") and "fuzzy" in line:
+                if not line or line.startswith("#~"):
+                    next_fuzzy = False  # the flag belonged to an obsolete or a finished entry
+                elif line.startswith("#,") and "fuzzy" in line:
                     next_fuzzy = True
                 continue
             if line.startswith('"'):
@@ -177,13 +191,15 @@ def catalog_files(source, locale_dir=LOCALE_DIR, domains=None):
     Args:
         source: a language code (``"fr"``, ``"pt_BR"``: the ``.mo`` files of
             ``<locale_dir>/<lang>/LC_MESSAGES/``), a ``.mo`` or ``.po`` file, or a directory
-            searched recursively for both.
+            searched recursively for both, holding one language (`catalog_language`: a
+            project's ``po/`` folder of ``de.po``, ``fr.po``… is refused, not mixed).
         locale_dir: where language codes are looked up.
         domains: glob patterns of catalog names (file names without the extension) to read;
             by default all but `EXCLUDED_DOMAINS`.
 
     Raises:
-        ValueError: ``source`` names no catalog (the message says where it looked).
+        ValueError: ``source`` names no catalog (the message says where it looked), or
+            catalogs of several languages.
     """
     if os.path.isfile(source):
         if not source.endswith((".mo", ".po")):
@@ -193,7 +209,7 @@ def catalog_files(source, locale_dir=LOCALE_DIR, domains=None):
         found = glob.glob(os.path.join(source, "**", "*.mo"), recursive=True)
         found += glob.glob(os.path.join(source, "**", "*.po"), recursive=True)
         where = f"under {source!r}"
-    elif re.fullmatch(r"[A-Za-z]{2,3}(_[A-Za-z]{2})?(@\w+)?", source):
+    elif _LANGUAGE.fullmatch(source):
         folder = os.path.join(locale_dir, source, "LC_MESSAGES")
         found = glob.glob(os.path.join(folder, "*.mo"))
         where = f"in {folder!r}"
@@ -212,7 +228,39 @@ def catalog_files(source, locale_dir=LOCALE_DIR, domains=None):
     found = sorted(path for path in found if wanted(path))
     if not found:
         raise ValueError(f"no gettext catalog (.mo or .po) found {where}")
+    languages = sorted({language for language in map(catalog_language, found) if language})
+    if len(languages) > 1:
+        raise ValueError(
+            f"the catalogs {where} are in several languages ({', '.join(languages)}); pass one "
+            "catalog, or a directory holding one language"
+        )
     return found
+
+
+def catalog_language(path):
+    """The language of a catalog: its header's ``Language:`` field, else the folder above
+    ``LC_MESSAGES`` (``…/fr/LC_MESSAGES/app.mo``); ``None`` if neither says."""
+    language = None
+    try:
+        if path.endswith(".mo"):
+            with open(path, "rb") as f:
+                language = gettext.GNUTranslations(f).info().get("language")
+        else:
+            with open(path, encoding="utf-8-sig", errors="replace") as f:
+                for _, line in zip(range(60), f):
+                    match = re.search(r'"Language:\s*([^\\"]*)', line)
+                    if match:
+                        language = match.group(1)
+                        break
+    except (OSError, UnicodeDecodeError, ValueError, struct.error):
+        pass  # unreadable: reported when it is read
+    if language and language.strip():
+        return language.strip()
+    parts = os.path.normpath(path).split(os.sep)
+    for index in range(len(parts) - 2, 0, -1):  # the folder nearest the file
+        if parts[index] == "LC_MESSAGES":
+            return parts[index - 1]
+    return None
 
 
 def load_gettext_pairs(source, locale_dir=LOCALE_DIR, domains=None):

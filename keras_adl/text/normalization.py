@@ -11,15 +11,21 @@ Chinese) give one word per run between spaces and punctuation.
 
 `subword_words` (the words WordPiece cuts into pieces): as `word_tokens`, and in addition
 symbols are split off and every character of the scripts written without spaces (Han,
-Hiragana, Katakana) is a word of its own, as BERT's tokenizer does for Han.
+Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) is a word of its own, as BERT's tokenizer does
+for Han.
+
+`joined_words`: `subword_words` joined by single spaces, the one form in which translations
+and references are compared.
 """
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-# Any run of spaces (ASCII or Unicode separators) and any punctuation character delimits a
-# word; punctuation is kept as a token.
-_WORD_DELIMITER = r"[\s\pZ]+|\pP"
+# Spaces: RE2's \s (tab, newline, form feed, return, space), the Unicode separators \pZ (the
+# no-break spaces among them), the vertical tab and NEL.
+_SPACES = r"[\s\pZ\x{0B}\x{85}]+"
+# Any run of spaces and any punctuation character delimits a word; punctuation is kept.
+_WORD_DELIMITER = _SPACES + r"|\pP"
 _KEPT_DELIMITER = r"\pP"
 
 
@@ -27,7 +33,7 @@ def normalize_words(strings):
     """NFKC normalisation with full Unicode case folding, every run of spaces made one space:
     ``[B]`` strings to ``[B]`` strings (in-graph)."""
     folded = tf_text.case_fold_utf8(strings)
-    return tf.strings.strip(tf.strings.regex_replace(folded, r"[\s\pZ]+", " "))
+    return tf.strings.strip(tf.strings.regex_replace(folded, _SPACES, " "))
 
 
 def word_tokens(strings):
@@ -44,9 +50,9 @@ def word_tokens(strings):
 
 # Spaces delimit words; punctuation, symbols and each character of the scripts written
 # without spaces are words of their own.
-_SCRIPTS_WITHOUT_SPACES = r"\p{Han}|\p{Hiragana}|\p{Katakana}"
-_SUBWORD_DELIMITER = r"[\s\pZ]+|\pP|\pS|" + _SCRIPTS_WITHOUT_SPACES
-_SUBWORD_KEPT = r"\pP|\pS|" + _SCRIPTS_WITHOUT_SPACES
+SCRIPTS_WITHOUT_SPACES = r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}"
+_SUBWORD_DELIMITER = _SPACES + r"|\pP|\pS|" + SCRIPTS_WITHOUT_SPACES
+_SUBWORD_KEPT = r"\pP|\pS|" + SCRIPTS_WITHOUT_SPACES
 
 
 def subword_words(strings):
@@ -59,3 +65,14 @@ def subword_words(strings):
     ['échec', ':', '日', '本', '語', '!']
     """
     return tf_text.regex_split(normalize_words(strings), _SUBWORD_DELIMITER, _SUBWORD_KEPT)
+
+
+def joined_words(strings):
+    """`subword_words` of ``[B]`` strings joined by single spaces: ``[B]`` strings.
+
+    Example:
+
+    >>> joined_words(tf.constant(["Fichier\u00a0: «\u00a0données.txt\u00a0»"])).numpy()[0].decode()
+    'fichier : « données . txt »'
+    """
+    return tf.strings.reduce_join(subword_words(strings), axis=-1, separator=" ")

@@ -16,7 +16,7 @@ import tensorflow_text as tf_text
 
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, SPECIAL_TOKENS, START, UNK
 from keras_adl.text._vocabulary import count_vocabulary, lookup_table
-from keras_adl.text.normalization import word_tokens
+from keras_adl.text.normalization import normalize_words, word_tokens
 from keras_adl.text.wordpiece import WordPieceTokenizer, learn_wordpiece
 
 LEVELS = ("subword", "word", "char")
@@ -47,7 +47,7 @@ class TextPairTokenizer:
     ['unknown', '##s']
     """
 
-    def __init__(self, source_vocabulary, target_vocabulary, level="word"):
+    def __init__(self, source_vocabulary, target_vocabulary, level="subword"):
         if level not in LEVELS:
             raise ValueError(f"`level` must be one of {LEVELS}; received {level!r}.")
         self.level = level
@@ -78,7 +78,7 @@ class TextPairTokenizer:
     def _tokenize(self, strings):
         if self.level == "word":
             return word_tokens(strings)
-        codes = tf_text.UnicodeCharTokenizer().tokenize(strings)
+        codes = tf_text.UnicodeCharTokenizer().tokenize(normalize_words(strings))
         return tf.strings.unicode_encode(tf.expand_dims(codes, -1), "UTF-8")
 
     @classmethod
@@ -173,11 +173,11 @@ class TextPairTokenizer:
 
     def normalize_target(self, strings):
         """Target strings as `decode_target` writes them (normalised words joined by spaces;
-        characters unchanged), to compare predictions with references."""
+        at the character level the normalised text), to compare predictions with references."""
         if self.level == "subword":
             return self._target_pieces.normalize(strings)
-        if self.level != "word":
-            return strings
+        if self.level == "char":
+            return normalize_words(strings)
         return tf.strings.reduce_join(word_tokens(strings), axis=-1, separator=" ")
 
     def to_config(self):

@@ -27,7 +27,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, SPECIAL_TOKENS, UNK
-from keras_adl.text.normalization import subword_words
+from keras_adl.text.normalization import SCRIPTS_WITHOUT_SPACES, joined_words, subword_words
 
 JOINER = "##"
 _MAX_BYTES_PER_WORD = 100
@@ -39,9 +39,12 @@ def learn_wordpiece(texts, vocab_size, max_unique_chars=2000):
     Args:
         texts: a list of str (the training side of the data only).
         vocab_size: the number of pieces wanted (the learner chooses a count threshold, so the
-            result can be a few percent off; every character seen is kept even if that
-            exceeds it).
-        max_unique_chars: at most this many distinct characters are kept (the most frequent).
+            result can be a few percent off; every character kept is in it even if that
+            exceeds the size). Continuation pieces of the characters of scripts written
+            without spaces are dropped afterwards (they could never be used), so Chinese or
+            Japanese text gives fewer pieces than asked.
+        max_unique_chars: at most this many distinct characters are kept (the most frequent;
+            a rarer character is ``<unk>``).
 
     Returns:
         The pieces, a list of str without the specials: word starts as they are,
@@ -73,11 +76,21 @@ def learn_wordpiece(texts, vocab_size, max_unique_chars=2000):
         vocab_size,
         reserved_tokens=[],
         lower_thresh=1,
+        max_token_length=_MAX_BYTES_PER_WORD,
         max_unique_chars=max_unique_chars,
         include_joiner_token=True,
         joiner=JOINER,
     )
-    return [p for p in pieces if p not in SPECIAL_TOKENS]
+    # A character of a script written without spaces is always a word of its own, so its
+    # continuation piece ("##日") could never be used.
+    unusable = tf.strings.regex_full_match(
+        [p[len(JOINER) :] if p.startswith(JOINER) else "" for p in pieces] or [""],
+        SCRIPTS_WITHOUT_SPACES,
+    ).numpy()
+    pieces = [p for p, dead in zip(pieces, unusable) if p not in SPECIAL_TOKENS and not dead]
+    if not pieces:
+        raise ValueError("learn_wordpiece: `texts` holds no word to learn pieces from.")
+    return pieces
 
 
 class WordPieceTokenizer:
@@ -143,13 +156,15 @@ class WordPieceTokenizer:
         space, specials dropped (`subword_words` joined by spaces gives the same form)."""
         pieces = tf.gather(self._pieces, tf.cast(ids, tf.int32))
         joined = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
-        joined = tf.strings.regex_replace(joined, " +" + JOINER, "")
+        # A continuation joins the piece before it (one space back: after an <unk>, rendered
+        # empty, it starts a word of its own); one that opens the output opens a word.
+        joined = tf.strings.regex_replace(joined, "^" + JOINER + "| " + JOINER, "")
         return tf.strings.strip(tf.strings.regex_replace(joined, " +", " "))
 
     def normalize(self, strings):
         """Strings ``[B]`` in the form `detokenize` writes them (normalised words joined by
         spaces), to compare outputs with references."""
-        return tf.strings.reduce_join(subword_words(strings), axis=-1, separator=" ")
+        return joined_words(strings)
 
     def get_config(self):
         return {"vocabulary": self.vocabulary}

@@ -195,3 +195,41 @@ def test_a_file_that_is_no_catalog_is_refused(tmp_path):
     path.write_text("a\tb\n")
     with pytest.raises(ValueError, match=r"neither a .mo nor a .po file"):
         load_gettext_pairs(str(path))
+
+
+def test_po_escapes_byte_order_mark_and_fuzzy_flags_of_obsolete_entries(tmp_path):
+    path = tmp_path / "edge.po"
+    path.write_bytes(
+        "\ufeff".encode()
+        + b'msgid "A\\101 \\x42 tab\\ttab"\nmsgstr "ok\\f"\n\n'
+        + b'#, fuzzy\n#~ msgid "Old"\n#~ msgstr "Vieux"\n\n'
+        + b'#| msgid "Previous"\nmsgid "Live"\nmsgstr "Vivant"\n\n'
+        + b'#, fuzzy\nmsgctxt "menu"\nmsgid "Fuzzy in context"\nmsgstr "Flou"\n'
+    )
+    assert read_po(str(path)) == [("AA B tab\ttab", "ok\f"), ("Live", "Vivant")]
+
+
+def test_entities_are_decoded_before_accelerators_are_looked_for():
+    assert clean_pair("Save &amp; _Quit", "Enregistrer &amp; _quitter") == (
+        "Save & Quit",
+        "Enregistrer & quitter",
+    )
+    assert clean_pair(f"{NBSP}Edge{NBSP}", "Bord") == (f"{NBSP}Edge{NBSP}", "Bord")  # kept
+
+
+def test_a_truncated_mo_file_is_named(tmp_path):
+    path = tmp_path / "short.mo"
+    path.write_bytes(struct.pack("<I", 0x950412DE) + b"\0\0")
+    with pytest.raises(ValueError, match=r"short.mo: not a readable gettext .mo catalog"):
+        read_mo(str(path))
+
+
+def test_a_directory_of_several_languages_is_refused_not_mixed(tmp_path):
+    for language, word in (("fr", "Ouvrir"), ("de", "Öffnen")):
+        (tmp_path / f"{language}.po").write_text(
+            f'msgid ""\nmsgstr "Language: {language}\\n"\n\nmsgid "Open"\nmsgstr "{word}"\n',
+            encoding="utf-8",
+        )
+    with pytest.raises(ValueError, match=r"several languages \(de, fr\); pass one catalog"):
+        load_gettext_pairs(str(tmp_path))
+    assert load_gettext_pairs(str(tmp_path / "de.po")) == (["Open"], ["Öffnen"])

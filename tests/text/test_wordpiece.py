@@ -127,3 +127,27 @@ def test_text_pair_tokenizer_subword_level_encodes_decodes_and_round_trips_its_c
     )
     with pytest.raises(ValueError, match="`side` must be 'source' or 'target'; received 'both'"):
         tok.token_counts(tf.constant(sources), "both")
+
+
+def test_scripts_without_spaces_get_no_unusable_continuation_pieces():
+    pieces = learn_wordpiece(["日本語のテキスト", "ภาษาไทย", "latin words"], 200)
+    assert "日" in pieces and "ภ" in pieces and "##a" in pieces
+    assert not [p for p in pieces if p.startswith("##") and p[2:] in "日本語のテキストภาษาไทย"]
+
+
+def test_detokenize_never_leaves_a_joiner_or_glues_a_word_across_unk():
+    tok = WordPieceTokenizer(["ab", "##c", "d"])
+    assert _strings(tok.detokenize(tf.constant([[5, 4, 5, 3, 5, 6]]))) == ["c abc c d"]
+
+
+def test_long_words_are_learned_and_the_vertical_tab_and_nel_are_spaces():
+    long_word = "a" * 70 + "b"
+    assert long_word in learn_wordpiece([long_word] * 3 + ["a b"], 50)
+    words = subword_words(tf.constant(["x\vy\u0085z"])).to_list()[0]
+    assert words == [b"x", b"y", b"z"]
+
+
+def test_the_char_level_is_normalised_too():
+    tok = TextPairTokenizer.build(["ÉCHEC\u00a0!"], ["x"], level="char")
+    assert tok.source_vocabulary[0] in ("é", "c") and "É" not in tok.source_vocabulary
+    assert " " in tok.source_vocabulary and "\u00a0" not in tok.source_vocabulary
