@@ -1,0 +1,274 @@
+"""Translation on real text: gettext English→<lang> messages, the models of the ``pairs`` task
+against a translation memory, on one seeded held-out split.
+
+    python benchmarks/translation.py --lang fr --minutes 10 --out fr.json
+    python benchmarks/translation.py --lang de --minutes 10 --systems tm attention_seq2seq/subword
+
+The data is `keras_adl.tasks.gettext_catalogs.load_gettext_pairs(lang)` (the ``.mo`` catalogs
+installed on the machine), held out as ``keras-adl train pairs --data gettext:LANG`` holds it
+out (the recipe's seed and fraction; all the other pairs train, as ``--samples`` allows). Systems:
+
+- ``tm``, the anchor: a translation memory, what a translator would use. It returns the stored
+  translation of the training source most similar to the input (cosine of character 2-4-gram
+  tf-idf vectors, scikit-learn).
+- ``MODEL/TOKENS``: a model of the ``pairs`` task (``attention_seq2seq``, ``encoder_decoder``,
+  ``transformer_seq2seq``) with ``subword`` (WordPiece, ``--vocab-size`` per side) or ``word``
+  tokens (the pipeline before subwords: every training word kept), built, compiled and fed by
+  the sequences recipe (its settings, XLA on), trained for ``--minutes`` of wall-clock time
+  (``MODEL/TOKENS:MINUTES`` sets one system's own; the time to learn the vocabulary is not
+  included), then decoded greedily.
+
+Every output and reference is normalised one way before scoring (NFKC, case folding, words,
+punctuation and symbols separated by spaces: `keras_adl.text.normalization.joined_words`), so
+that systems with different tokenizers are scored alike. Figures: corpus BLEU and chrF
+(sacrebleu), exact match, each in all and by source length in words; each system's chrF as a
+ratio of the translation memory's; and, for each pair of models differing only in attention,
+the mean per-sentence chrF difference by source length with its standard error (the Bahdanau
+figure on real data).
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+
+DEFAULT_SYSTEMS = (
+    "tm",
+    "attention_seq2seq/subword",
+    "encoder_decoder/subword",
+    "transformer_seq2seq/subword",
+    "attention_seq2seq/word",
+)
+
+
+def canonical(texts):
+    """Each string normalised the one way every system is scored in."""
+    import tensorflow as tf
+
+    from keras_adl.text.normalization import joined_words
+
+    return [t.decode() for t in joined_words(tf.constant(texts)).numpy()]
+
+
+def translation_memory(train_sources, train_targets, sources, batch=512):
+    """The stored target of the most similar training source (character n-gram tf-idf)."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(
+        analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, lowercase=True
+    )
+    memory = vectorizer.fit_transform(train_sources)
+    outputs = []
+    for start in range(0, len(sources), batch):
+        similarity = vectorizer.transform(sources[start : start + batch]) @ memory.T
+        nearest = np.asarray(similarity.argmax(axis=1)).ravel()
+        outputs += [train_targets[i] for i in nearest]
+    return outputs
+
+
+class _TimeLimit:
+    """A Keras callback stopping training after ``seconds`` of wall-clock time."""
+
+    def __new__(cls, seconds):
+        import keras
+
+        class TimeLimit(keras.callbacks.Callback):
+            def on_train_begin(self, logs=None):
+                self.start, self.steps = time.perf_counter(), 0
+
+            def on_train_batch_end(self, batch, logs=None):
+                self.steps += 1
+                if time.perf_counter() - self.start > seconds:
+                    self.model.stop_training = True
+
+        return TimeLimit()
+
+
+def train_model(model_name, tokens, minutes, train, held_sources, args):
+    """Trains one model for ``minutes`` and returns its outputs and training facts."""
+    import tensorflow as tf
+
+    from keras_adl.recipes.sequences import RECIPE, fitting_pairs
+    from keras_adl.text import TextPairTokenizer
+
+    tf.keras.utils.set_random_seed(args.seed)
+    start = time.perf_counter()
+    vocab_size = args.vocab_size if tokens == "subword" else None  # word: every word, as before
+    tokenizer = TextPairTokenizer.build(*train, level=tokens, vocab_size=vocab_size)
+    vocabulary_seconds = time.perf_counter() - start
+    sources, targets, too_long = fitting_pairs(tokenizer, *train, args.max_length)
+    model = RECIPE.build_model(
+        "pairs", model_name, tokenizer.source_size, tokenizer.target_size, jit_compile=True
+    )
+    dataset = tokenizer.dataset(
+        sources, targets, args.batch_size, args.max_length, args.max_length, seed=args.seed
+    )
+    limit = _TimeLimit(60 * minutes)
+    start = time.perf_counter()
+    history = model.fit(dataset, epochs=10_000, callbacks=[limit], verbose=0)
+    train_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    outputs, _, _ = RECIPE.translate(model_name, model, tokenizer, held_sources, args.max_length)
+    return outputs, {
+        "vocabulary_seconds": round(vocabulary_seconds, 1),
+        "train_seconds": round(train_seconds, 1),
+        "decode_seconds": round(time.perf_counter() - start, 1),
+        "steps": limit.steps,
+        "epochs": len(history.history["loss"]),
+        "final_loss": float(history.history["loss"][-1]),
+        "source_vocabulary": tokenizer.source_size,
+        "target_vocabulary": tokenizer.target_size,
+        "train_pairs": len(sources),
+        "train_pairs_too_long": too_long,
+        "parameters": model.count_params(),
+    }
+
+
+def bucket_names():
+    from keras_adl.metrics import LENGTH_BUCKETS, length_bucket_name
+
+    return [length_bucket_name(low, high) for low, high in LENGTH_BUCKETS]
+
+
+def bucket_of(length):
+    from keras_adl.metrics import LENGTH_BUCKETS
+
+    for (low, high), name in zip(LENGTH_BUCKETS, bucket_names()):
+        if length >= low and (high is None or length <= high):
+            return name
+    return None
+
+
+def attention_effect(with_attention, without, lengths):
+    """Mean per-sentence chrF difference (with − without attention) and its standard error,
+    in all and by source-length bucket."""
+    import numpy as np
+
+    difference = np.asarray(with_attention) - np.asarray(without)
+    groups = {"all": np.ones(len(difference), bool)}
+    for name in bucket_names():
+        inside = np.array([bucket_of(n) == name for n in lengths])
+        if inside.any():
+            groups[name] = inside
+    return {
+        name: {
+            "mean": float(difference[m].mean()),
+            "standard_error": float(difference[m].std(ddof=1) / math.sqrt(m.sum()))
+            if m.sum() > 1
+            else float("nan"),
+            "pairs": int(m.sum()),
+        }
+        for name, m in groups.items()
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lang", default="fr")
+    parser.add_argument("--systems", nargs="+", default=list(DEFAULT_SYSTEMS))
+    parser.add_argument("--minutes", type=float, default=10.0, help="training time per model")
+    parser.add_argument("--vocab-size", type=int, default=4000)
+    parser.add_argument("--max-length", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0, help="TensorFlow threads (0: all)")
+    parser.add_argument("--out", help="write every figure and output to this JSON file")
+    args = parser.parse_args(argv)
+
+    import sacrebleu
+    import tensorflow as tf
+
+    if args.threads:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    from keras_adl.metrics import translation_scores
+    from keras_adl.recipes.sequences import SPLIT_SEED, VALIDATION_SPLIT
+    from keras_adl.tasks.gettext_catalogs import load_gettext_pairs
+    from keras_adl.tasks.text_pairs import split_pairs
+    from keras_adl.text.normalization import word_tokens
+
+    sources, targets = load_gettext_pairs(args.lang)
+    train, (held_sources, held_targets) = split_pairs(
+        sources, targets, VALIDATION_SPLIT, SPLIT_SEED
+    )
+    references = canonical(held_targets)
+    lengths = [int(n) for n in word_tokens(tf.constant(held_sources)).row_lengths().numpy()]
+    print(
+        f"gettext en→{args.lang}: {len(sources)} pairs, {len(train[0])} for training, "
+        f"{len(held_sources)} held out; {args.minutes:g} min per model",
+        flush=True,
+    )
+    results = {"lang": args.lang, "minutes": args.minutes, "systems": {}}
+    for system in args.systems:
+        start = time.perf_counter()
+        if system == "tm":
+            outputs, facts = translation_memory(*train, held_sources), {}
+        else:
+            model_name, tokens = system.split(":")[0].split("/")
+            minutes = float(system.split(":")[1]) if ":" in system else args.minutes
+            outputs, facts = train_model(model_name, tokens, minutes, train, held_sources, args)
+            facts["minutes"] = minutes
+        outputs = canonical(outputs)
+        scores = translation_scores(outputs, references, lengths)
+        scores["sentence_chrf"] = [
+            sacrebleu.sentence_chrf(o, [r]).score for o, r in zip(outputs, references)
+        ]
+        scores.update(facts, seconds=round(time.perf_counter() - start, 1))
+        scores["examples"] = list(zip(held_sources[:5], outputs[:5], references[:5]))
+        results["systems"][system] = scores
+        print(
+            f"{system}: BLEU {scores['bleu']:.1f} chrF {scores['chrf']:.1f} exact "
+            f"{scores['exact_match']:.3f} ({json.dumps(facts)})",
+            flush=True,
+        )
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(results, f, ensure_ascii=False, indent=1)
+    systems = results["systems"]
+    for attention, plain in (
+        ("attention_seq2seq/subword", "encoder_decoder/subword"),
+        ("attention_seq2seq/word", "encoder_decoder/word"),
+    ):
+        if attention in systems and plain in systems:
+            results[f"attention_effect {attention} - {plain}"] = attention_effect(
+                systems[attention]["sentence_chrf"], systems[plain]["sentence_chrf"], lengths
+            )
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, ensure_ascii=False, indent=1)
+    print(report(results))
+
+
+def report(results):
+    """The markdown table of RESULTS.md from a results dict."""
+    systems = results["systems"]
+    anchor = systems.get("tm", {}).get("chrf")
+    lines = [
+        f"gettext en→{results['lang']}, {results['minutes']:g} min of training per model",
+        "",
+        "| system | BLEU | chrF | chrF / TM | exact | chrF 1-6 | chrF 7-12 | chrF 13+ | steps |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, s in systems.items():
+        by = s.get("by_source_length", {})
+        cells = [f"{by[b]['chrf']:.1f}" if b in by else "-" for b in bucket_names()]
+        ratio = f"{s['chrf'] / anchor:.2f}" if anchor else "-"
+        lines.append(
+            f"| {name} | {s['bleu']:.1f} | {s['chrf']:.1f} | {ratio} | {s['exact_match']:.3f} | "
+            + " | ".join(cells)
+            + f" | {s.get('steps', '-')} |"
+        )
+    for key, effect in results.items():
+        if key.startswith("attention_effect"):
+            lines += ["", f"{key[len('attention_effect ') :]}, per-sentence chrF:"]
+            lines += [
+                f"- {bucket}: {e['mean']:+.2f} ± {e['standard_error']:.2f} ({e['pairs']} pairs)"
+                for bucket, e in effect.items()
+            ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
