@@ -2,9 +2,11 @@
 
 Importing this module imports each module whose classes carry
 ``@keras.saving.register_keras_serializable(package="keras_adl")``: the layers, the model
-subclasses (`RecurrentAttentionModel`) and the memory losses and metrics that
-`compile_memory_model` writes into a compiled model's file. `keras_adl/__init__.py` imports
+subclasses (`RecurrentAttentionModel`), the memory losses and metrics that
+`compile_memory_model` writes into a compiled model's file, and the `SparseAdam` optimizer of
+the word2vec recipe. `keras_adl/__init__.py` imports
 it, so ``import keras_adl`` is all `keras.models.load_model` needs.
 """
 
 from keras_adl import layers, metrics, models, ops  # noqa: F401  (registration side effects)
+from keras_adl.training import sparse_adam  # noqa: F401  (registers SparseAdam)

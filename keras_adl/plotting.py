@@ -482,3 +482,62 @@ def plot_document_attention(
     else:
         _document_png(sentences, title, path)
     return path
+
+
+def plot_embeddings(embeddings, words, path, neighbors=5, perplexity=None, seed=0, title=None):
+    """Saves a t-SNE map (scikit-learn) of chosen words and their nearest neighbours: each
+    chosen word and its neighbours share a colour, every point is labelled.
+
+    Args:
+        embeddings: a `keras_adl.embeddings.Embeddings`.
+        words: the words to show (unknown ones are skipped).
+        path: PNG file to write.
+        neighbors: nearest neighbours drawn around each word.
+        perplexity: t-SNE's (default: a third of the points, at most 30).
+        seed: t-SNE's random state.
+        title: optional title.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: fewer than 2 of ``words`` are known.
+    """
+    from sklearn.manifold import TSNE
+
+    chosen = [w for w in words if w in embeddings]
+    if len(chosen) < 2:
+        raise ValueError(
+            f"plot_embeddings: at least 2 of `words` must be in the vocabulary; received "
+            f"{len(chosen)} known of {len(words)}."
+        )
+    labels, groups = [], []
+    for group, word in enumerate(chosen):
+        for label in [word] + [w for w, _ in embeddings.most_similar(word, neighbors)]:
+            if label not in labels:
+                labels.append(label)
+                groups.append(group)
+    vectors = np.stack([embeddings.vector(w) for w in labels])
+    perplexity = perplexity or max(2.0, min(30.0, len(labels) / 3))
+    points = TSNE(2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(vectors)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 7))
+    colours = plt.get_cmap("tab10")
+    for (x, y), label, group in zip(points, labels, groups):
+        bold = label in chosen
+        ax.scatter(x, y, color=colours(group % 10), s=40 if bold else 15)
+        ax.annotate(
+            label,
+            (x, y),
+            fontsize=10 if bold else 8,
+            fontweight="bold" if bold else "normal",
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title or f"t-SNE of {len(chosen)} words and their {neighbors} nearest neighbours")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

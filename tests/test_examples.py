@@ -120,3 +120,18 @@ def test_han_documents_example_smoke(tmp_path):
     assert 0.0 <= result["accuracy"] <= 1.0 and 0.0 <= result["hit_rate"] <= 1.0
     assert os.path.getsize(result["png"]) > 1000 and "<span" in open(result["html"]).read()
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
+def test_word2vec_example_smoke(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    words = ["ship", "wave", "boat", "cow", "field", "barn", "song", "piano", "drum"]
+    corpus.write_text(
+        "\n\n".join(" ".join(words[(i % 3) * 3 : (i % 3) * 3 + 3] * 3) for i in range(400))
+    )
+    example = load_script("examples/word2vec.py")
+    result = example.main(
+        ["--data", str(corpus), "--min-count", "1", "--dim", "8", "--out", str(tmp_path / "w")]
+    )
+    assert result["known"] == [True, False] and len(result["neighbors"]) == 8
+    assert os.path.getsize(result["png"]) > 1000
+    assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))

@@ -225,7 +225,8 @@ def skipgram_dataset(
         window: ``W``, the largest window (each centre draws its own in ``[1, W]``).
         negatives: ``k`` per positive.
         t: the subsampling threshold (``0``: none).
-        chunk_tokens: tokens drawn from at once (whole documents; bigger is faster).
+        chunk_tokens: tokens drawn from at once (bigger is faster; the windows across two
+            chunks are lost, so it should be much longer than a window).
         seed: the seed of every random draw.
         cbow: yield CBOW batches instead (below).
 
@@ -242,20 +243,21 @@ def skipgram_dataset(
             f"`window`, `negatives` and `batch_size` must be positive; received {window}, "
             f"{negatives} and {batch_size}."
         )
-    ids, document_ids, chunks, size = [], [], [], 0
+    ids, document_ids = [], []
     for number, document in enumerate(documents):
         encoded = vocabulary.encode(document)
         ids.extend(encoded)
         document_ids.extend([number] * len(encoded))
-        size += len(encoded)
-        if size >= chunk_tokens:
-            chunks.append(len(ids))
-            size = 0
     if not ids:
         raise ValueError("skipgram_dataset: no document holds a word of the vocabulary.")
-    if not chunks or chunks[-1] != len(ids):
-        chunks.append(len(ids))
-    bounds = np.array([0] + chunks, dtype="int64")
+    if len(ids) == len(set(document_ids)):
+        raise ValueError(
+            "skipgram_dataset: no document holds two words of the vocabulary, so there is no "
+            "window to draw pairs from."
+        )
+    # Chunks of chunk_tokens consecutive tokens (a long document is cut: only the windows
+    # across a cut are lost).
+    bounds = np.append(np.arange(0, len(ids), chunk_tokens), len(ids)).astype("int64")
     all_ids = tf.constant(np.asarray(ids, dtype="int32"))
     all_documents = tf.constant(np.asarray(document_ids, dtype="int32"))
     keep = keep_probabilities(vocabulary.counts, t)
@@ -285,13 +287,7 @@ def skipgram_dataset(
             centres, contexts = tf.gather(centres, order), tf.gather(contexts, order)
             drawn = sample_negatives(contexts, negatives, probabilities, seeds[2])
             inputs = {"centre": centres, "contexts": tf.concat([contexts[:, None], drawn], 1)}
-        # Whole batches only (fixed shapes): the chunk's last partial batch is dropped.
-        count = tf.shape(next(iter(inputs.values())))[0] // batch_size * batch_size
-        batched = {
-            name: tf.reshape(value[:count], tf.concat([[-1, batch_size], tf.shape(value)[1:]], 0))
-            for name, value in inputs.items()
-        }
-        return tf.data.Dataset.from_tensor_slices(batched)
+        return inputs
 
     chunk_count = len(bounds) - 1
     steps = tf.data.Dataset.counter()
@@ -302,7 +298,9 @@ def skipgram_dataset(
             tf.gather(bounds[1:], step % chunk_count),
         )
     )
-    dataset = dataset.flat_map(examples)
+    # Each chunk gives all its examples at once; rebatch cuts them into fixed-size batches,
+    # carrying a chunk's remainder over to the next (a chunk may give less than a batch).
+    dataset = dataset.map(examples, num_parallel_calls=2).rebatch(batch_size, drop_remainder=True)
     return dataset.map(
         lambda x: (x, tf.broadcast_to(labels, [batch_size, negatives + 1]))
     ).prefetch(tf.data.AUTOTUNE)

@@ -76,3 +76,17 @@ def joined_words(strings):
     'fichier : « données . txt »'
     """
     return tf.strings.reduce_join(subword_words(strings), axis=-1, separator=" ")
+
+
+def plain_words(strings):
+    """The words of ``[B]`` strings for word embeddings: normalised (`normalize_words`), runs
+    of letters, digits and marks, punctuation and symbols dropped: ``[B, (words)]`` ragged
+    strings.
+
+    Example:
+
+    >>> plain_words(tf.constant(["L'Été, 2024 : Straße!"])).to_list()
+    [[b'l', b'\xc3\xa9t\xc3\xa9', b'2024', b'strasse']]
+    """
+    words = tf_text.regex_split(normalize_words(strings), r"[^\pL\pN\pM]+")
+    return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)

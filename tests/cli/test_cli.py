@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import keras
+import numpy as np
 import pytest
 
 from keras_adl import cli, recipes
@@ -747,3 +748,65 @@ def test_data_of_the_wrong_kind_is_named(tmp_path, capsys):
     )
     code, _, err = _run(["train", "cluttered_digits", "--data", __file__, "--out", "x"], capsys)
     assert code == 1 and "is a file; task 'cluttered_digits' reads a directory" in err
+
+
+def _topic_corpus_file(path, seed=0):
+    """Paragraphs each drawing words from one of three topics and a few fillers (one with an
+    accent): a topic's words should end up each other's neighbours."""
+    import random
+
+    rng = random.Random(seed)
+    topics = {
+        "sea": ["ship", "wave", "boat", "sail", "fish", "harbour"],
+        "farm": ["cow", "field", "barn", "wheat", "tractor", "horse"],
+        "music": ["song", "piano", "violin", "choir", "melody", "drum"],
+    }
+    fillers = ["the", "a", "of", "and", "with", "Été"]
+    paragraphs = []
+    for _ in range(1500):
+        words = rng.choices(topics[rng.choice(list(topics))], k=6) + rng.choices(fillers, k=3)
+        rng.shuffle(words)
+        paragraphs.append(" ".join(words) + ".")
+    path.write_text("\n\n".join(paragraphs), encoding="utf-8")
+    return str(path), topics
+
+
+def test_train_export_predict_word2vec(tmp_path, capsys):
+    """The embeddings family's fast CLI run: a planted-topic corpus, its figures, pictures and
+    projector files, and an export serving neighbours."""
+    corpus, topics = _topic_corpus_file(tmp_path / "corpus.txt")
+    run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
+    argv = ["train", "word2vec", "--data", corpus, "--epochs", "3", "--min-count", "1"]
+    argv += ["--dim", "16", "--window", "3", "--subsample", "0.05", "--batch-size", "256"]
+    code, _, err = _run([*argv, "--out", run_dir], capsys)
+    assert code == 0, err
+    run = json.load(open(os.path.join(run_dir, "run.json")))
+    assert run["vocabulary"] == 24 and run["documents"] == 1500
+    assert run["settings"]["dim"] == 16 and run["settings"]["window"] == 3
+    for name in ("embeddings.png", "model.keras", "vocabulary.json"):
+        assert os.path.isfile(os.path.join(run_dir, name)), name
+    words = open(os.path.join(run_dir, "metadata.tsv"), encoding="utf-8").read().split("\n")[:-1]
+    vectors = np.loadtxt(os.path.join(run_dir, "vectors.tsv"), delimiter="\t")
+    assert vectors.shape == (24, 16) and "été" in words
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    code, out, err = _run(["predict", export_dir, "Piano", "emu", "SHIP"], capsys)
+    assert code == 1 and "1 of 3 word(s) are not in the vocabulary" in err
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert [r[0] for r in rows] == ["Piano", "emu", "SHIP"]
+    assert rows[1][1] == "(not in the vocabulary)"
+    for row, topic in ((rows[0], "music"), (rows[2], "sea")):
+        neighbours = [item.rsplit(" ", 1)[0] for item in row[1].split(", ")][:5]
+        assert len(set(neighbours) & set(topics[topic])) >= 4, (row, topics[topic])
+
+
+@pytest.mark.slow  # ~20 s; the HyperModel's build and fit are tested in tests/recipes
+def test_tune_word2vec(tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    pairs = ["tiger cat", "king queen", "man woman", "book paper", "money cash"]
+    corpus.write_text("\n\n".join(" ".join(pairs[i % 5 : i % 5 + 3]) for i in range(600)))
+    argv = ["tune", "word2vec", "--data", str(corpus), "--trials", "2", "--epochs", "1"]
+    code, out, err = _run([*argv, "--min-count", "1", "--out", str(tmp_path / "tune")], capsys)
+    assert code == 0, err
+    best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
+    assert {"dim", "window", "negatives", "subsample", "learning_rate"} <= set(best)

@@ -110,3 +110,22 @@ def test_visual_hypermodels_build_with_their_search_spaces():
     assert {"units", "embedding_dim", "learning_rate"} == set(hp.values)  # λ is not searched
     assert model.get_layer("doubly_stochastic").strength == 0.5
     assert model.get_layer("encoder").output.shape[1] == 12  # (8, 16, 32): a 2×6 grid
+
+
+def test_word2vec_hypermodel_builds_searched_settings_and_scores_wordsim(tmp_path):
+    from keras_adl.recipes.embeddings import RECIPE, Word2VecHyperModel
+    from keras_adl.tasks.skipgrams import WordVocabulary
+
+    corpus = [["king", "queen", "man", "woman", "tiger", "cat"] * 3] * 40
+    vocabulary = WordVocabulary.build(corpus, min_count=1)
+    hypermodel = Word2VecHyperModel(RECIPE, "skipgram", corpus, vocabulary)
+    hp = keras_tuner.HyperParameters()
+    hp.Fixed("dim", 50)
+    hp.Fixed("negatives", 2)
+    hp.Fixed("subsample", 0.0)
+    model = hypermodel.build(hp)
+    assert model.get_layer("input_embedding").output_dim == 50
+    assert model.input["contexts"].shape[-1] == 3  # 1 positive + 2 negatives
+    result = hypermodel.fit(hp, model, epochs=1, verbose=0)
+    # WordSim-353 holds (tiger, cat), (king, queen)…: a Spearman over the known pairs.
+    assert -1.0 <= result["wordsim353_spearman"] <= 1.0

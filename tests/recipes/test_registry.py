@@ -29,6 +29,7 @@ def test_every_family_registers_tasks_with_unique_names():
         "needle",
         "fortunes",
         "documents",
+        "word2vec",
     }
     for recipe in families:
         assert isinstance(recipe, Recipe) and recipe.description
@@ -76,9 +77,10 @@ def test_build_model_rejects_unknown_overrides():
 
 
 def test_hypermodels_are_module_attributes_defined_on_first_use():
-    from keras_adl.recipes import documents, memory, sequences, vision
+    from keras_adl.recipes import documents, embeddings, memory, sequences, vision
 
     for module, name in (
+        (embeddings, "Word2VecHyperModel"),
         (sequences, "Seq2SeqHyperModel"),
         (memory, "MemorySequenceHyperModel"),
         (vision, "RecurrentAttentionHyperModel"),

@@ -156,3 +156,14 @@ def test_runs_inside_a_compiled_function():
 
     out = draw(tf.constant([4, 5, 6])).numpy()
     assert out.shape == (3, 2) and not (out == np.array([[4], [5], [6]])).any()
+
+
+def test_chunks_smaller_than_a_batch_still_fill_batches():
+    documents = _zipf_documents(300)
+    vocabulary = WordVocabulary.build(documents, min_count=1)
+    # 40-token chunks give far fewer than 512 pairs each: the remainders carry over.
+    dataset = skipgram_dataset(documents, vocabulary, 512, window=2, negatives=2, chunk_tokens=40)
+    inputs, _ = next(iter(dataset))
+    assert inputs["centre"].shape == (512,)
+    with pytest.raises(ValueError, match="no document holds two words of the vocabulary"):
+        skipgram_dataset([["a"], ["b"]], WordVocabulary(["a", "b"], [1, 1]), 8)

@@ -1,0 +1,430 @@
+"""The embeddings family: word2vec (skip-gram or CBOW with negative sampling) on a text corpus.
+
+Task ``word2vec``: ``--data`` a UTF-8 text file or directory, Debian's ``gcide.dict.dz`` or
+WordNet directory (default: the installed GCIDE dictionary, ``make data``). Training draws
+skip-gram examples in ``tf.data`` (`keras_adl.tasks.skipgrams`); the run reports the word
+analogy accuracy and the WordSim-353 and SimLex-999 Spearman correlations (the files gensim's
+wheel ships; ``bench`` extra), and writes ``embeddings.png`` (t-SNE of chosen words and their
+neighbours), ``vectors.tsv`` and ``metadata.tsv`` (TensorBoard's projector). The export maps a
+batch of words to vectors, a ``known`` flag and nearest neighbours; ``predict`` prints the
+neighbours. The HyperModel, `Word2VecHyperModel`, is an attribute of this module defined on
+first use.
+"""
+
+import json
+import os
+
+from keras_adl.recipes.base import (
+    Option,
+    Recipe,
+    RecipeError,
+    Task,
+    lazy_hypermodels,
+    override,
+)
+
+VOCABULARY_FILE = "vocabulary.json"
+# Builder and data settings per model; Adam's learning rate (the batch is BATCH_SIZE positives).
+SETTINGS = {
+    "skipgram": dict(dim=100, window=5, negatives=5, subsample=1e-4, learning_rate=2e-3),
+    "cbow": dict(dim=100, window=5, negatives=5, subsample=1e-4, learning_rate=2e-3),
+}
+MIN_COUNT = 5
+BATCH_SIZE = 1024
+NEIGHBORS = 8
+# Words of the t-SNE picture (those in the vocabulary are drawn).
+PICTURE_WORDS = ("king", "water", "red", "horse", "france", "music", "run", "tree")
+STANDARD_FILES = {
+    "analogy": "questions-words.txt",
+    "wordsim353": "wordsim353.tsv",
+    "simlex999": "simlex999.txt",
+}
+
+
+class EmbeddingsRecipe(Recipe):
+    family = "embeddings"
+    description = "word2vec word vectors from a text corpus"
+    tasks = (
+        Task(
+            "word2vec",
+            ("skipgram", "cbow"),
+            "word vectors from a corpus (default: Debian's GCIDE dictionary, make data)",
+            epochs=3,
+            batch_size=BATCH_SIZE,
+            samples=10_000_000,  # at most this many documents
+            tunable=True,
+            tune_epochs=1,
+            tune_samples=50_000,
+            options=(
+                Option(
+                    "--data",
+                    "a UTF-8 text file or directory, gcide.dict.dz or a WordNet directory "
+                    "(default: /usr/share/dictd/gcide.dict.dz)",
+                    "path",
+                ),
+                Option("--min-count", "words seen fewer times are dropped", int, default=MIN_COUNT),
+                Option("--dim", "vector size", int, default=SETTINGS["skipgram"]["dim"]),
+                Option(
+                    "--window",
+                    "the largest window W (each centre draws 1..W)",
+                    int,
+                    default=SETTINGS["skipgram"]["window"],
+                ),
+                Option(
+                    "--negatives",
+                    "negatives per positive",
+                    int,
+                    default=SETTINGS["skipgram"]["negatives"],
+                ),
+                Option(
+                    "--subsample",
+                    "the subsampling threshold t",
+                    float,
+                    default=SETTINGS["skipgram"]["subsample"],
+                ),
+            ),
+        ),
+    )
+
+    def settings(self, task, model_name):
+        """The builder's and the data's settings, and ``learning_rate``."""
+        return dict(SETTINGS[model_name])
+
+    def run_settings(self, model_name, options):
+        """The settings with the command line's ``--dim/--window/--negatives/--subsample``."""
+        chosen = {k: options.get(k) for k in ("dim", "window", "negatives", "subsample")}
+        return override(
+            self.settings("word2vec", model_name), {k: v for k, v in chosen.items() if v}
+        )
+
+    def build_model(self, task, model_name, vocab_size, jit_compile=True, **overrides):
+        """The compiled word2vec model (`skipgram_negative_sampling`)."""
+        import keras
+
+        from keras_adl.models.word2vec import skipgram_negative_sampling
+
+        settings = override(self.settings(task, model_name), overrides)
+        model = skipgram_negative_sampling(
+            vocab_size,
+            dim=settings["dim"],
+            negatives=settings["negatives"],
+            window=settings["window"],
+            cbow=model_name == "cbow",
+        )
+        # Adam without clipping or metrics: the loss is the figure while training.
+        model.compile(
+            optimizer=keras.optimizers.Adam(settings["learning_rate"]),
+            loss=keras.losses.BinaryCrossentropy(from_logits=True),
+            jit_compile=jit_compile,
+        )
+        return model
+
+    # -- data ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def load(data, samples, min_count):
+        """``(tokenized documents, WordVocabulary)`` of the corpus (its first ``samples``
+        documents)."""
+        from keras_adl.tasks.skipgrams import WordVocabulary
+        from keras_adl.tasks.text_corpora import load_corpus, tokenize_documents
+
+        try:
+            documents = load_corpus(data)[:samples]
+        except (OSError, ValueError) as error:
+            raise RecipeError(str(error)) from None
+        tokenized = tokenize_documents(documents)
+        try:
+            vocabulary = WordVocabulary.build(tokenized, min_count=min_count)
+        except ValueError:
+            raise RecipeError(
+                f"fewer than 2 words are seen {min_count} times in {data or 'the corpus'}; "
+                "lower --min-count or give more text"
+            ) from None
+        return tokenized, vocabulary
+
+    @staticmethod
+    def steps_per_epoch(vocabulary, settings, batch_size, cbow=False):
+        """Batches of about one pass over the corpus: the expected words kept by subsampling
+        times the expected contexts per centre (``W + 1`` for skip-gram with the dynamic
+        window, one example per centre for CBOW)."""
+        from keras_adl.tasks.skipgrams import keep_probabilities
+
+        kept = float(
+            (vocabulary.counts * keep_probabilities(vocabulary.counts, settings["subsample"])).sum()
+        )
+        examples = kept if cbow else kept * (settings["window"] + 1)
+        return max(1, int(examples // batch_size))
+
+    def dataset(self, tokenized, vocabulary, settings, batch_size, cbow=False, seed=0):
+        from keras_adl.tasks.skipgrams import skipgram_dataset
+
+        return skipgram_dataset(
+            tokenized,
+            vocabulary,
+            batch_size,
+            window=settings["window"],
+            negatives=settings["negatives"],
+            t=settings["subsample"],
+            seed=seed,
+            cbow=cbow,
+        )
+
+    # -- train ---------------------------------------------------------------------------------
+
+    def train(self, run):
+        tokenized, vocabulary = self.load(
+            run.options.get("data"), run.samples, run.options["min_count"]
+        )
+        settings = self.run_settings(run.model, run.options)
+        cbow = run.model == "cbow"
+        with open(run.path(VOCABULARY_FILE), "w") as f:
+            json.dump(vocabulary.to_config(), f)
+        run.record.update(
+            settings=settings,
+            data=run.options.get("data") or "gcide",
+            documents=len(tokenized),
+            words=int(vocabulary.counts.sum()),
+            vocabulary=len(vocabulary.words),
+        )
+        model = run.build(
+            self.build_model,
+            "word2vec",
+            run.model,
+            vocabulary.size,
+            **{k: v for k, v in settings.items() if k != "learning_rate"},
+        )
+        steps = self.steps_per_epoch(vocabulary, settings, run.batch_size, cbow)
+        data = self.dataset(tokenized, vocabulary, settings, run.batch_size, cbow)
+        history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
+        return model, history, self.evaluate(model, vocabulary, run.out)
+
+    @staticmethod
+    def embeddings(model, vocabulary):
+        """The `Embeddings` of a trained model (special ids left out)."""
+        from keras_adl.conventions import NUM_SPECIAL_TOKENS
+        from keras_adl.embeddings import Embeddings
+        from keras_adl.models.word2vec import word_vectors
+
+        return Embeddings(vocabulary.words, word_vectors(model)[NUM_SPECIAL_TOKENS:])
+
+    def evaluate(self, model, vocabulary, out):
+        """The standard figures (when gensim's files are installed), the t-SNE picture and
+        the projector's TSV files."""
+        embeddings = self.embeddings(model, vocabulary)
+        metrics = standard_figures(embeddings)
+        for word in [w for w in PICTURE_WORDS if w in embeddings][:3]:
+            neighbours = ", ".join(w for w, _ in embeddings.most_similar(word, 5))
+            print(f"  {word}: {neighbours}")
+        known = [w for w in PICTURE_WORDS if w in embeddings]
+        if len(known) < 2:  # a corpus without these words: its most frequent ones
+            known = vocabulary.words[: len(PICTURE_WORDS)]
+        from keras_adl.plotting import plot_embeddings
+
+        plot_embeddings(embeddings, known, os.path.join(out, "embeddings.png"))
+        write_projector_files(embeddings, out)
+        return metrics
+
+    # -- tune ----------------------------------------------------------------------------------
+
+    def tune(self, task, model_name, trials, epochs, samples, out, options):
+        """Random search over `Word2VecHyperModel` on the WordSim-353 Spearman correlation."""
+        from keras_adl.recipes.embeddings import Word2VecHyperModel
+
+        tokenized, vocabulary = self.load(options.get("data"), samples, options["min_count"])
+        return self.search(
+            Word2VecHyperModel(self, model_name, tokenized, vocabulary),
+            ("wordsim353_spearman", "max"),
+            trials,
+            out,
+            f"{task}_{model_name}",
+            epochs=epochs,
+        )
+
+    # -- export and predict --------------------------------------------------------------------
+
+    def export(self, run_dir, run_record, model, export_dir, beam_width=1):
+        from keras_adl.tasks.skipgrams import WordVocabulary
+        from keras_adl.training.export import export_serving_fn
+
+        with open(os.path.join(run_dir, VOCABULARY_FILE)) as f:
+            vocabulary = WordVocabulary.from_config(json.load(f))
+        serve, resources = make_word_vectors_serving_fn(model, vocabulary.words)
+        export_serving_fn(model, export_dir, serve, resources=resources)
+        self.write_task_file(export_dir, task=run_record["task"], model=run_record["model"])
+
+    def predict(self, export_dir, inputs, task_info):
+        """Prints each word's nearest neighbours with their cosine similarities, in order; an
+        unknown word gets a line saying so (exit status 1) and the others are still served."""
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (the normalisation ops of the export)
+
+        serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+        outputs = serve(words=tf.constant(inputs))
+        unknown = []
+        for word, known, neighbours, similarities in zip(
+            inputs,
+            outputs["known"].numpy(),
+            outputs["neighbors"].numpy(),
+            outputs["similarities"].numpy(),
+        ):
+            if not known:
+                print(f"{word}\t(not in the vocabulary)")
+                unknown.append(word)
+                continue
+            listed = ", ".join(f"{n.decode()} {s:.2f}" for n, s in zip(neighbours, similarities))
+            print(f"{word}\t{listed}")
+        if unknown:
+            raise RecipeError(f"{len(unknown)} of {len(inputs)} word(s) are not in the vocabulary")
+
+
+RECIPE = EmbeddingsRecipe()
+
+
+def standard_figures(embeddings):
+    """Analogy accuracy (with the count of questions asked and of unknown ones) and the
+    WordSim-353 and SimLex-999 Spearman correlations, from the files in the installed gensim;
+    an empty dict (and a note) without gensim."""
+    from keras_adl.embeddings import evaluate_analogies, evaluate_word_pairs, gensim_test_file
+
+    try:
+        paths = {name: gensim_test_file(file) for name, file in STANDARD_FILES.items()}
+    except (ImportError, FileNotFoundError) as error:
+        print(f"  (no analogy or similarity figures: {error})")
+        return {}
+    analogies = evaluate_analogies(embeddings, paths["analogy"])
+    figures = {
+        "analogy_accuracy": analogies["accuracy"],
+        "analogy_asked": analogies["asked"],
+        "analogy_unknown": analogies["unknown"],
+    }
+    for name in ("wordsim353", "simlex999"):
+        pairs = evaluate_word_pairs(embeddings, paths[name])
+        spearman = pairs["spearman"]
+        figures[f"{name}_spearman"] = spearman if spearman == spearman else None  # NaN: no pair
+        figures[f"{name}_pairs"] = pairs["pairs"]
+    return figures
+
+
+def write_projector_files(embeddings, out):
+    """``vectors.tsv`` and ``metadata.tsv`` for TensorBoard's embedding projector."""
+    with open(os.path.join(out, "vectors.tsv"), "w", encoding="utf-8") as f:
+        for row in embeddings.vectors:
+            f.write("\t".join(f"{x:.5f}" for x in row) + "\n")
+    with open(os.path.join(out, "metadata.tsv"), "w", encoding="utf-8") as f:
+        f.writelines(word + "\n" for word in embeddings.words)
+
+
+# -- serving function (exported SavedModel) ----------------------------------------------------
+
+
+def make_word_vectors_serving_fn(model, words, neighbors=NEIGHBORS):
+    """A ``tf.function`` from a batch of words to their vectors and nearest neighbours.
+
+    Each input is normalised as training normalised the corpus (NFKC, case folding; its first
+    word is looked up).
+
+    Returns:
+        ``(serve, resources)``: ``serve`` has the signature ``words [None] string`` and
+        returns ``vectors`` ``[B, D]`` (unit length; zeros for an unknown word), ``known``
+        ``[B]`` bool, ``neighbors`` ``[B, k]`` strings and ``similarities`` ``[B, k]``
+        (cosines, the word itself excluded; empty strings and 0 for an unknown word);
+        ``resources`` the lookup table to track.
+    """
+    import tensorflow as tf
+
+    from keras_adl.conventions import NUM_SPECIAL_TOKENS
+    from keras_adl.models.word2vec import word_vectors
+    from keras_adl.text._vocabulary import lookup_table
+    from keras_adl.text.normalization import plain_words
+
+    table = lookup_table(words, NUM_SPECIAL_TOKENS, -1)
+    vectors = tf.constant(word_vectors(model)[NUM_SPECIAL_TOKENS:])
+    names = tf.constant(list(words))
+    k = min(neighbors, len(words) - 1)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="words")])
+    def serve(inputs):
+        first = plain_words(inputs).to_tensor(default_value="", shape=[None, 1])[:, 0]
+        ids = table.lookup(first)
+        known = ids >= 0
+        rows = tf.where(known, ids - NUM_SPECIAL_TOKENS, 0)
+        query = tf.gather(vectors, rows) * tf.cast(known, vectors.dtype)[:, None]
+        scores = tf.matmul(query, vectors, transpose_b=True)
+        scores = tf.tensor_scatter_nd_update(
+            scores,
+            tf.stack([tf.range(tf.shape(rows, out_type=tf.int64)[0]), rows], 1),
+            tf.fill(tf.shape(rows), tf.constant(-2.0, scores.dtype)),
+        )  # the word itself
+        similarities, nearest = tf.math.top_k(scores, k)
+        return {
+            "vectors": query,
+            "known": known,
+            "neighbors": tf.where(known[:, None], tf.gather(names, nearest), ""),
+            "similarities": tf.where(known[:, None], similarities, 0.0),
+        }
+
+    return serve, [table]
+
+
+def _hypermodels():
+    import keras_tuner
+
+    from keras_adl.recipes.base import tuned_learning_rate
+
+    class Word2VecHyperModel(keras_tuner.HyperModel):
+        """Searches word2vec: ``dim``, ``window``, ``negatives``, ``subsample`` (t) and
+        ``learning_rate``; the objective is the WordSim-353 Spearman correlation
+        (``wordsim353_spearman``, gensim's file), computed after training.
+
+        Args:
+            recipe: the `EmbeddingsRecipe`.
+            model_name: ``"skipgram"`` or ``"cbow"``.
+            tokenized, vocabulary: the corpus (`EmbeddingsRecipe.load`).
+        """
+
+        def __init__(self, recipe, model_name, tokenized, vocabulary, name="word2vec"):
+            super().__init__(name=name, tunable=True)
+            self.recipe, self.model_name = recipe, model_name
+            self.tokenized, self.vocabulary = tokenized, vocabulary
+
+        def _settings(self, hp):
+            default = SETTINGS[self.model_name]
+            return dict(
+                dim=hp.Choice("dim", [50, 100, 200], default=default["dim"]),
+                window=hp.Int("window", 2, 10, default=default["window"]),
+                negatives=hp.Choice("negatives", [2, 5, 10, 15], default=default["negatives"]),
+                subsample=hp.Choice(
+                    "subsample", [0.0, 1e-5, 1e-4, 1e-3], default=default["subsample"]
+                ),
+                learning_rate=tuned_learning_rate(hp, default["learning_rate"]),
+            )
+
+        def build(self, hp):
+            settings = self._settings(hp)
+            return self.recipe.build_model(
+                "word2vec", self.model_name, self.vocabulary.size, **settings
+            )
+
+        def fit(self, hp, model, epochs=1, **kwargs):
+            from keras_adl.embeddings import evaluate_word_pairs, gensim_test_file
+
+            settings = self._settings(hp)
+            cbow = self.model_name == "cbow"
+            data = self.recipe.dataset(self.tokenized, self.vocabulary, settings, BATCH_SIZE, cbow)
+            steps = self.recipe.steps_per_epoch(self.vocabulary, settings, BATCH_SIZE, cbow)
+            model.fit(
+                data,
+                epochs=epochs,
+                steps_per_epoch=steps,
+                verbose=kwargs.get("verbose", 1),
+                shuffle=False,  # tf.data shuffles
+            )
+            embeddings = self.recipe.embeddings(model, self.vocabulary)
+            pairs = evaluate_word_pairs(embeddings, gensim_test_file(STANDARD_FILES["wordsim353"]))
+            spearman = pairs["spearman"]
+            return {"wordsim353_spearman": spearman if spearman == spearman else -1.0}
+
+    return locals()
+
+
+__getattr__, __dir__ = lazy_hypermodels(globals(), _hypermodels, ("Word2VecHyperModel",))
