@@ -1,0 +1,83 @@
+"""`keras_adl.tasks.text_corpora`: text files, GCIDE's dictd database and WordNet's data files
+as documents of words."""
+
+import gzip
+
+import pytest
+
+from keras_adl.tasks.text_corpora import (
+    load_corpus,
+    read_gcide,
+    read_text_documents,
+    read_wordnet_glosses,
+    tokenize_documents,
+)
+
+GCIDE = """Abuse \\A*buse"\\, v. t. [F. abuser; L. abusus. See {Use}.]
+   1. To put to a wrong use; to misapply; as, to abuse inherited gold.
+      [1913 Webster]
+
+            This principle (if one may so abuse the word) shoots
+            rapidly into popularity.              --Froude.
+      [1913 Webster]
+"""
+
+WORDNET = """  1 This software and database is being provided to you, the LICENSEE, by
+  2 Princeton University under the following license.
+00001740 03 n 01 entity 0 003 ~ 00001930 n 0000 | that which is perceived or known
+00002137 03 n 02 abstraction 0 abstract_entity 0 000 | a general concept formed by extracting
+"""
+
+
+def test_text_files_give_paragraphs_and_directories_are_read_in_order(tmp_path):
+    (tmp_path / "b.txt").write_text("Third paragraph.\n", encoding="utf-8")
+    (tmp_path / "a.txt").write_text(
+        "First line\nstill first.\n\n\nSecond: Été!\n", encoding="utf-8"
+    )
+    (tmp_path / "notes.md").write_text("ignored")
+    assert read_text_documents(str(tmp_path)) == [
+        "First line still first.",
+        "Second: Été!",
+        "Third paragraph.",
+    ]
+    assert tokenize_documents(read_text_documents(str(tmp_path / "a.txt"))) == [
+        ["first", "line", "still", "first"],
+        ["second", "été"],
+    ]
+
+
+def test_gcide_markup_is_removed(tmp_path):
+    path = tmp_path / "gcide.dict.dz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write(GCIDE)
+    documents = read_gcide(str(path))
+    assert documents == [
+        "Abuse , v. t. 1. To put to a wrong use; to misapply; as, to abuse inherited gold.",
+        "This principle (if one may so abuse the word) shoots rapidly into popularity.",
+    ]
+    assert load_corpus(str(path)) == documents
+
+
+def test_wordnet_synsets_give_their_words_and_gloss(tmp_path):
+    (tmp_path / "data.noun").write_text(WORDNET)
+    documents = read_wordnet_glosses(str(tmp_path))
+    assert documents == [
+        "entity: that which is perceived or known",
+        "abstraction abstract entity: a general concept formed by extracting",
+    ]
+    assert load_corpus(str(tmp_path)) == documents
+
+
+def test_missing_corpora_name_the_package_and_bad_text_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="install Debian's dict-gcide"):
+        read_gcide(str(tmp_path / "none.dict.dz"))
+    with pytest.raises(FileNotFoundError, match="install Debian's wordnet-base"):
+        read_wordnet_glosses(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="corpus '.*nothing.txt' not found"):
+        read_text_documents(str(tmp_path / "nothing.txt"))
+    (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe")
+    with pytest.raises(ValueError, match=r"bad.txt: not valid UTF-8 \(byte 3\)"):
+        read_text_documents(str(tmp_path / "bad.txt"))
+    (tmp_path / "empty.txt").write_text("\n \n")
+    with pytest.raises(ValueError, match="no text found"):
+        read_text_documents(str(tmp_path / "empty.txt"))
