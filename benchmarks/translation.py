@@ -30,6 +30,7 @@ figure on real data).
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -175,6 +176,11 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="TensorFlow threads (0: all)")
     parser.add_argument("--out", help="write every figure and output to this JSON file")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the systems already in --out (same language) and add these",
+    )
     args = parser.parse_args(argv)
 
     import sacrebleu
@@ -201,6 +207,11 @@ def main(argv=None):
         flush=True,
     )
     results = {"lang": args.lang, "minutes": args.minutes, "systems": {}}
+    if args.append and args.out and os.path.isfile(args.out):
+        with open(args.out) as f:
+            results = json.load(f)
+        if results["lang"] != args.lang:
+            raise SystemExit(f"{args.out} holds en→{results['lang']}, not en→{args.lang}")
     for system in args.systems:
         start = time.perf_counter()
         if system == "tm":
@@ -246,19 +257,22 @@ def report(results):
     systems = results["systems"]
     anchor = systems.get("tm", {}).get("chrf")
     lines = [
-        f"gettext en→{results['lang']}, {results['minutes']:g} min of training per model",
+        f"gettext en→{results['lang']} (held-out pairs: "
+        f"{next(iter(systems.values()))['pairs'] if systems else 0})",
         "",
-        "| system | BLEU | chrF | chrF / TM | exact | chrF 1-6 | chrF 7-12 | chrF 13+ | steps |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| system | minutes | steps | BLEU | chrF | chrF / TM | exact | chrF 1-6 | chrF 7-12 | "
+        "chrF 13+ |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, s in systems.items():
         by = s.get("by_source_length", {})
         cells = [f"{by[b]['chrf']:.1f}" if b in by else "-" for b in bucket_names()]
         ratio = f"{s['chrf'] / anchor:.2f}" if anchor else "-"
         lines.append(
-            f"| {name} | {s['bleu']:.1f} | {s['chrf']:.1f} | {ratio} | {s['exact_match']:.3f} | "
+            f"| {name.split(':')[0]} | {s.get('minutes', '-')} | {s.get('steps', '-')} | "
+            f"{s['bleu']:.1f} | {s['chrf']:.1f} | {ratio} | {s['exact_match']:.3f} | "
             + " | ".join(cells)
-            + f" | {s.get('steps', '-')} |"
+            + " |"
         )
     for key, effect in results.items():
         if key.startswith("attention_effect"):

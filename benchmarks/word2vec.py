@@ -19,15 +19,20 @@ import json
 import time
 
 
-def ours(tokenized, vocabulary, settings, epochs, batch_size, seed):
+def ours(tokenized, vocabulary, settings, epochs, batch_size, seed, sparse=False):
     import keras
 
     from keras_adl.recipes.embeddings import RECIPE
+    from keras_adl.training.sparse_adam import SparseAdam
 
     keras.utils.set_random_seed(seed)
     model = RECIPE.build_model(
         "word2vec", "skipgram", vocabulary.size, jit_compile=True, **settings
     )
+    if sparse:  # the lazy Adam: only the rows of the batch move (no XLA: tf.unique)
+        model.compile(
+            optimizer=SparseAdam(settings["learning_rate"]), loss=model.loss, jit_compile=False
+        )
     data = RECIPE.dataset(tokenized, vocabulary, settings, batch_size, seed=seed)
     steps = RECIPE.steps_per_epoch(vocabulary, settings, batch_size)
     model.fit(data.take(3), epochs=1, steps_per_epoch=3, verbose=0, shuffle=False)  # compiles
@@ -70,7 +75,9 @@ def main(argv=None):
     parser.add_argument("--min-count", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--systems", nargs="+", default=["gensim", "ours"])
+    parser.add_argument(
+        "--systems", nargs="+", default=["gensim", "ours"], help="gensim, ours, ours_sparse_adam"
+    )
     parser.add_argument("--out", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
 
@@ -95,7 +102,13 @@ def main(argv=None):
             facts = {"workers": args.workers}
         else:
             embeddings, seconds, steps = ours(
-                tokenized, vocabulary, settings, args.epochs, BATCH_SIZE, args.seed
+                tokenized,
+                vocabulary,
+                settings,
+                args.epochs,
+                BATCH_SIZE,
+                args.seed,
+                sparse=system == "ours_sparse_adam",
             )
             facts = {"steps": steps, "batch_size": BATCH_SIZE}
         figures = standard_figures(embeddings)
