@@ -212,6 +212,9 @@ def main(argv=None):
             results = json.load(f)
         if results["lang"] != args.lang:
             raise SystemExit(f"{args.out} holds en→{results['lang']}, not en→{args.lang}")
+        if results.get("held_out") != held_sources:  # e.g. a package added a catalog since
+            raise SystemExit(f"{args.out} was scored on other held-out pairs; start a new file")
+    results["held_out"] = held_sources
     for system in args.systems:
         start = time.perf_counter()
         if system == "tm":
