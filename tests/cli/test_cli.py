@@ -636,7 +636,8 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     assert result.stderr.splitlines() == [
         "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
         "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'documents', 'fortunes', "
-        "'needle', 'pairs', 'priority_sort', 'repeat_copy', 'sort', 'translated_digits']"
+        "'needle', 'pairs', 'priority_sort', 'repeat_copy', 'sort', 'translated_digits', "
+        "'word2vec']"
     ]
 
 
