@@ -14,9 +14,10 @@ of tokens at a time (no Python loop per token):
   contexts are the words at most that far away **in the same document** (windows never cross
   a document boundary).
 - **Negatives** (`sample_negatives`): ``k`` per positive from the unigram distribution raised
-  to 0.75, drawn exactly from that distribution **with the positive context removed** (the
-  uniform draw skips the context's interval of the cumulative distribution), so a negative
-  never equals its positive context — the bug of the TensorFlow tutorial's sampler.
+  to 0.75, drawn exactly from that distribution **with the positive context removed** (an
+  alias-method draw, and the few draws equal to the context drawn again from the distribution
+  without it), so a negative never equals its positive context — the bug of the TensorFlow
+  tutorial's sampler.
 
 Ids follow `keras_adl.conventions`: 0-3 are the specials (unused here), words start at 4.
 """
@@ -127,12 +128,51 @@ def negative_distribution(counts, power=DEFAULT_POWER):
     return weights / weights.sum()
 
 
+def alias_table(probabilities):
+    """Walker's alias table of a distribution (Vose's construction), for O(1) exact draws.
+
+    Word ``i`` of ``V`` is drawn by taking a uniform ``u`` on ``[0, V)``: the cell
+    ``j = floor(u)`` gives ``j`` itself when ``u - j < accept[j]`` and ``alias[j]`` otherwise.
+
+    Args:
+        probabilities: ``[V]`` a distribution (non-negative, summing to 1).
+
+    Returns:
+        ``(accept, alias)``: float64 ``[V]`` and int32 ``[V]``.
+
+    Example:
+
+    >>> accept, alias = alias_table([0.5, 0.25, 0.25])
+    >>> accept.tolist(), alias.tolist()
+    ([1.0, 0.75, 0.75], [0, 0, 0])
+    """
+    scaled = np.asarray(probabilities, dtype="float64") * len(probabilities)
+    accept = np.ones(len(scaled))
+    alias = np.arange(len(scaled), dtype="int32")
+    small = [i for i, x in enumerate(scaled) if x < 1.0]
+    large = [i for i, x in enumerate(scaled) if x >= 1.0]
+    while small and large:
+        lo, hi = small.pop(), large.pop()
+        accept[lo], alias[lo] = scaled[lo], hi
+        scaled[hi] -= 1.0 - scaled[lo]
+        (small if scaled[hi] < 1.0 else large).append(hi)
+    return accept, alias  # cells left over hold (up to rounding) probability 1: accept = 1
+
+
 def sample_negatives(contexts, k, probabilities, seed):
     """``k`` negatives per positive, drawn from ``probabilities`` with the positive removed.
 
-    Exact and loop-free: a uniform draw on ``[0, 1 - p(c))`` is moved past the context's
-    interval ``[F(c-1), F(c))`` of the cumulative distribution ``F`` and then looked up in it,
-    which samples ``p`` conditioned on ``≠ c``.
+    Exact and loop-free, in two steps:
+
+    1. every negative is drawn from ``p`` with Walker's alias method (`alias_table`: one
+       uniform, two gathers per draw);
+    2. the few draws equal to their context ``c`` (a fraction ``p(c)``) are drawn again from
+       ``p`` conditioned on ``≠ c``: a uniform on ``[0, 1 - p(c))`` is moved past the
+       context's interval ``[F(c-1), F(c))`` of the cumulative distribution ``F`` and then
+       looked up in it.
+
+    A negative is then ``w ≠ c`` with probability ``p(w) + p(c) p(w) / (1 - p(c)) =
+    p(w) / (1 - p(c))``: exactly ``p`` conditioned on ``≠ c``, and never ``c``.
 
     Args:
         contexts: int ``[B]`` positive context ids (vocabulary ids, from
@@ -146,19 +186,38 @@ def sample_negatives(contexts, k, probabilities, seed):
     """
     import tensorflow as tf
 
+    accept, alias = alias_table(probabilities)
+    size = len(accept)
+    seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 2)
+    index = tf.cast(contexts, tf.int32) - NUM_SPECIAL_TOKENS
+    u = tf.random.stateless_uniform([tf.shape(index)[0], k], seeds[0], dtype=tf.float64) * size
+    cell = tf.minimum(tf.cast(u, tf.int32), size - 1)
+    drawn = tf.where(
+        u - tf.cast(cell, tf.float64) < tf.gather(tf.constant(accept), cell),
+        cell,
+        tf.gather(tf.constant(alias), cell),
+    )
+    clashes = tf.where(drawn == index[:, None])  # [M, 2] (row, slot)
+    redrawn = _draw_except(tf.gather(index, clashes[:, 0]), probabilities, seeds[1])
+    drawn = tf.tensor_scatter_nd_update(drawn, clashes, redrawn)
+    return drawn + NUM_SPECIAL_TOKENS
+
+
+def _draw_except(index, probabilities, seed):
+    """One draw per entry of ``index`` (0-based word indices) from ``probabilities``
+    conditioned on differing from that entry (int32 ``[M]``)."""
+    import tensorflow as tf
+
     probabilities = tf.constant(probabilities, tf.float64)
     cdf = tf.cumsum(probabilities)
-    index = tf.cast(contexts, tf.int32) - NUM_SPECIAL_TOKENS
-    p_context = tf.gather(probabilities, index)[:, None]
-    below = (tf.gather(cdf, index) - tf.gather(probabilities, index))[:, None]
-    u = tf.random.stateless_uniform([tf.shape(index)[0], k], seed, dtype=tf.float64)
-    x = u * (1.0 - p_context)
+    p_context = tf.gather(probabilities, index)
+    below = tf.gather(cdf, index) - p_context
+    x = tf.random.stateless_uniform(tf.shape(index), seed, dtype=tf.float64) * (1.0 - p_context)
     x = tf.where(x >= below, x + p_context, x)
+    drawn = tf.minimum(tf.searchsorted(cdf, x, side="right"), tf.size(cdf) - 1)
     # Guard the float edge: a draw landing on the context's own interval after rounding.
-    drawn = tf.searchsorted(cdf, tf.reshape(x, [-1]), side="right")
-    drawn = tf.minimum(tf.reshape(drawn, tf.shape(x)), tf.size(cdf) - 1)
-    drawn = tf.where(drawn == index[:, None], (drawn + 1) % tf.size(cdf), drawn)
-    return tf.cast(drawn, tf.int32) + NUM_SPECIAL_TOKENS
+    drawn = tf.where(drawn == index, (drawn + 1) % tf.size(cdf), drawn)
+    return tf.cast(drawn, tf.int32)
 
 
 def window_pairs(ids, documents, window, keep, seed):

@@ -9,6 +9,7 @@ import tensorflow as tf
 from keras_adl.conventions import NUM_SPECIAL_TOKENS
 from keras_adl.tasks.skipgrams import (
     WordVocabulary,
+    alias_table,
     keep_probabilities,
     negative_distribution,
     sample_negatives,
@@ -167,3 +168,13 @@ def test_chunks_smaller_than_a_batch_still_fill_batches():
     assert inputs["centre"].shape == (512,)
     with pytest.raises(ValueError, match="no document holds two words of the vocabulary"):
         skipgram_dataset([["a"], ["b"]], WordVocabulary(["a", "b"], [1, 1]), 8)
+
+
+def test_alias_table_represents_the_distribution_exactly():
+    probabilities = negative_distribution(np.random.default_rng(3).integers(1, 10_000, 500))
+    accept, alias = alias_table(probabilities)
+    # Cell j gives j with probability accept[j] / V and alias[j] with (1 - accept[j]) / V.
+    implied = accept.copy()
+    np.add.at(implied, alias, 1.0 - accept)
+    np.testing.assert_allclose(implied / len(probabilities), probabilities, rtol=1e-9)
+    assert ((accept >= 0) & (accept <= 1 + 1e-12)).all()
