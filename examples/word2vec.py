@@ -50,16 +50,22 @@ def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     tokenized, vocabulary = RECIPE.load(args.data, args.documents, args.min_count)
-    settings = dict(SETTINGS[MODEL], dim=args.dim)
+    settings = dict(RECIPE.settings("word2vec", MODEL), dim=args.dim)
     print(
         f"{len(tokenized)} documents, {int(vocabulary.counts.sum())} words, "
         f"vocabulary {len(vocabulary.words)}"
     )
-    builder_settings = {k: v for k, v in settings.items() if k != "learning_rate"}
-    model = RECIPE.build_model("word2vec", MODEL, vocabulary.size, **builder_settings)
     batch_size = RECIPE.task("word2vec").batch_size
-    data = RECIPE.dataset(tokenized, vocabulary, settings, batch_size)
     steps = RECIPE.steps_per_epoch(vocabulary, settings, batch_size)
+    model = RECIPE.build_model(
+        "word2vec",
+        MODEL,
+        vocabulary.size,
+        batch_size=batch_size,
+        total_steps=steps * args.epochs,  # SGD's learning rate decays over the run
+        **settings,
+    )
+    data = RECIPE.dataset(tokenized, vocabulary, settings, batch_size)
     model.fit(data, epochs=args.epochs, steps_per_epoch=steps, shuffle=False, verbose=2)
     figures = RECIPE.evaluate(model, vocabulary, args.out)
     print(json.dumps(figures))

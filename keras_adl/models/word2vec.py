@@ -81,3 +81,48 @@ def word_vectors(model, normalize=True):
     if not normalize:
         return table
     return table / (np.linalg.norm(table, axis=1, keepdims=True) + 1e-8)
+
+
+def word2vec_optimizer(
+    name="sgd", learning_rate=0.025, examples_per_step=1, total_steps=None, final_fraction=1e-4
+):
+    """The optimizer of a `skipgram_negative_sampling` model.
+
+    ``"sgd"`` is word2vec.c's: plain SGD, each logit's gradient scaled by ``learning_rate``
+    (the C code's alpha), decaying linearly to ``final_fraction`` of it over ``total_steps``.
+    The model's loss is the mean over the ``examples_per_step`` logits of a batch (batch size
+    times ``1 + negatives``), so the step is ``learning_rate * examples_per_step``. The
+    embedding gradients stay sparse (``IndexedSlices``): a step moves only the rows it read,
+    whatever the vocabulary size.
+
+    ``"adam"``: Adam at ``learning_rate`` (per batch), constant; its moments are dense, so each
+    step costs time in proportion to the vocabulary.
+
+    Args:
+        name: ``"sgd"`` or ``"adam"``.
+        learning_rate: SGD's per-example alpha, or Adam's learning rate.
+        examples_per_step: logits per batch (SGD only).
+        total_steps: steps of the whole run for SGD's decay (``None``: constant).
+        final_fraction: SGD's last learning rate as a fraction of the first.
+
+    Returns:
+        A ``keras.optimizers.Optimizer``.
+
+    Example:
+
+    >>> optimizer = word2vec_optimizer("sgd", 0.025, examples_per_step=4096 * 6, total_steps=100)
+    >>> round(float(optimizer.learning_rate), 1)  # before the first step: alpha times 24576
+    614.4
+    """
+    if name not in ("sgd", "adam"):
+        raise ValueError(f"`name` must be 'sgd' or 'adam'; received {name!r}.")
+    if not learning_rate > 0:
+        raise ValueError(f"`learning_rate` must be positive; received {learning_rate!r}.")
+    if name == "adam":
+        return keras.optimizers.Adam(learning_rate)
+    step = learning_rate * examples_per_step
+    if total_steps:
+        step = keras.optimizers.schedules.PolynomialDecay(
+            step, decay_steps=total_steps, end_learning_rate=step * final_fraction
+        )
+    return keras.optimizers.SGD(step)

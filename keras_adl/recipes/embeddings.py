@@ -24,14 +24,23 @@ from keras_adl.recipes.base import (
 )
 
 VOCABULARY_FILE = "vocabulary.json"
-# Builder and data settings per model; Adam's learning rate (the batch is BATCH_SIZE positives).
+# Builder and data settings per model, and the optimizer. "sgd" is word2vec.c's: plain SGD at
+# ``learning_rate`` per example (its alpha), decaying linearly to 1e-4 of it over the run;
+# every row of the batch moves only the table rows it reads (sparse updates), which makes it
+# several times faster than Adam, whose dense moments touch the whole tables at every step.
 SETTINGS = {
-    "skipgram": dict(dim=100, window=5, negatives=5, subsample=1e-4, learning_rate=4e-3),
-    "cbow": dict(dim=100, window=5, negatives=5, subsample=1e-4, learning_rate=4e-3),
+    "skipgram": dict(dim=100, window=5, negatives=5, subsample=1e-4, optimizer="sgd"),
+    "cbow": dict(dim=100, window=5, negatives=5, subsample=1e-4, optimizer="sgd"),
 }
+# Learning rates per optimizer: SGD's is per example (word2vec.c's alpha is 0.025; batched,
+# 0.05 gave better vectors on GCIDE, benchmarks/RESULTS.md); Adam's is per batch.
+LEARNING_RATES = {"sgd": 0.05, "adam": 4e-3}
+FINAL_LEARNING_RATE = 1e-4  # SGD's last learning rate, a fraction of the first (word2vec.c)
+# Training steps run per call of the compiled function (word2vec's steps are short).
+STEPS_PER_EXECUTION = 50
 MIN_COUNT = 5
-# Positives per batch: on GCIDE (1 epoch), 4096 at 4e-3 matched 1024 at 2e-3 (WordSim-353 0.59
-# and 0.60, analogies 5.9% and 5.7%) in 2.5 times less time (benchmarks/RESULTS.md).
+# Positives per batch: on GCIDE, SGD gave the same vectors with batches of 1024, 4096 and 8192
+# (benchmarks/RESULTS.md); bigger batches use the machine better.
 BATCH_SIZE = 4096
 NEIGHBORS = 8
 # Words of the t-SNE picture (those in the vocabulary are drawn).
@@ -84,26 +93,60 @@ class EmbeddingsRecipe(Recipe):
                     float,
                     default=SETTINGS["skipgram"]["subsample"],
                 ),
+                Option(
+                    "--optimizer",
+                    "sgd (word2vec's: sparse, fast, linear decay) or adam (dense moments)",
+                    default=SETTINGS["skipgram"]["optimizer"],
+                    choices=tuple(LEARNING_RATES),
+                ),
             ),
         ),
     )
 
     def settings(self, task, model_name):
-        """The builder's and the data's settings, and ``learning_rate``."""
-        return dict(SETTINGS[model_name])
+        """The builder's and the data's settings, the ``optimizer`` and its
+        ``learning_rate``."""
+        settings = dict(SETTINGS[model_name])
+        settings["learning_rate"] = LEARNING_RATES[settings["optimizer"]]
+        return settings
 
     def run_settings(self, model_name, options):
-        """The settings with the command line's ``--dim/--window/--negatives/--subsample``."""
-        chosen = {k: options.get(k) for k in ("dim", "window", "negatives", "subsample")}
-        return override(
+        """The settings with the command line's ``--dim/--window/--negatives/--subsample`` and
+        ``--optimizer`` (with that optimizer's learning rate)."""
+        keys = ("dim", "window", "negatives", "subsample", "optimizer")
+        chosen = {k: options.get(k) for k in keys}
+        settings = override(
             self.settings("word2vec", model_name), {k: v for k, v in chosen.items() if v}
         )
+        if chosen.get("optimizer"):
+            settings["learning_rate"] = LEARNING_RATES[chosen["optimizer"]]
+        return settings
 
-    def build_model(self, task, model_name, vocab_size, jit_compile=True, **overrides):
-        """The compiled word2vec model (`skipgram_negative_sampling`)."""
+    def build_model(
+        self,
+        task,
+        model_name,
+        vocab_size,
+        jit_compile=True,
+        batch_size=BATCH_SIZE,
+        total_steps=None,
+        **overrides,
+    ):
+        """The compiled word2vec model (`skipgram_negative_sampling`).
+
+        Args:
+            task, model_name: ``"word2vec"`` and ``"skipgram"`` or ``"cbow"``.
+            vocab_size: `WordVocabulary.size`.
+            jit_compile: compile the step with XLA.
+            batch_size: examples per batch (SGD's step is per example).
+            total_steps: the steps of the whole run, over which SGD's learning rate decays
+                linearly to `FINAL_LEARNING_RATE` of the first (``None``: constant).
+            **overrides: settings (``dim``, ``window``, ``negatives``, ``optimizer``,
+                ``learning_rate``, …).
+        """
         import keras
 
-        from keras_adl.models.word2vec import skipgram_negative_sampling
+        from keras_adl.models.word2vec import skipgram_negative_sampling, word2vec_optimizer
 
         settings = override(self.settings(task, model_name), overrides)
         model = skipgram_negative_sampling(
@@ -113,11 +156,18 @@ class EmbeddingsRecipe(Recipe):
             window=settings["window"],
             cbow=model_name == "cbow",
         )
-        # Adam without clipping or metrics: the loss is the figure while training.
+        # No clipping or metrics: the loss is the figure while training.
         model.compile(
-            optimizer=keras.optimizers.Adam(settings["learning_rate"]),
+            optimizer=word2vec_optimizer(
+                settings["optimizer"],
+                settings["learning_rate"],
+                examples_per_step=batch_size * (settings["negatives"] + 1),
+                total_steps=total_steps,
+                final_fraction=FINAL_LEARNING_RATE,
+            ),
             loss=keras.losses.BinaryCrossentropy(from_logits=True),
             jit_compile=jit_compile,
+            steps_per_execution=STEPS_PER_EXECUTION,
         )
         return model
 
@@ -181,6 +231,7 @@ class EmbeddingsRecipe(Recipe):
         cbow = run.model == "cbow"
         with open(run.path(VOCABULARY_FILE), "w") as f:
             json.dump(vocabulary.to_config(), f)
+        steps = self.steps_per_epoch(vocabulary, settings, run.batch_size, cbow)
         run.record.update(
             settings=settings,
             data=run.options.get("data") or "gcide",
@@ -193,9 +244,10 @@ class EmbeddingsRecipe(Recipe):
             "word2vec",
             run.model,
             vocabulary.size,
-            **{k: v for k, v in settings.items() if k != "learning_rate"},
+            batch_size=run.batch_size,
+            total_steps=steps * run.epochs,
+            **settings,
         )
-        steps = self.steps_per_epoch(vocabulary, settings, run.batch_size, cbow)
         data = self.dataset(tokenized, vocabulary, settings, run.batch_size, cbow)
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         return model, history, self.evaluate(model, vocabulary, run.out)
@@ -234,7 +286,7 @@ class EmbeddingsRecipe(Recipe):
 
         tokenized, vocabulary = self.load(options.get("data"), samples, options["min_count"])
         return self.search(
-            Word2VecHyperModel(self, model_name, tokenized, vocabulary),
+            Word2VecHyperModel(self, model_name, tokenized, vocabulary, epochs=epochs),
             ("wordsim353_spearman", "max"),
             trials,
             out,
@@ -371,26 +423,28 @@ def make_word_vectors_serving_fn(model, words, neighbors=NEIGHBORS):
 def _hypermodels():
     import keras_tuner
 
-    from keras_adl.recipes.base import tuned_learning_rate
-
     class Word2VecHyperModel(keras_tuner.HyperModel):
         """Searches word2vec: ``dim``, ``window``, ``negatives``, ``subsample`` (t) and
-        ``learning_rate``; the objective is the WordSim-353 Spearman correlation
-        (``wordsim353_spearman``, gensim's file), computed after training.
+        ``learning_rate`` (SGD's per-example rate, from a quarter to four times the default,
+        decaying over ``epochs`` as in training); the objective is the WordSim-353 Spearman
+        correlation (``wordsim353_spearman``, gensim's file), computed after training.
 
         Args:
             recipe: the `EmbeddingsRecipe`.
             model_name: ``"skipgram"`` or ``"cbow"``.
             tokenized, vocabulary: the corpus (`EmbeddingsRecipe.load`).
+            epochs: the epochs of each trial (the learning rate decays over them).
         """
 
-        def __init__(self, recipe, model_name, tokenized, vocabulary, name="word2vec"):
+        def __init__(self, recipe, model_name, tokenized, vocabulary, epochs=1, name="word2vec"):
             super().__init__(name=name, tunable=True)
             self.recipe, self.model_name = recipe, model_name
             self.tokenized, self.vocabulary = tokenized, vocabulary
+            self.epochs = epochs
 
         def _settings(self, hp):
-            default = SETTINGS[self.model_name]
+            default = self.recipe.settings("word2vec", self.model_name)
+            rate = default["learning_rate"]
             return dict(
                 dim=hp.Choice("dim", [50, 100, 200], default=default["dim"]),
                 window=hp.Int("window", 2, 10, default=default["window"]),
@@ -398,13 +452,23 @@ def _hypermodels():
                 subsample=hp.Choice(
                     "subsample", [0.0, 1e-5, 1e-4, 1e-3], default=default["subsample"]
                 ),
-                learning_rate=tuned_learning_rate(hp, default["learning_rate"]),
+                learning_rate=hp.Float(
+                    "learning_rate", rate / 4, rate * 4, sampling="log", default=rate
+                ),
             )
+
+        def _steps(self, settings):
+            cbow = self.model_name == "cbow"
+            return self.recipe.steps_per_epoch(self.vocabulary, settings, BATCH_SIZE, cbow)
 
         def build(self, hp):
             settings = self._settings(hp)
             return self.recipe.build_model(
-                "word2vec", self.model_name, self.vocabulary.size, **settings
+                "word2vec",
+                self.model_name,
+                self.vocabulary.size,
+                total_steps=self._steps(settings) * self.epochs,
+                **settings,
             )
 
         def fit(self, hp, model, epochs=1, **kwargs):
@@ -413,11 +477,10 @@ def _hypermodels():
             settings = self._settings(hp)
             cbow = self.model_name == "cbow"
             data = self.recipe.dataset(self.tokenized, self.vocabulary, settings, BATCH_SIZE, cbow)
-            steps = self.recipe.steps_per_epoch(self.vocabulary, settings, BATCH_SIZE, cbow)
             model.fit(
                 data,
                 epochs=epochs,
-                steps_per_epoch=steps,
+                steps_per_epoch=self._steps(settings),
                 verbose=kwargs.get("verbose", 1),
                 shuffle=False,  # tf.data shuffles
             )

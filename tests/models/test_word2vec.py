@@ -14,7 +14,11 @@ from keras_adl.embeddings import (
     evaluate_word_pairs,
     gensim_test_file,
 )
-from keras_adl.models.word2vec import skipgram_negative_sampling, word_vectors
+from keras_adl.models.word2vec import (
+    skipgram_negative_sampling,
+    word2vec_optimizer,
+    word_vectors,
+)
 from keras_adl.tasks.skipgrams import WordVocabulary, skipgram_dataset
 
 
@@ -90,12 +94,21 @@ def _topic_corpus(seed=0, topics=4, members=6, documents=1500):
     return corpus, groups
 
 
-def test_learns_planted_topics():
+@pytest.mark.parametrize(
+    "optimizer", [("sgd", 0.05), ("adam", 0.02)], ids=["word2vec_sgd", "adam"]
+)
+def test_learns_planted_topics(optimizer):
     keras.utils.set_random_seed(0)
     corpus, groups = _topic_corpus()
     vocabulary = WordVocabulary.build(corpus, min_count=1)
     model = skipgram_negative_sampling(vocabulary.size, dim=16, negatives=4, window=3)
-    model.compile(keras.optimizers.Adam(0.02), keras.losses.BinaryCrossentropy(from_logits=True))
+    name, rate = optimizer
+    model.compile(
+        word2vec_optimizer(name, rate, examples_per_step=256 * 5, total_steps=150),
+        keras.losses.BinaryCrossentropy(from_logits=True),
+        jit_compile=True,
+        steps_per_execution=10,
+    )
     dataset = skipgram_dataset(corpus, vocabulary, 256, window=3, negatives=4, t=0, seed=0)
     model.fit(dataset, steps_per_epoch=150, epochs=1, verbose=0, shuffle=False)
     vectors = word_vectors(model)[4:]
@@ -187,3 +200,44 @@ def test_the_standard_files_come_from_the_installed_gensim():
     )
     with pytest.raises(FileNotFoundError, match="nothing.txt not found in the installed gensim"):
         gensim_test_file("nothing.txt")
+
+
+def test_sgd_step_is_word2vec_c_update_and_moves_only_the_rows_read():
+    """One example, k = 2: word2vec.c moves the output vector of each candidate by
+    alpha (label - sigmoid(logit)) h and the centre's vector by the sum of alpha (label -
+    sigmoid) times the old output vectors; no other row moves."""
+    model = skipgram_negative_sampling(12, dim=4, negatives=2)
+    _randomize(model, 2)
+    alpha = 0.025
+    model.compile(
+        word2vec_optimizer("sgd", alpha, examples_per_step=1 * 3),
+        keras.losses.BinaryCrossentropy(from_logits=True),
+        jit_compile=True,
+    )
+    inputs, outputs = _tables(model)
+    centre, candidates, labels = 5, np.array([7, 9, 10]), np.array([1.0, 0.0, 0.0])
+    model.train_on_batch(
+        {"centre": np.array([centre]), "contexts": candidates[None]}, labels[None]
+    )
+    new_inputs, new_outputs = _tables(model)
+    logits = outputs[candidates] @ inputs[centre]
+    g = alpha * (labels - 1 / (1 + np.exp(-logits)))  # [3]
+    expected_outputs = outputs.copy()
+    expected_outputs[candidates] += g[:, None] * inputs[centre]
+    expected_inputs = inputs.copy()
+    expected_inputs[centre] += g @ outputs[candidates]
+    np.testing.assert_allclose(new_outputs, expected_outputs, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(new_inputs, expected_inputs, rtol=1e-4, atol=1e-6)
+
+
+def test_sgd_learning_rate_decays_linearly_and_bad_names_are_refused():
+    optimizer = word2vec_optimizer("sgd", 0.02, examples_per_step=10, total_steps=100)
+    schedule = optimizer._learning_rate
+    np.testing.assert_allclose(float(schedule(0)), 0.2, rtol=1e-6)
+    np.testing.assert_allclose(float(schedule(50)), 0.2 * (1 + 1e-4) / 2, rtol=1e-5)
+    np.testing.assert_allclose(float(schedule(100)), 0.2 * 1e-4, rtol=1e-5)
+    assert isinstance(word2vec_optimizer("adam", 1e-3), keras.optimizers.Adam)
+    with pytest.raises(ValueError, match="`name` must be 'sgd' or 'adam'; received 'rmsprop'"):
+        word2vec_optimizer("rmsprop")
+    with pytest.raises(ValueError, match="`learning_rate` must be positive; received 0"):
+        word2vec_optimizer("sgd", 0)
