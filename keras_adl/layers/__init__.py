@@ -9,11 +9,13 @@ from keras_adl.layers.glimpse_network import GlimpseNetwork
 from keras_adl.layers.glimpse_sensor import GlimpseSensor
 from keras_adl.layers.hierarchical_attention import HierarchicalAttention
 from keras_adl.layers.luong_attention import LuongAttention
+from keras_adl.layers.masked_lm_head import MaskedLMHead
 from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
 from keras_adl.layers.multi_head_self_attention import MultiHeadSelfAttention
 from keras_adl.layers.ntm_cell import NTMCell
 from keras_adl.layers.positional_encoding import PositionalEncoding
 from keras_adl.layers.recurrent_attention import RecurrentAttention
+from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 
@@ -27,11 +29,13 @@ __all__ = [
     "GlimpseSensor",
     "HierarchicalAttention",
     "LuongAttention",
+    "MaskedLMHead",
     "MultiHeadCrossAttention",
     "MultiHeadSelfAttention",
     "NTMCell",
     "PositionalEncoding",
     "RecurrentAttention",
+    "TokenAndPositionEmbedding",
     "TransformerDecoderBlock",
     "TransformerEncoderBlock",
 ]
