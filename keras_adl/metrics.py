@@ -106,6 +106,50 @@ class _PerSequenceSum(keras.metrics.Metric):
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
+class Perplexity(keras.metrics.Metric):
+    """``exp`` of the mean next-token cross-entropy (nats) over the tokens counted: the
+    language-model figure. Tokens whose target is ``ignore_id`` (padding, by default) and
+    tokens of zero sample weight are not counted; predictions are logits.
+
+    Example:
+
+    >>> metric = Perplexity()
+    >>> metric.update_state(ops.array([[1, 0]]), ops.zeros((1, 2, 4)))  # uniform over 4
+    >>> round(float(metric.result()), 4)
+    4.0
+    """
+
+    def __init__(self, name="perplexity", ignore_id=PAD, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.ignore_id = ignore_id
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = ops.cast(y_true, "int32")
+        losses = keras.losses.sparse_categorical_crossentropy(
+            y_true, ops.cast(y_pred, "float32"), from_logits=True
+        )
+        weights = ops.ones_like(losses)
+        if self.ignore_id is not None:
+            weights = ops.cast(ops.not_equal(y_true, self.ignore_id), "float32")
+        if sample_weight is not None:
+            weights = weights * ops.cast(sample_weight, "float32")
+        self.total.assign_add(ops.sum(losses * weights))
+        self.count.assign_add(ops.sum(weights))
+
+    def result(self):
+        return ops.exp(ops.divide_no_nan(self.total, self.count))
+
+    def reset_state(self):
+        self.total.assign(0.0)
+        self.count.assign(0.0)
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype, "ignore_id": self.ignore_id}
+
+
+@keras.saving.register_keras_serializable(package="keras_adl")
 class BitErrorsPerSequence(_PerSequenceSum):
     """Mean number of wrong output bits per sequence (logit > 0 read as 1), on weighted steps.
 

@@ -1,5 +1,6 @@
 """Model builders: functional-API recipes returning keras.Model objects."""
 
+from keras_adl.models.bert import bert_classifier, bert_encoder, bert_pretrainer, encoder_of
 from keras_adl.models.captioning import (
     caption_attention,
     caption_beam_search,
@@ -7,6 +8,7 @@ from keras_adl.models.captioning import (
     caption_grid_shape,
     show_attend_tell,
 )
+from keras_adl.models.gpt import filter_logits, generate, gpt_lm
 from keras_adl.models.han import han_attention, han_classifier
 from keras_adl.models.memory import (
     addressing_model,
@@ -27,6 +29,13 @@ from keras_adl.models.transformer import (
 )
 
 __all__ = [
+    "bert_classifier",
+    "bert_encoder",
+    "bert_pretrainer",
+    "encoder_of",
+    "filter_logits",
+    "generate",
+    "gpt_lm",
     "caption_attention",
     "caption_beam_search",
     "caption_greedy_decode",

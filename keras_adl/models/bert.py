@@ -1,0 +1,187 @@
+"""BERT-style encoders (Devlin et al. 2019): the encoder, its masked-LM + next-sentence
+pretrainer and a classifier for fine-tuning.
+
+The three models share layers, not copies: `bert_pretrainer` and `bert_classifier` are built
+on the encoder's own graph, so training the pretrainer trains the encoder, and
+`encoder_of` recovers the encoder from a pretrainer reloaded from ``.keras``. The masked-LM
+projection is the token embedding's reverse call (tied weights, `TokenAndPositionEmbedding`).
+"""
+
+import keras
+
+from keras_adl.layers.masked_lm_head import MaskedLMHead
+from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
+from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_adl.utils import check_positive_int, check_rate
+
+ENCODER_INPUTS = ("token_ids", "segment_ids")
+
+
+def bert_encoder(
+    vocab_size,
+    sequence_length=128,
+    model_dim=128,
+    num_heads=2,
+    intermediate_dim=512,
+    num_layers=2,
+    num_segments=2,
+    dropout=0.1,
+    name="bert_encoder",
+):
+    """The BERT encoder: token + position + segment embeddings, layer norm, dropout, then
+    ``num_layers`` post-norm `TransformerEncoderBlock` with GELU, and the pooler (``tanh``
+    dense on the ``[CLS]`` vector).
+
+    Args:
+        vocab_size: ids in use (a pretraining `WordPieceTokenizer`'s size; 0 is padding).
+        sequence_length: the packed length ``L`` (`pack_inputs`).
+        model_dim, num_heads, intermediate_dim, num_layers: the Transformer's sizes.
+        num_segments: segment ids (2: sentence A and B).
+        dropout: on the embeddings and inside the blocks.
+        name: the model's name.
+
+    Returns:
+        A ``keras.Model`` from ``{"token_ids": [B, L], "segment_ids": [B, L]}`` to
+        ``{"sequence_output": [B, L, D], "pooled_output": [B, D]}``; padded positions (id 0)
+        are masked in attention.
+
+    Example:
+
+    >>> encoder = bert_encoder(60, sequence_length=16, model_dim=16, intermediate_dim=32)
+    >>> tuple(encoder.output["pooled_output"].shape)
+    (None, 16)
+    """
+    where = f"{name}: "
+    for argument, value in (
+        ("vocab_size", vocab_size),
+        ("sequence_length", sequence_length),
+        ("model_dim", model_dim),
+        ("num_heads", num_heads),
+        ("intermediate_dim", intermediate_dim),
+        ("num_layers", num_layers),
+        ("num_segments", num_segments),
+    ):
+        check_positive_int(argument, value, where)
+    check_rate("dropout", dropout, where)
+    token_ids = keras.Input((sequence_length,), dtype="int32", name="token_ids")
+    segment_ids = keras.Input((sequence_length,), dtype="int32", name="segment_ids")
+    x = TokenAndPositionEmbedding(
+        vocab_size,
+        sequence_length,
+        model_dim,
+        num_segments=num_segments,
+        output_bias=True,
+        name="embedding",
+    )(token_ids, segment_ids)
+    x = keras.layers.LayerNormalization(epsilon=1e-12, name="embedding_norm")(x)
+    x = keras.layers.Dropout(dropout, name="embedding_dropout")(x)
+    for i in range(num_layers):
+        x = TransformerEncoderBlock(
+            num_heads,
+            intermediate_dim,
+            dropout=dropout,
+            activation="gelu",
+            layer_norm_epsilon=1e-12,
+            name=f"encoder_{i}",
+        )(x)
+    pooled = keras.layers.Dense(model_dim, activation="tanh", name="pooler")(x[:, 0, :])
+    return keras.Model(
+        {"token_ids": token_ids, "segment_ids": segment_ids},
+        {"sequence_output": x, "pooled_output": pooled},
+        name=name,
+    )
+
+
+def bert_pretrainer(encoder, max_predictions=20, next_sentence=True, name="bert_pretrainer"):
+    """Masked LM (and next-sentence prediction) on a `bert_encoder`'s graph.
+
+    Args:
+        encoder: a `bert_encoder` model.
+        max_predictions: ``P``, the masked positions per row (`mask_tokens`).
+        next_sentence: add the NSP head (``Dense(2)`` on the pooled output).
+        name: the model's name.
+
+    Returns:
+        A ``keras.Model`` from the encoder's inputs and ``mask_positions [B, P]`` to
+        ``{"mlm": logits [B, P, V]}`` (and ``"nsp": logits [B, 2]``). Train with
+        ``SparseCategoricalCrossentropy(from_logits=True)`` on ``mask_ids`` weighted by
+        ``mask_weights``, and on the is-next label (`compile_pretrainer` does).
+    """
+    check_positive_int("max_predictions", max_predictions, f"{name}: ")
+    mask_positions = keras.Input((max_predictions,), dtype="int32", name="mask_positions")
+    head = MaskedLMHead(name="mlm_head")(encoder.output["sequence_output"], mask_positions)
+    outputs = {"mlm": encoder.get_layer("embedding")(head, reverse=True)}
+    if next_sentence:
+        outputs["nsp"] = keras.layers.Dense(2, name="nsp")(encoder.output["pooled_output"])
+    inputs = dict(encoder.input)
+    inputs["mask_positions"] = mask_positions
+    return keras.Model(inputs, outputs, name=name)
+
+
+def encoder_of(model):
+    """The encoder inside a `bert_pretrainer` or `bert_classifier` (also one reloaded from
+    ``.keras``): a model on the same layers from ``token_ids``/``segment_ids`` to
+    ``sequence_output``/``pooled_output``."""
+    try:
+        inputs = {k: model.input[k] for k in ENCODER_INPUTS}
+        last = max(
+            (layer for layer in model.layers if layer.name.startswith("encoder_")),
+            key=lambda layer: int(layer.name.split("_")[1]),
+        )
+        pooled = model.get_layer("pooler")
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise ValueError(
+            f"encoder_of: `model` must be a BERT pretrainer or classifier (inputs "
+            f"{ENCODER_INPUTS}, layers encoder_i and pooler); received {model.name!r}."
+        ) from error
+    return keras.Model(
+        inputs,
+        {"sequence_output": last.output, "pooled_output": pooled.output},
+        name="bert_encoder",
+    )
+
+
+def bert_classifier(encoder, num_classes, dropout=0.1, name="bert_classifier"):
+    """Fine-tuning: dropout and a ``Dense(num_classes)`` on the encoder's pooled output.
+
+    The embedding's output bias (used only by the masked-LM projection) is frozen, as it gets
+    no gradient here.
+
+    Args:
+        encoder: a `bert_encoder` (fresh, or `encoder_of` a pretrainer).
+        num_classes: classes.
+        dropout: before the classifier.
+        name: the model's name.
+
+    Returns:
+        A ``keras.Model`` from the encoder's inputs to ``[B, num_classes]`` logits.
+    """
+    where = f"{name}: "
+    check_positive_int("num_classes", num_classes, where)
+    check_rate("dropout", dropout, where)
+    bias = encoder.get_layer("embedding").bias
+    if bias is not None:
+        bias.trainable = False
+    x = keras.layers.Dropout(dropout, name="classifier_dropout")(encoder.output["pooled_output"])
+    logits = keras.layers.Dense(num_classes, name="classifier")(x)
+    return keras.Model(dict(encoder.input), logits, name=name)
+
+
+def compile_pretrainer(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
+    """Compiles a `bert_pretrainer`: sparse cross-entropy on the masked tokens (the batch's
+    ``mask_weights`` as sample weights, so padded slots count for nothing) and on the NSP
+    label, each with its accuracy (``mlm_accuracy`` is the masked-token accuracy).
+
+    Data: ``(inputs, {"mlm": mask_ids, "nsp": is_next}, {"mlm": mask_weights, "nsp": 1})``
+    (`keras_adl.tasks.pretraining.masked_lm_batches`).
+    """
+    outputs = list(model.output)
+    loss = {k: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for k in outputs}
+    metrics = {k: [keras.metrics.SparseCategoricalAccuracy(name="accuracy")] for k in outputs}
+    model.compile(
+        optimizer=optimizer or keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),
+        loss=loss,
+        weighted_metrics=metrics,
+        jit_compile=jit_compile,
+    )
+    return model
