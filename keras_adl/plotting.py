@@ -541,3 +541,44 @@ def plot_embeddings(embeddings, words, path, neighbors=5, perplexity=None, seed=
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def plot_training_curves(steps, series, path, title=None):
+    """Saves one panel per quantity (the loss, an accuracy, a perplexity…) against the
+    training step, as a PNG.
+
+    Args:
+        steps: ``[N]`` step numbers.
+        series: ``{name: [N] values}``, one panel each (at most 4).
+        path: PNG file to write.
+        title: optional title.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: no series, or a series whose length differs from ``steps``.
+    """
+    if not series or len(series) > 4:
+        raise ValueError(
+            f"plot_training_curves: `series` must hold 1 to 4 quantities; received {len(series)}."
+        )
+    for name, values in series.items():
+        if len(values) != len(steps):
+            raise ValueError(
+                f"plot_training_curves: series {name!r} has {len(values)} values for "
+                f"{len(steps)} steps."
+            )
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(series), figsize=(4.5 * len(series), 3.4), squeeze=False)
+    for ax, (name, values) in zip(axes[0], series.items()):
+        ax.plot(steps, values, lw=1.2)
+        ax.set_xlabel("step")
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -199,3 +199,19 @@ def test_plot_embeddings_labels_the_words_and_their_neighbours(tmp_path, saved):
     assert _png_size(path) == (900, 700)
     with pytest.raises(ValueError, match="at least 2 of `words` must be in the vocabulary"):
         plotting.plot_embeddings(embeddings, ["g0w0", "nope"], path)
+
+
+def test_plot_training_curves_draws_one_panel_per_quantity(tmp_path, saved):
+    path = tmp_path / "training.png"
+    steps = [10, 20, 30]
+    series = {"loss": [3.0, 2.0, 1.5], "mlm_accuracy": [0.1, 0.2, 0.35]}
+    plotting.plot_training_curves(steps, series, path, title="masked LM")
+    assert _png_size(path)[0] > _png_size(path)[1]
+    axes = _one_closed_figure(saved).axes
+    assert [ax.get_title() for ax in axes] == ["loss", "mlm_accuracy"]
+    np.testing.assert_allclose(axes[1].lines[0].get_ydata(), series["mlm_accuracy"])
+    np.testing.assert_allclose(axes[0].lines[0].get_xdata(), steps)
+    with pytest.raises(ValueError, match="series 'loss' has 2 values for 3 steps"):
+        plotting.plot_training_curves(steps, {"loss": [1.0, 2.0]}, path)
+    with pytest.raises(ValueError, match="must hold 1 to 4 quantities"):
+        plotting.plot_training_curves(steps, {}, path)

@@ -176,7 +176,14 @@ def compile_pretrainer(model, learning_rate=1e-3, jit_compile=True, optimizer=No
     (`keras_adl.tasks.pretraining.masked_lm_batches`).
     """
     outputs = list(model.output)
-    loss = {k: keras.losses.SparseCategoricalCrossentropy(from_logits=True) for k in outputs}
+    # The mean over the weighted slots (not over all P slots, most of them padding for short
+    # texts), so the masked-LM loss is the cross-entropy per masked token.
+    loss = {
+        k: keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight"
+        )
+        for k in outputs
+    }
     metrics = {k: [keras.metrics.SparseCategoricalAccuracy(name="accuracy")] for k in outputs}
     model.compile(
         optimizer=optimizer or keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),

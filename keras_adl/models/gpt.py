@@ -130,6 +130,7 @@ def generate(
     top_k=0,
     top_p=1.0,
     seed=None,
+    noise=None,
     start_id=END,
 ):
     """Continues ``prompts`` with a `gpt_lm` model, one cached step per position.
@@ -151,6 +152,9 @@ def generate(
         seed: for sampling, a ``keras.random.SeedGenerator`` (each call draws anew; inside a
             traced function, pass one created outside it) or an int (a generator seeded
             with it is made here, eagerly).
+        noise: instead of ``seed``, a function ``(t, shape) -> uniform (0, 1) [B, V]`` giving
+            step ``t``'s noise (e.g. stateless draws from a seed input of a serving
+            signature). Sampling is Gumbel-max: ``argmax(filtered logits - log(-log u))``.
         start_id: the id fed before the prompt.
 
     Returns:
@@ -164,8 +168,13 @@ def generate(
             f"{embedding.max_length}; received {max_length}."
         )
     sampling = not (isinstance(temperature, (int, float)) and temperature <= 0)
-    if sampling and not isinstance(seed, keras.random.SeedGenerator):
-        seed = keras.random.SeedGenerator(seed)
+    if sampling and noise is None:
+        if not isinstance(seed, keras.random.SeedGenerator):
+            seed = keras.random.SeedGenerator(seed)
+
+        def noise(t, shape):
+            return keras.random.uniform(shape, minval=1e-7, maxval=1.0, seed=seed)
+
     prompts = ops.convert_to_tensor(prompts, "int32")
     if len(prompts.shape) != 2:
         raise ValueError(f"generate: `prompts` must be [batch, length]; received {prompts.shape}.")
@@ -190,8 +199,9 @@ def generate(
         chosen = ops.cast(ops.argmax(logits, axis=-1), "int32")
         if sampling:
             filtered = filter_logits(logits, temperature, top_k, top_p)
-            drawn = keras.random.categorical(filtered, 1, seed=seed, dtype="int32")[:, 0]
-            chosen = ops.where(greedy, chosen, drawn)
+            u = ops.clip(ops.cast(noise(t, ops.shape(logits)), "float32"), 1e-7, 1.0 - 1e-7)
+            drawn = ops.argmax(filtered - ops.log(-ops.log(u)), axis=-1)
+            chosen = ops.where(greedy, chosen, ops.cast(drawn, "int32"))
         in_prompt = t < lengths
         chosen = ops.where(in_prompt, ops.take(forced, t, axis=1), chosen)
         chosen = ops.where(done, PAD, chosen)

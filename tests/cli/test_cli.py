@@ -635,9 +635,9 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     # One line and nothing else: no TensorFlow start-up logs, no traceback.
     assert result.stderr.splitlines() == [
         "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
-        "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'documents', 'fortunes', "
-        "'needle', 'pairs', 'priority_sort', 'repeat_copy', 'sort', 'translated_digits', "
-        "'word2vec']"
+        "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'documents', 'finetune', "
+        "'fortunes', 'needle', 'pairs', 'pretrain_lm', 'pretrain_mlm', 'priority_sort', "
+        "'repeat_copy', 'sort', 'translated_digits', 'word2vec']"
     ]
 
 
@@ -811,3 +811,64 @@ def test_tune_word2vec(tmp_path, capsys):
     assert code == 0, err
     best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
     assert {"dim", "window", "negatives", "subsample", "learning_rate"} <= set(best)
+
+
+def _fortunes_dir(path):
+    """Fortunes of the nine topics, each with its own planted word."""
+    from keras_adl.tasks.fortunes import FORTUNE_TOPICS
+
+    path.mkdir()
+    rng = np.random.default_rng(0)
+    fillers = "the a of and to in is it that was Été ça".split()
+    for topic in FORTUNE_TOPICS:
+        texts = [" ".join([topic] + list(rng.choice(fillers, 6))) + "." for _ in range(12)]
+        (path / f"{topic}.u8").write_text("\n%\n".join(texts) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _sentences_corpus(path):
+    rng = np.random.default_rng(1)
+    words = "the cat dog sat on mat ran red blue house tree river Été élan Привет мир 東京".split()
+    documents = []
+    for _ in range(200):
+        sentences = [" ".join(rng.choice(words, rng.integers(4, 9))) + "." for _ in range(3)]
+        documents.append(" ".join(sentences))
+    path.write_text("\n\n".join(documents), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.slow  # ~40 s: three end-to-end CLI runs of d = 128 models
+def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
+    """The pretraining family from the command line: masked-LM pretraining, fine-tuning from
+    it, a causal LM exported with generation, each predict on raw (non-ASCII) text."""
+    corpus = _sentences_corpus(tmp_path / "corpus.txt")
+    mlm, finetuned, lm = (str(tmp_path / name) for name in ("mlm", "ft", "lm"))
+    common = ["--data", corpus, "--vocab-size", "120", "--batch-size", "16", "--steps", "6"]
+    assert _run(["train", "pretrain_mlm", *common, "--out", mlm], capsys)[0] == 0
+    run = json.load(open(os.path.join(mlm, "run.json")))
+    assert {"held_out_masked_accuracy", "most_frequent_token_accuracy"} <= set(run["metrics"])
+    assert os.path.isfile(os.path.join(mlm, "training.png"))
+    code, _, err = _run(["export", mlm, str(tmp_path / "no")], capsys)
+    assert code == 1 and "finetune --init RUN" in err
+    fortunes = _fortunes_dir(tmp_path / "fortunes")
+    argv = ["train", "finetune", "--init", mlm, "--data", fortunes, "--epochs", "1"]
+    assert _run([*argv, "--out", finetuned], capsys)[0] == 0
+    run = json.load(open(os.path.join(finetuned, "run.json")))
+    assert run["weights"] == "pretrained" and 0.0 <= run["metrics"]["held_out_accuracy"] <= 1.0
+    export = str(tmp_path / "ft_export")
+    assert _run(["export", finetuned, export], capsys)[0] == 0
+    code, out, _ = _run(["predict", export, "science of ça", "Привет мир"], capsys)
+    assert code == 0 and len(out.strip().splitlines()) == 2
+    code, _, err = _run(
+        ["train", "finetune", "--init", corpus, "--out", str(tmp_path / "x")], capsys
+    )
+    assert code == 1 and "--init" in err
+    assert _run(["train", "pretrain_lm", *common, "--out", lm], capsys)[0] == 0
+    run = json.load(open(os.path.join(lm, "run.json")))
+    assert run["metrics"]["held_out_perplexity"] > 1.0
+    export = str(tmp_path / "lm_export")
+    assert _run(["export", lm, export], capsys)[0] == 0
+    code, out, _ = _run(["predict", export, "Привет мир", "東京"], capsys)
+    lines = out.strip().splitlines()
+    assert code == 0 and [line.split("\t")[0] for line in lines] == ["Привет мир", "東京"]
+    assert lines[0].split("\t")[1].startswith("привет мир")

@@ -30,6 +30,9 @@ def test_every_family_registers_tasks_with_unique_names():
         "fortunes",
         "documents",
         "word2vec",
+        "pretrain_mlm",
+        "pretrain_lm",
+        "finetune",
     }
     for recipe in families:
         assert isinstance(recipe, Recipe) and recipe.description
