@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -135,3 +136,29 @@ def test_word2vec_example_smoke(tmp_path):
     assert result["known"] == [True, False] and len(result["neighbors"]) == 8
     assert os.path.getsize(result["png"]) > 1000
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
+@pytest.mark.slow  # ~16 s, most of it writing the SavedModel of the generation loop
+def test_generate_text_example_smoke(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    rng = np.random.default_rng(0)
+    words = "the cat sat on a mat and ran to Été Привет 東京".split()
+    corpus.write_text("\n\n".join(" ".join(rng.choice(words, 12)) for _ in range(300)))
+    example = load_script("examples/generate_text.py")
+    argv = ["--data", str(corpus), "--steps", "20", "--vocab-size", "60", "--dim", "16"]
+    result = example.main([*argv, "--prompt", "the cat", "--out", str(tmp_path / "g")])
+    assert result["reloaded"] == result["greedy"] and result["greedy"].startswith("the cat")
+    assert result["figures"]["perplexity"] > 1.0
+
+
+@pytest.mark.slow  # ~30 s: pretraining and two fine-tuning runs
+def test_pretrain_and_finetune_example_smoke(tmp_path):
+    from tests.cli.test_cli import _fortunes_dir, _sentences_corpus
+
+    corpus = _sentences_corpus(tmp_path / "corpus.txt")
+    fortunes = _fortunes_dir(tmp_path / "fortunes")
+    example = load_script("examples/pretrain_and_finetune.py")
+    argv = ["--data", corpus, "--fortunes", fortunes, "--steps", "10", "--epochs", "1"]
+    result = example.main([*argv, "--vocab-size", "120", "--dim", "16", "--out", str(tmp_path)])
+    assert set(result["finetuning"]) == {"pretrained", "random"}
+    assert 0.0 < result["pretraining"]["most_frequent_token_accuracy"] <= 1.0
