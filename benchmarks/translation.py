@@ -69,30 +69,13 @@ def translation_memory(train_sources, train_targets, sources, batch=512):
     return outputs
 
 
-class _TimeLimit:
-    """A Keras callback stopping training after ``seconds`` of wall-clock time."""
-
-    def __new__(cls, seconds):
-        import keras
-
-        class TimeLimit(keras.callbacks.Callback):
-            def on_train_begin(self, logs=None):
-                self.start, self.steps = time.perf_counter(), 0
-
-            def on_train_batch_end(self, batch, logs=None):
-                self.steps += 1
-                if time.perf_counter() - self.start > seconds:
-                    self.model.stop_training = True
-
-        return TimeLimit()
-
-
 def train_model(model_name, tokens, minutes, train, held_sources, args):
     """Trains one model for ``minutes`` and returns its outputs and training facts."""
     import tensorflow as tf
 
     from keras_adl.recipes.sequences import RECIPE, fitting_pairs
     from keras_adl.text import TextPairTokenizer
+    from keras_adl.training.callbacks import TimeLimit
 
     tf.keras.utils.set_random_seed(args.seed)
     start = time.perf_counter()
@@ -106,7 +89,7 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     dataset = tokenizer.dataset(
         sources, targets, args.batch_size, args.max_length, args.max_length, seed=args.seed
     )
-    limit = _TimeLimit(60 * minutes)
+    limit = TimeLimit(60 * minutes)
     start = time.perf_counter()
     history = model.fit(dataset, epochs=10_000, callbacks=[limit], verbose=0)
     train_seconds = time.perf_counter() - start
