@@ -37,11 +37,11 @@ SETTINGS = {
 LEARNING_RATES = {"sgd": 0.05, "adam": 4e-3}
 FINAL_LEARNING_RATE = 1e-4  # SGD's last learning rate, a fraction of the first (word2vec.c)
 # Training steps run per call of the compiled function (word2vec's steps are short).
-STEPS_PER_EXECUTION = 50
+STEPS_PER_EXECUTION = 100
 MIN_COUNT = 5
-# Positives per batch: on GCIDE, SGD gave the same vectors with batches of 1024, 4096 and 8192
-# (benchmarks/RESULTS.md); bigger batches use the machine better.
-BATCH_SIZE = 4096
+# Positives per batch: on GCIDE, SGD gave the same vectors with batches of 1,024 to 8,192, and
+# 2,048 trained fastest on 2 cores (the rows a step reads stay in cache; benchmarks/RESULTS.md).
+BATCH_SIZE = 2048
 NEIGHBORS = 8
 # Words of the t-SNE picture (those in the vocabulary are drawn).
 PICTURE_WORDS = ("king", "water", "red", "horse", "france", "music", "run", "tree")

@@ -94,9 +94,7 @@ def _topic_corpus(seed=0, topics=4, members=6, documents=1500):
     return corpus, groups
 
 
-@pytest.mark.parametrize(
-    "optimizer", [("sgd", 0.05), ("adam", 0.02)], ids=["word2vec_sgd", "adam"]
-)
+@pytest.mark.parametrize("optimizer", [("sgd", 0.05), ("adam", 0.02)], ids=["word2vec_sgd", "adam"])
 def test_learns_planted_topics(optimizer):
     keras.utils.set_random_seed(0)
     corpus, groups = _topic_corpus()
@@ -216,9 +214,7 @@ def test_sgd_step_is_word2vec_c_update_and_moves_only_the_rows_read():
     )
     inputs, outputs = _tables(model)
     centre, candidates, labels = 5, np.array([7, 9, 10]), np.array([1.0, 0.0, 0.0])
-    model.train_on_batch(
-        {"centre": np.array([centre]), "contexts": candidates[None]}, labels[None]
-    )
+    model.train_on_batch({"centre": np.array([centre]), "contexts": candidates[None]}, labels[None])
     new_inputs, new_outputs = _tables(model)
     logits = outputs[candidates] @ inputs[centre]
     g = alpha * (labels - 1 / (1 + np.exp(-logits)))  # [3]
