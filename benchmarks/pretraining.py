@@ -1,0 +1,372 @@
+"""Pretraining on two CPU cores: masking statistics, cached generation, the exported generator,
+masked-LM learning, transfer to fortunes, and a GPT against a unigram model and an LSTM LM.
+
+    python benchmarks/pretraining.py --parts masking cache export          # a minute
+    python benchmarks/pretraining.py --parts mlm transfer --minutes 10      # ~20 minutes
+    python benchmarks/pretraining.py --parts lm --minutes 8                 # ~17 minutes
+
+Data: the pretraining recipe's corpus (`keras_adl.recipes.pretraining`: GCIDE + the training
+fortunes, ``make data``; ``--data`` another), its WordPiece vocabulary and its 2-layer d = 128
+models; fortunes with the documents family's split. Parts and their figures (issue 15):
+
+- ``masking``: over at least 10⁵ eligible tokens of real sentence pairs, the selected fraction
+  (goal 15.0 ± 0.5%), the [MASK] / random / kept split of the selected (80/10/10 ± 1.5), and
+  special or padding tokens selected (goal 0).
+- ``cache``: a GPT with 256 positions generating 256 tokens greedily, one compiled step per
+  token with the key/value caches (XLA) against recomputing the whole prefix (a graph-mode
+  pass of every block over the 256 positions per token, the output projection at the current
+  position only): the tokens must be identical; goal ≥ 3× per token.
+- ``export``: the generation SavedModel (`make_generation_serving_fn`) against eager
+  `generate` on 20 prompts, greedy (goal: identical).
+- ``mlm``: ``bert`` pretrained for ``--minutes``; held-out masked-token accuracy against the
+  most-frequent-token baseline (goal ≥ 3×).
+- ``transfer`` (after ``mlm``): fortunes fine-tuned from the pretrained encoder and from random
+  weights (same vocabulary and steps), per seed, and tf-idf logistic regression (the anchor of
+  ``benchmarks/han.py``); goal: pretrained ≥ random + 3 points and above the regression.
+- ``lm``: ``gpt`` and an LSTM LM of about the same parameter count, each for ``--minutes``;
+  held-out perplexity against a unigram model (goals: GPT ≤ 0.5× unigram and ≤ the LSTM's).
+"""
+
+import argparse
+import json
+import time
+
+WINDOW_BATCH = 32
+
+
+def masking(tokenizer, train, args):
+    import numpy as np
+
+    from keras_adl.recipes.pretraining import RECIPE, SIZES
+    from keras_adl.tasks.pretraining import FIRST_PIECE, MASK
+
+    selected = eligible = special = 0
+    as_mask = kept = random = 0
+    for inputs, targets, weights in RECIPE.mlm_dataset(
+        tokenizer, train, 64, SIZES["sequence_length"], seed=args.seed
+    ):
+        # The original ids: put the targets back where the masks went.
+        masked = inputs["token_ids"].numpy()
+        positions = inputs["mask_positions"].numpy()
+        w = weights["mlm"].numpy() > 0
+        rows = np.nonzero(w)[0]
+        chosen = positions[w]
+        original = masked.copy()
+        original[rows, chosen] = targets["mlm"].numpy()[w]
+        eligible += int((original >= FIRST_PIECE).sum())
+        selected += int(w.sum())
+        special += int((original[rows, chosen] < FIRST_PIECE).sum())
+        replaced = masked[rows, chosen]
+        as_mask += int((replaced == MASK).sum())
+        kept += int((replaced == original[rows, chosen]).sum())
+        random += int(((replaced != MASK) & (replaced != original[rows, chosen])).sum())
+        if eligible >= 100_000:
+            break
+    return {
+        "eligible_tokens": eligible,
+        "selected_fraction": selected / eligible,
+        "mask_fraction": as_mask / selected,
+        "random_fraction": random / selected,
+        "kept_fraction": kept / selected,
+        "special_or_padding_selected": special,
+    }
+
+
+def cache_speed(vocab_size, args):
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from keras_adl.models.gpt import generate, gpt_lm
+    from keras_adl.recipes.pretraining import SIZES
+
+    keras.utils.set_random_seed(args.seed)
+    length = 256
+    sizes = {k: v for k, v in SIZES.items() if k not in ("sequence_length", "dropout")}
+    model = gpt_lm(vocab_size, sequence_length=length, dropout=0.0, **sizes)
+    prompt = tf.constant([[7]], tf.int32)
+    cached = tf.function(lambda p: generate(model, p, length), jit_compile=True)
+    tokens = cached(prompt).numpy()  # compiles
+    start = time.perf_counter()
+    tokens = cached(prompt).numpy()
+    cached_seconds = time.perf_counter() - start
+
+    embedding = model.get_layer("embedding")
+    blocks = [layer for layer in model.layers if layer.name.startswith("decoder_")]
+
+    # Without XLA: on this stack the XLA-compiled prefix pass took 240 ms against 4 ms.
+    @tf.function(jit_compile=False)
+    def full_step(sequence, t):
+        # The whole prefix through every block (causal), the output projection at t only.
+        x = embedding(sequence)
+        for block in blocks:
+            x = block(x, training=False)
+        logits = embedding(x[:, t], reverse=True)
+        return tf.cast(tf.argmax(logits, axis=-1), tf.int32)
+
+    # Recomputing: at every position, a forward pass over the whole (fixed-size) prefix.
+    sequence = np.zeros((1, length), "int32")
+    sequence[0, 0] = 2  # the start token generate feeds first
+    full_step(tf.constant(sequence), tf.constant(0))  # compiles
+    recomputed = [7]
+    start = time.perf_counter()
+    for t in range(length - 1):
+        sequence[0, t + 1] = recomputed[-1]
+        recomputed.append(int(full_step(tf.constant(sequence), tf.constant(t + 1))[0]))
+    full_seconds = time.perf_counter() - start
+    same = recomputed[: len(tokens[0])] == tokens[0].tolist()
+    # Compare up to a generated </s> (generate pads after it).
+    if not same and 2 in tokens[0].tolist():
+        stop = tokens[0].tolist().index(2) + 1
+        same = recomputed[:stop] == tokens[0].tolist()[:stop]
+    return {
+        "tokens": length,
+        "cached_ms_per_token": 1000 * cached_seconds / length,
+        "recomputed_ms_per_token": 1000 * full_seconds / (length - 1),
+        "speedup": (full_seconds / (length - 1)) / (cached_seconds / length),
+        "identical_tokens": bool(same),
+    }
+
+
+def export_check(model, tokenizer, prompts, out):
+    import os
+    import shutil
+    import tempfile
+
+    import tensorflow as tf
+
+    from keras_adl.models.gpt import generate
+    from keras_adl.recipes.pretraining import make_generation_serving_fn
+    from keras_adl.training.export import export_serving_fn
+
+    max_length = 32
+    directory = os.path.join(out or tempfile.mkdtemp(), "gpt_export")
+    shutil.rmtree(directory, ignore_errors=True)
+    export_serving_fn(model, directory, make_generation_serving_fn(model, tokenizer, max_length))
+    serve = tf.saved_model.load(directory).signatures["serving_default"]
+    settings = {"temperature": 0.0, "top_k": 0, "top_p": 1.0, "seed": 0}
+    exported = serve(
+        prompts=tf.constant(prompts), **{k: tf.constant(v) for k, v in settings.items()}
+    )
+    ids = tokenizer.tokenize(tf.constant(prompts))[:, : max_length - 1].to_tensor()
+    eager = generate(model, ids, max_length).numpy()
+    same = int((exported["tokens"].numpy() == eager).all(axis=1).sum())
+    return {"prompts": len(prompts), "identical": same}
+
+
+def train_for(model, data, minutes, steps_cap=10**7):
+    from keras_adl.training.callbacks import TimeLimit
+
+    limit = TimeLimit(60 * minutes)
+    start = time.perf_counter()
+    model.fit(data, steps_per_epoch=steps_cap, epochs=1, verbose=0, callbacks=[limit])
+    return {"steps": limit.steps, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def mlm(tokenizer, train, held_out, args):
+    import keras
+    import numpy as np
+
+    from keras_adl.recipes.pretraining import RECIPE, SIZES
+
+    keras.utils.set_random_seed(args.seed)
+    length = SIZES["sequence_length"]
+    # The schedule assumes about this many steps (measured: ~12 per second).
+    steps = int(args.minutes * 60 * 12)
+    model = RECIPE.build_model("pretrain_mlm", "bert", tokenizer.size, total_steps=steps)
+    data = RECIPE.mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
+    facts = train_for(model, data, args.minutes, steps)
+    evaluation = RECIPE.mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(40).cache()
+    figures = model.evaluate(evaluation, verbose=0, return_dict=True)
+    targets = np.concatenate([t["mlm"].numpy()[w["mlm"].numpy() > 0] for _, t, w in evaluation])
+    baseline = float(np.bincount(targets).max() / len(targets))
+    facts.update(
+        masked_accuracy=float(figures["mlm_accuracy"]),
+        most_frequent_token_accuracy=baseline,
+        ratio=float(figures["mlm_accuracy"]) / baseline,
+        next_sentence_accuracy=float(figures["nsp_accuracy"]),
+        held_out_masked_tokens=int(len(targets)),
+    )
+    return model, facts
+
+
+def transfer(pretrainer, tokenizer, args):
+    import keras
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    from keras_adl.models.bert import encoder_of
+    from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+    from keras_adl.recipes.pretraining import RECIPE, SIZES
+
+    train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
+        "fortunes", args.fortunes, 10**9
+    )
+    vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2)
+    regression = LogisticRegression(max_iter=2000, C=10.0)
+    regression.fit(vectorizer.fit_transform(train_docs), train_labels)
+    results = {
+        "tfidf_logistic_regression": float(
+            np.mean(regression.predict(vectorizer.transform(test_docs)) == test_labels)
+        ),
+        "test_documents": len(test_docs),
+    }
+    length, batch = SIZES["sequence_length"], 32
+    steps = len(train_docs) // batch
+    weights = pretrainer.get_weights()
+    for start in ("pretrained", "random"):
+        scores = []
+        for seed in args.seeds:
+            keras.utils.set_random_seed(seed)
+            encoder = None
+            if start == "pretrained":
+                pretrainer.set_weights(weights)  # the same pretrained start for every seed
+                encoder = encoder_of(pretrainer)
+            model = RECIPE.build_model(
+                "finetune",
+                "bert",
+                tokenizer.size,
+                num_classes=len(names),
+                total_steps=steps * args.finetune_epochs,
+                encoder=encoder,
+            )
+            data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
+            model.fit(data.repeat(), steps_per_epoch=steps, epochs=args.finetune_epochs, verbose=0)
+            held = RECIPE.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
+            scores.append(float(model.evaluate(held, verbose=0, return_dict=True)["accuracy"]))
+        results[start] = {"seeds": list(args.seeds), "accuracy": scores}
+    return results
+
+
+def lstm_lm(vocab_size, target_parameters, sequence_length):
+    """An LSTM language model with tied embeddings, its LSTM width chosen to match
+    ``target_parameters``."""
+    import keras
+
+    from keras_adl.layers import TokenAndPositionEmbedding
+    from keras_adl.metrics import Perplexity
+
+    def build(units):
+        ids = keras.Input((None,), dtype="int32")
+        embed = TokenAndPositionEmbedding(vocab_size, sequence_length, 128, name="embedding")
+        x = keras.layers.LSTM(units, return_sequences=True)(embed(ids))
+        x = keras.layers.Dense(128)(x)
+        return keras.Model(ids, embed(x, reverse=True), name="lstm_lm")
+
+    units = min(range(32, 2048, 8), key=lambda u: abs(build(u).count_params() - target_parameters))
+    model = build(units)
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-3, global_clipnorm=1.0),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=[Perplexity()],
+        jit_compile=True,
+    )
+    return model, units
+
+
+def lm(tokenizer, train, held_out, args):
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from keras_adl.recipes.pretraining import RECIPE, SIZES
+    from keras_adl.tasks.pretraining import lm_windows
+
+    length = SIZES["sequence_length"]
+    inputs, targets = lm_windows(RECIPE.token_lists(tokenizer, train), length)
+    held_inputs, held_targets = lm_windows(RECIPE.token_lists(tokenizer, held_out), length)
+    counts = np.bincount(targets.ravel(), minlength=tokenizer.size) + 1.0
+    unigram = float(np.exp(-np.log(counts / counts.sum())[held_targets.ravel()].mean()))
+    data = (
+        tf.data.Dataset.from_tensor_slices((inputs, targets))
+        .shuffle(len(inputs), seed=args.seed, reshuffle_each_iteration=True)
+        .repeat()
+        .batch(WINDOW_BATCH, drop_remainder=True)
+        .prefetch(2)
+    )
+    results = {"unigram_perplexity": unigram, "train_windows": len(inputs)}
+    keras.utils.set_random_seed(args.seed)
+    steps = int(args.minutes * 60 * 10)
+    gpt = RECIPE.build_model("pretrain_lm", "gpt", tokenizer.size, total_steps=steps)
+    keras.utils.set_random_seed(args.seed)
+    lstm, units = lstm_lm(tokenizer.size, gpt.count_params(), length)
+    for name, model in (("gpt", gpt), ("lstm", lstm)):
+        facts = train_for(model, data, args.minutes, steps)
+        figures = model.evaluate(
+            held_inputs, held_targets, batch_size=64, verbose=0, return_dict=True
+        )
+        facts.update(
+            parameters=int(model.count_params()),
+            perplexity=float(figures["perplexity"]),
+            over_unigram=float(figures["perplexity"]) / unigram,
+        )
+        if name == "lstm":
+            facts["units"] = units
+        results[name] = facts
+        print(f"{name}: {json.dumps(facts)}", flush=True)
+    return gpt, results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", help="pretraining corpus (default: GCIDE + fortunes)")
+    parser.add_argument("--fortunes", help="a fortunes directory (default: the installed one)")
+    parser.add_argument("--documents", type=int, default=10**7)
+    parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument("--minutes", type=float, default=10.0, help="per pretrained model")
+    parser.add_argument("--finetune-epochs", type=int, default=10)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        default=["masking", "cache", "export", "mlm", "transfer", "lm"],
+        help="masking, cache, export, mlm, transfer, lm",
+    )
+    parser.add_argument("--out", help="write the figures to this JSON file")
+    args = parser.parse_args(argv)
+
+    from keras_adl.recipes.pretraining import RECIPE
+
+    start = time.perf_counter()
+    results = {}
+    if set(args.parts) != {"cache"}:  # the cache part needs only a vocabulary size
+        train, held_out = RECIPE.corpus(args.data, args.documents)
+        tokenizer = RECIPE.learn_tokenizer(train, args.vocab_size)
+        results = {"documents": len(train), "held_out_documents": len(held_out)}
+        results["vocabulary"] = tokenizer.size
+        print(
+            f"{len(train)} training and {len(held_out)} held-out documents, {tokenizer.size} "
+            f"pieces ({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
+    pretrainer = gpt = None
+    for part in args.parts:
+        if part == "masking":
+            results[part] = masking(tokenizer, train, args)
+        elif part == "cache":
+            results[part] = cache_speed(results.get("vocabulary", args.vocab_size), args)
+        elif part == "mlm":
+            pretrainer, results[part] = mlm(tokenizer, train, held_out, args)
+        elif part == "transfer":
+            if pretrainer is None:
+                parser.error("the transfer part needs the mlm part before it")
+            results[part] = transfer(pretrainer, tokenizer, args)
+        elif part == "lm":
+            gpt, results[part] = lm(tokenizer, train, held_out, args)
+        elif part == "export":
+            if gpt is None:  # untrained weights: the check is of the export, not the model
+                gpt = RECIPE.build_model("pretrain_lm", "gpt", tokenizer.size)
+            prompts = [" ".join(d.split()[:3]) for d in held_out[:20]]
+            results[part] = export_check(gpt, tokenizer, prompts, None)
+        else:
+            parser.error(f"unknown part {part!r}")
+        print(f"{part}: {json.dumps(results[part])}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
