@@ -60,6 +60,12 @@ def check_positive_int(name, value, where="", allow_none=False):
     return value
 
 
+def check_positive_ints(where="", **values):
+    """`check_positive_int` on each keyword argument (a builder's sizes), in order."""
+    for name, value in values.items():
+        check_positive_int(name, value, where)
+
+
 def check_rate(name, value, where=""):
     """Checks that ``value`` is a float in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:

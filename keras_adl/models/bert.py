@@ -12,7 +12,7 @@ import keras
 from keras_adl.layers.masked_lm_head import MaskedLMHead
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
-from keras_adl.utils import check_positive_int, check_rate
+from keras_adl.utils import check_positive_int, check_positive_ints, check_rate
 
 ENCODER_INPUTS = ("token_ids", "segment_ids")
 
@@ -52,16 +52,16 @@ def bert_encoder(
     (None, 16)
     """
     where = f"{name}: "
-    for argument, value in (
-        ("vocab_size", vocab_size),
-        ("sequence_length", sequence_length),
-        ("model_dim", model_dim),
-        ("num_heads", num_heads),
-        ("intermediate_dim", intermediate_dim),
-        ("num_layers", num_layers),
-        ("num_segments", num_segments),
-    ):
-        check_positive_int(argument, value, where)
+    check_positive_ints(
+        where,
+        vocab_size=vocab_size,
+        sequence_length=sequence_length,
+        model_dim=model_dim,
+        num_heads=num_heads,
+        intermediate_dim=intermediate_dim,
+        num_layers=num_layers,
+        num_segments=num_segments,
+    )
     check_rate("dropout", dropout, where)
     token_ids = keras.Input((sequence_length,), dtype="int32", name="token_ids")
     segment_ids = keras.Input((sequence_length,), dtype="int32", name="segment_ids")

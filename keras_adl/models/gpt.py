@@ -7,7 +7,7 @@ from keras import ops
 from keras_adl.conventions import END, PAD
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
-from keras_adl.utils import check_positive_int, check_rate
+from keras_adl.utils import check_positive_int, check_positive_ints, check_rate
 
 
 def gpt_lm(
@@ -48,15 +48,15 @@ def gpt_lm(
         Radford et al. (2018). Improving Language Understanding by Generative Pre-Training.
     """
     where = f"{name}: "
-    for argument, value in (
-        ("vocab_size", vocab_size),
-        ("sequence_length", sequence_length),
-        ("model_dim", model_dim),
-        ("num_heads", num_heads),
-        ("intermediate_dim", intermediate_dim),
-        ("num_layers", num_layers),
-    ):
-        check_positive_int(argument, value, where)
+    check_positive_ints(
+        where,
+        vocab_size=vocab_size,
+        sequence_length=sequence_length,
+        model_dim=model_dim,
+        num_heads=num_heads,
+        intermediate_dim=intermediate_dim,
+        num_layers=num_layers,
+    )
     check_rate("dropout", dropout, where)
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     embedding = TokenAndPositionEmbedding(vocab_size, sequence_length, model_dim, name="embedding")

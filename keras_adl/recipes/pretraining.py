@@ -44,6 +44,12 @@ SETTINGS = {
 }
 WARMUP_FRACTION = 0.1
 GENERATE_LENGTH = 48
+# The pretraining tasks' own options.
+CORPUS_OPTIONS = (
+    Option("--data", "a text file or directory, gcide.dict.dz or WordNet", "path"),
+    Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
+    Option("--steps", "training steps per epoch (default: one pass)", int),
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
@@ -79,11 +85,7 @@ class PretrainingRecipe(Recipe):
             batch_size=64,
             samples=1_000_000,  # at most this many training documents
             tunable=False,
-            options=(
-                Option("--data", "a text file or directory, gcide.dict.dz or WordNet", "path"),
-                Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
-                Option("--steps", "training steps per epoch (default: one pass)", int),
-            ),
+            options=CORPUS_OPTIONS,
         ),
         Task(
             "pretrain_lm",
@@ -93,11 +95,7 @@ class PretrainingRecipe(Recipe):
             batch_size=32,
             samples=1_000_000,
             tunable=False,
-            options=(
-                Option("--data", "a text file or directory, gcide.dict.dz or WordNet", "path"),
-                Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
-                Option("--steps", "training steps per epoch (default: one pass)", int),
-            ),
+            options=CORPUS_OPTIONS,
         ),
         Task(
             "finetune",
