@@ -287,7 +287,8 @@ def lm(tokenizer, train, held_out, args):
     )
     results = {"unigram_perplexity": unigram, "train_windows": len(inputs)}
     keras.utils.set_random_seed(args.seed)
-    steps = int(args.minutes * 60 * 10)
+    minutes = args.lm_minutes or args.minutes
+    steps = int(minutes * 60 * 10)
     gpt = RECIPE.build_model("pretrain_lm", "gpt", tokenizer.size, total_steps=steps)
     keras.utils.set_random_seed(args.seed)
     lstm, units = lstm_lm(tokenizer.size, gpt.count_params(), length)
@@ -315,6 +316,7 @@ def main(argv=None):
     parser.add_argument("--documents", type=int, default=10**7)
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--minutes", type=float, default=10.0, help="per pretrained model")
+    parser.add_argument("--lm-minutes", type=float, help="per language model (default: --minutes)")
     parser.add_argument("--finetune-epochs", type=int, default=10)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seed", type=int, default=0)
