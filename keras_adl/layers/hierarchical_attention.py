@@ -128,15 +128,27 @@ class HierarchicalAttention(keras.layers.Layer):
     def _make_encoder(self, encoder, name):
         if not isinstance(encoder, str):
             return encoder
-        rnn = _RNNS[encoder](
-            self.encoder_units,
-            return_sequences=True,
+        def make(go_backwards=False, layer_name=None):
+            return _RNNS[encoder](
+                self.encoder_units,
+                return_sequences=True,
+                go_backwards=go_backwards,
+                dtype=self.dtype_policy,
+                name=layer_name,
+            )
+
+        if not self.bidirectional:
+            return make(layer_name=name)
+        # The backward layer is made here, not by Bidirectional: Bidirectional would rebuild
+        # it by serializing the forward one, and inside `load_model` that deserialization can
+        # return the forward layer itself from the loading scope's shared objects (seen as
+        # "Forward layer and backward layer should have different `go_backwards` value").
+        return keras.layers.Bidirectional(
+            make(layer_name=f"{name}_forward"),
+            backward_layer=make(True, f"{name}_backward"),
             dtype=self.dtype_policy,
-            name=name if not self.bidirectional else None,
+            name=name,
         )
-        if self.bidirectional:
-            return keras.layers.Bidirectional(rnn, dtype=self.dtype_policy, name=name)
-        return rnn
 
     def _pooling(self, name):
         return AttentionPooling(
