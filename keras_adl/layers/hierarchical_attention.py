@@ -128,6 +128,7 @@ class HierarchicalAttention(keras.layers.Layer):
     def _make_encoder(self, encoder, name):
         if not isinstance(encoder, str):
             return encoder
+
         def make(go_backwards=False, layer_name=None):
             return _RNNS[encoder](
                 self.encoder_units,
