@@ -113,11 +113,11 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
     k = ops.where(top_k > 0, ops.minimum(top_k, vocab), vocab)
     kth = ops.take(ordered, ops.reshape(k - 1, (1,)), axis=-1)  # [B, 1]
     logits = ops.where(logits < kth, -1e9, logits)
+    ordered = ops.where(ordered < kth, -1e9, ordered)  # still descending: one sort per step
     # Nucleus: keep the tokens whose preceding cumulative probability is below top_p.
-    probabilities = ops.softmax(ops.flip(ops.sort(logits, axis=-1), axis=-1), axis=-1)
+    probabilities = ops.softmax(ordered, axis=-1)
     before = ops.cumsum(probabilities, axis=-1) - probabilities
     keep = before < ops.cast(top_p, "float32")
-    ordered = ops.flip(ops.sort(logits, axis=-1), axis=-1)
     cutoff = ops.min(ops.where(keep, ordered, 1e9), axis=-1, keepdims=True)
     return ops.where(logits < cutoff, -1e9, logits)
 

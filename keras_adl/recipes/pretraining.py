@@ -368,7 +368,10 @@ class PretrainingRecipe(Recipe):
         settings = self.settings(run.task, run.model)
         if init:
             info_path = os.path.join(init, "run.json")
-            info = json.load(open(info_path)) if os.path.isfile(info_path) else {}
+            info = {}
+            if os.path.isfile(info_path):
+                with open(info_path) as f:
+                    info = json.load(f)
             if info.get("task") != "pretrain_mlm":
                 raise RecipeError(
                     f"--init must be a pretrain_mlm run directory; {init!r} holds "
