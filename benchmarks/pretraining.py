@@ -229,7 +229,7 @@ def transfer(pretrainer, tokenizer, args):
                 tokenizer.size,
                 num_classes=len(names),
                 total_steps=steps * args.finetune_epochs,
-                encoder=encoder,
+                pretrained=encoder,
             )
             data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
             model.fit(data.repeat(), steps_per_epoch=steps, epochs=args.finetune_epochs, verbose=0)

@@ -78,7 +78,7 @@ def main(argv=None):
             tokenizer.size,
             num_classes=len(names),
             total_steps=steps * args.epochs,
-            encoder=encoder,
+            pretrained=encoder,
             **sizes,
         )
         data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)

@@ -1,5 +1,7 @@
 """Pictures of attention (matplotlib, imported lazily with the Agg backend)."""
 
+import warnings
+
 import numpy as np
 
 
@@ -580,5 +582,64 @@ def plot_training_curves(steps, series, path, title=None):
         fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_attention_heads(weights, tokens, path, title=None):
+    """Saves every head's self-attention for one text as a heatmap grid: one row per layer,
+    one column per head; in each map the rows are the attending positions (queries) and the
+    columns the attended ones (keys).
+
+    Args:
+        weights: ``[layers, heads, T, T]`` weights of one example (e.g. from
+            `keras_adl.models.bert.attention_weights`); trimmed to ``len(tokens)``.
+        tokens: the ``T`` labels (pieces) of the positions; those in a script no installed
+            font covers are drawn as boxes.
+        path: PNG file to write.
+        title: optional title.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: ``weights`` is not 4-D or has fewer positions than ``tokens``.
+    """
+    weights = np.asarray(weights, dtype="float32")
+    if weights.ndim != 4:
+        raise ValueError(
+            f"plot_attention_heads: `weights` must be [layers, heads, T, T]; received shape "
+            f"{weights.shape}."
+        )
+    n = len(tokens)
+    if weights.shape[2] < n or weights.shape[3] < n:
+        raise ValueError(
+            f"plot_attention_heads: `weights` covers {weights.shape[2:]} positions, fewer than "
+            f"the {n} tokens."
+        )
+    weights = weights[:, :, :n, :n]
+    layers, heads = weights.shape[:2]
+    labels = [repr(str(t))[1:-1] for t in tokens]
+    side = max(2.6, 0.16 * n + 1.2)
+    plt = _pyplot()
+    fig, axes = plt.subplots(
+        layers, heads, figsize=(side * heads + 0.8, side * layers + 0.4), squeeze=False
+    )
+    font = max(4, min(8, int(260 / max(n, 1))))
+    for i in range(layers):
+        for j in range(heads):
+            ax = axes[i][j]
+            ax.imshow(weights[i, j], cmap="viridis", vmin=0.0, vmax=1.0)
+            ax.set_xticks(range(n), labels, rotation=90, fontsize=font)
+            ax.set_yticks(range(n), labels, fontsize=font)
+            ax.set_title(f"layer {i + 1}, head {j + 1}", fontsize=9)
+    if title:
+        fig.suptitle(title)
+    with warnings.catch_warnings():
+        # Pieces in a script no installed font covers (CJK without a CJK font) are drawn as
+        # boxes; matplotlib's warning about each glyph is no news to the caller.
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

@@ -38,10 +38,12 @@ class TransformerEncoderBlock(TransformerBlockBase):
             mask of ``inputs``.
         attention_mask: optional boolean mask broadcastable to ``[B, T, T]``.
         use_causal_mask: make the self-attention causal (for decoder-only stacks).
+        return_attention_scores: also return the attention weights ``[B, H, T, T]``.
         training: whether dropout is active.
 
     Returns:
-        ``[B, T, D]``, carrying the input mask.
+        ``[B, T, D]``, carrying the input mask (and the weights, with
+        ``return_attention_scores``).
 
     Example:
 
@@ -71,6 +73,7 @@ class TransformerEncoderBlock(TransformerBlockBase):
         padding_mask=None,
         attention_mask=None,
         use_causal_mask=False,
+        return_attention_scores=False,
         training=None,
         mask=None,
     ):
@@ -85,8 +88,10 @@ class TransformerEncoderBlock(TransformerBlockBase):
                 mask=padding_mask,
                 attention_mask=attention_mask,
                 use_causal_mask=use_causal_mask,
+                return_attention_scores=return_attention_scores,
                 training=training,
             )
 
-        x, _ = self._sublayer(inputs, self.self_attention_norm, attend, training)
-        return self._feed_forward(x, training)
+        x, extras = self._sublayer(inputs, self.self_attention_norm, attend, training)
+        x = self._feed_forward(x, training)
+        return (x, extras[0]) if return_attention_scores else x

@@ -141,6 +141,44 @@ def encoder_of(model):
     )
 
 
+def attention_weights(model, token_ids, segment_ids=None):
+    """Every encoder block's self-attention weights for a batch (inference: no dropout), e.g.
+    for `keras_adl.plotting.plot_attention_heads`.
+
+    Args:
+        model: a `bert_encoder`, `bert_pretrainer` or `bert_classifier` (layers
+            ``embedding``, ``embedding_norm``, ``encoder_i``).
+        token_ids: int ``[B, L]`` packed ids (`pack_inputs`); padding (0) is masked.
+        segment_ids: int ``[B, L]``; zeros when omitted.
+
+    Returns:
+        ``[num_layers, B, H, L, L]`` weights (rows: queries; each row sums to 1 over the real
+        keys).
+    """
+    token_ids = keras.ops.convert_to_tensor(token_ids, "int32")
+    if segment_ids is None:
+        segment_ids = keras.ops.zeros_like(token_ids)
+    try:
+        embedding = model.get_layer("embedding")
+        norm = model.get_layer("embedding_norm")
+        blocks = sorted(
+            (layer for layer in model.layers if layer.name.startswith("encoder_")),
+            key=lambda layer: int(layer.name.split("_")[1]),
+        )
+    except ValueError as error:
+        raise ValueError(
+            f"attention_weights: `model` must be a BERT encoder, pretrainer or classifier "
+            f"(layers embedding, embedding_norm, encoder_i); received {model.name!r}."
+        ) from error
+    x = norm(embedding(token_ids, keras.ops.convert_to_tensor(segment_ids, "int32")))
+    padding = keras.ops.not_equal(token_ids, 0)
+    weights = []
+    for block in blocks:
+        x, w = block(x, padding_mask=padding, return_attention_scores=True, training=False)
+        weights.append(w)
+    return keras.ops.stack(weights)
+
+
 def bert_classifier(encoder, num_classes, dropout=0.1, name="bert_classifier"):
     """Fine-tuning: dropout and a ``Dense(num_classes)`` on the encoder's pooled output.
 

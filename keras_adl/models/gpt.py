@@ -1,5 +1,6 @@
 """GPT-style causal language models (Radford et al. 2018): a decoder-only Transformer with a
-tied output embedding, and cached generation (greedy, temperature, top-k, top-p)."""
+tied output embedding, cached generation (greedy, temperature, top-k, top-p) and
+fine-tuning as a classifier with the auxiliary LM loss."""
 
 import keras
 from keras import ops
@@ -83,6 +84,124 @@ def compile_lm(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
         jit_compile=jit_compile,
     )
     return model
+
+
+def gpt_classifier(lm, num_classes, dropout=0.1, lm_loss=True, name="gpt_classifier"):
+    """GPT-1 fine-tuning: a linear classifier on the last decoder's hidden state at each
+    text's last token, optionally keeping the language-model output for the auxiliary loss.
+
+    The text is fed as in pretraining, ``[</s>] pieces [</s>]`` right-padded
+    (`keras_adl.tasks.pretraining.pack_for_lm`); the closing ``</s>`` plays the paper's
+    extract token. Radford et al. add the LM loss on the task's texts to the classification
+    loss (``L = L_cls + λ·L_lm``, λ = 0.5), which they found helps larger datasets and speeds
+    convergence; `compile_classifier` weights it.
+
+    Args:
+        lm: a `gpt_lm` (fresh, or pretrained and reloaded from ``.keras``); its layers are
+            shared, so fine-tuning trains them.
+        num_classes: classes.
+        dropout: before the classifier.
+        lm_loss: also output the next-token logits (``"lm"``) for the auxiliary loss.
+        name: the model's name.
+
+    Returns:
+        A ``keras.Model`` from ``token_ids [B, T]`` to ``{"classes": [B, num_classes]}``
+        logits (and ``"lm": [B, T, V]`` with ``lm_loss``). A row of padding only gives the
+        classifier a zero vector.
+
+    Example:
+
+    >>> lm = gpt_lm(40, sequence_length=12, model_dim=16, num_heads=2, intermediate_dim=32)
+    >>> model = gpt_classifier(lm, 3)
+    >>> sorted(model.output), tuple(model.output["classes"].shape)
+    (['classes', 'lm'], (None, 3))
+    """
+    where = f"{name}: "
+    check_positive_int("num_classes", num_classes, where)
+    check_rate("dropout", dropout, where)
+    try:
+        last = lm.get_layer(f"decoder_{_count_decoders(lm) - 1}")
+        lm.get_layer("embedding")
+    except ValueError as error:
+        raise ValueError(
+            f"{where}`lm` must be a `gpt_lm` model (layers embedding and decoder_i); "
+            f"received {getattr(lm, 'name', type(lm).__name__)!r}."
+        ) from error
+    token_ids = lm.input
+    hidden = last.output
+    # The last real position of each right-padded row: real here, padding (or the end) next.
+    real = ops.cast(ops.not_equal(token_ids, PAD), hidden.dtype)
+    after = ops.pad(real[:, 1:], [[0, 0], [0, 1]])
+    pooled = ops.einsum("bt,btd->bd", real * (1.0 - after), hidden)
+    x = keras.layers.Dropout(dropout, name="classifier_dropout")(pooled)
+    outputs = {"classes": keras.layers.Dense(num_classes, name="classifier")(x)}
+    if lm_loss:
+        outputs["lm"] = lm.output
+    return keras.Model(token_ids, outputs, name=name)
+
+
+def compile_classifier(
+    model, lm_loss_weight=0.5, learning_rate=1e-4, jit_compile=True, optimizer=None
+):
+    """Compiles a `gpt_classifier`: cross-entropy on the classes (``accuracy`` metric) plus,
+    when the model has the ``"lm"`` output, ``lm_loss_weight`` × the next-token loss on the
+    same texts (targets: the inputs shifted left, `keras_adl.tasks.pretraining.pack_for_lm`;
+    padding ignored).
+
+    Data: ``(token_ids, {"classes": labels, "lm": next_ids})``.
+    """
+    from keras_adl.metrics import Perplexity
+
+    if lm_loss_weight < 0:
+        raise ValueError(
+            f"compile_classifier: `lm_loss_weight` must be >= 0; received {lm_loss_weight}."
+        )
+    losses = {"classes": keras.losses.SparseCategoricalCrossentropy(from_logits=True)}
+    metrics = {"classes": ["accuracy"]}
+    weights = {"classes": 1.0}
+    if "lm" in model.output:
+        losses["lm"] = keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=PAD
+        )
+        metrics["lm"] = [Perplexity()]
+        weights["lm"] = float(lm_loss_weight)
+    model.compile(
+        optimizer=optimizer or keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),
+        loss=losses,
+        loss_weights=weights,
+        metrics=metrics,
+        jit_compile=jit_compile,
+    )
+    return model
+
+
+def attention_weights(model, token_ids):
+    """Every decoder block's causal self-attention weights for a batch (inference: no
+    dropout), e.g. for `keras_adl.plotting.plot_attention_heads`.
+
+    Args:
+        model: a `gpt_lm` (or a `gpt_classifier` built on one).
+        token_ids: int ``[B, T]``, right-padded with 0 (masked).
+
+    Returns:
+        ``[num_layers, B, H, T, T]`` weights (zero above the diagonal).
+    """
+    token_ids = ops.convert_to_tensor(token_ids, "int32")
+    count = _count_decoders(model)
+    if count == 0:
+        raise ValueError(
+            f"attention_weights: `model` must be a GPT model (layers embedding and "
+            f"decoder_i); received {model.name!r}."
+        )
+    x = model.get_layer("embedding")(token_ids)
+    padding = ops.not_equal(token_ids, PAD)
+    weights = []
+    for i in range(count):
+        x, scores = model.get_layer(f"decoder_{i}")(
+            x, padding_mask=padding, return_attention_scores=True, training=False
+        )
+        weights.append(scores["self_attention"])
+    return ops.stack(weights)
 
 
 def _count_decoders(model):

@@ -9,22 +9,26 @@ Tasks:
 - ``pretrain_lm`` (model ``gpt``): next-token prediction on windows of the corpus; reports
   held-out perplexity against a unigram model and prints a generated continuation. Its export
   takes raw prompt strings and the sampling settings and returns text.
-- ``finetune`` (model ``bert``): fortune topics (the documents family's split, so the two
-  families are compared on the same held-out fortunes); ``--init RUN`` starts from a
-  ``pretrain_mlm`` run (its vocabulary and, unless ``--weights random``, its encoder).
+- ``finetune`` (models ``bert`` and ``gpt``): fortune topics (the documents family's split, so
+  the two families are compared on the same held-out fortunes); ``--init RUN`` starts from a
+  ``pretrain_mlm`` run (``bert``) or a ``pretrain_lm`` run (``gpt``, `gpt_classifier` with the
+  auxiliary LM loss): its vocabulary and, unless ``--weights random``, its weights.
 
 Corpus (``--data``): a UTF-8 text file or directory, ``gcide.dict.dz`` or a WordNet directory
 (`keras_adl.tasks.text_corpora.load_corpus`); by default the installed GCIDE dictionary plus the
 training fortunes (``make data``). 2% of the documents are held out. The WordPiece vocabulary
 (`keras_adl.text.wordpiece`, with ``[MASK]``) is learned on the training documents and saved
 beside the model as ``vocab.json``.
+
+``keras-adl tune`` searches `PretrainingHyperModel` (the Transformer's size and the warm-up +
+cosine schedule), an attribute of this module defined on first use.
 """
 
 import json
 import os
 import re
 
-from keras_adl.recipes.base import Option, Recipe, RecipeError, Task, override
+from keras_adl.recipes.base import Option, Recipe, RecipeError, Task, lazy_hypermodels, override
 
 VOCABULARY_FILE = "vocab.json"
 VOCAB_SIZE = 8000
@@ -32,17 +36,24 @@ HELD_OUT_FRACTION = 0.02
 SPLIT_SEED = 0
 MAX_PREDICTIONS = 10
 EVALUATION_BATCHES = 20
-# Encoder/decoder sizes (the issue's 2-layer, d = 128 model) and the peak learning rate of
-# the warm-up (first 10% of the steps) + cosine decay schedule.
+WARMUP_FRACTION = 0.1
+# Encoder/decoder sizes (the issue's 2-layer, d = 128 model), the peak learning rate of the
+# warm-up + cosine decay schedule and the warm-up's share of the steps; for the GPT
+# classifier, the weight of the auxiliary LM loss (Radford et al.'s λ = 0.5).
 SIZES = dict(
     sequence_length=64, model_dim=128, num_heads=2, intermediate_dim=512, num_layers=2, dropout=0.1
 )
+SCHEDULE = ("learning_rate", "warmup_fraction")
 SETTINGS = {
-    ("pretrain_mlm", "bert"): dict(SIZES, learning_rate=1e-3),
-    ("pretrain_lm", "gpt"): dict(SIZES, learning_rate=1e-3),
-    ("finetune", "bert"): dict(SIZES, learning_rate=3e-4),
+    ("pretrain_mlm", "bert"): dict(SIZES, learning_rate=1e-3, warmup_fraction=WARMUP_FRACTION),
+    ("pretrain_lm", "gpt"): dict(SIZES, learning_rate=1e-3, warmup_fraction=WARMUP_FRACTION),
+    ("finetune", "bert"): dict(SIZES, learning_rate=3e-4, warmup_fraction=WARMUP_FRACTION),
+    ("finetune", "gpt"): dict(
+        SIZES, learning_rate=3e-4, warmup_fraction=WARMUP_FRACTION, lm_loss_weight=0.5
+    ),
 }
-WARMUP_FRACTION = 0.1
+# The pretraining task a fine-tuned model starts from (``finetune --init RUN``).
+INIT_TASKS = {"bert": "pretrain_mlm", "gpt": "pretrain_lm"}
 GENERATE_LENGTH = 48
 # The pretraining tasks' own options.
 CORPUS_OPTIONS = (
@@ -84,7 +95,6 @@ class PretrainingRecipe(Recipe):
             epochs=1,
             batch_size=64,
             samples=1_000_000,  # at most this many training documents
-            tunable=False,
             options=CORPUS_OPTIONS,
         ),
         Task(
@@ -94,19 +104,17 @@ class PretrainingRecipe(Recipe):
             epochs=1,
             batch_size=32,
             samples=1_000_000,
-            tunable=False,
             options=CORPUS_OPTIONS,
         ),
         Task(
             "finetune",
-            ("bert",),
-            "fortune topics, from a pretrain_mlm run (--init RUN) or from scratch",
+            ("bert", "gpt"),
+            "fortune topics, from a pretrain_mlm/pretrain_lm run (--init RUN) or from scratch",
             epochs=10,
             batch_size=32,
             samples=20000,
-            tunable=False,
             options=(
-                Option("--init", "a pretrain_mlm run directory", "dir"),
+                Option("--init", "a pretrain_mlm (bert) or pretrain_lm (gpt) run", "dir"),
                 Option(
                     "--weights",
                     "with --init: the pretrained encoder, or random weights (same vocabulary)",
@@ -120,7 +128,8 @@ class PretrainingRecipe(Recipe):
     )
 
     def settings(self, task, model_name):
-        """The builder's sizes and the peak ``learning_rate``."""
+        """The builder's sizes and the schedule's peak ``learning_rate`` and
+        ``warmup_fraction`` (and the GPT classifier's ``lm_loss_weight``)."""
         return dict(SETTINGS[(task, model_name)])
 
     # -- models --------------------------------------------------------------------------------
@@ -132,23 +141,34 @@ class PretrainingRecipe(Recipe):
         vocab_size,
         num_classes=None,
         total_steps=1000,
-        encoder=None,
+        pretrained=None,
         jit_compile=True,
         **overrides,
     ):
-        """The compiled model of ``task``: a `bert_pretrainer`, a `gpt_lm` or a
-        `bert_classifier` (on ``encoder`` when given, e.g. a pretrained one)."""
+        """The compiled model of ``task``: a `bert_pretrainer`, a `gpt_lm`, a
+        `bert_classifier` or a `gpt_classifier`; the classifiers are built on ``pretrained``
+        when given (a BERT encoder, `encoder_of`, or a `gpt_lm`)."""
         import keras
 
         from keras_adl.models import bert, gpt
 
         settings = override(self.settings(task, model_name), overrides)
-        rate = warmup_cosine(settings.pop("learning_rate"), total_steps)
+        rate = warmup_cosine(
+            settings.pop("learning_rate"), total_steps, settings.pop("warmup_fraction")
+        )
+        lm_loss_weight = settings.pop("lm_loss_weight", 0.0)
         optimizer = keras.optimizers.Adam(rate, global_clipnorm=1.0)
-        if task == "pretrain_lm":
-            return gpt.compile_lm(
-                gpt.gpt_lm(vocab_size, **settings), optimizer=optimizer, jit_compile=jit_compile
+        if model_name == "gpt":
+            lm = pretrained if pretrained is not None else gpt.gpt_lm(vocab_size, **settings)
+            if task == "pretrain_lm":
+                return gpt.compile_lm(lm, optimizer=optimizer, jit_compile=jit_compile)
+            model = gpt.gpt_classifier(
+                lm, num_classes, dropout=settings["dropout"], lm_loss=lm_loss_weight > 0
             )
+            return gpt.compile_classifier(
+                model, lm_loss_weight, optimizer=optimizer, jit_compile=jit_compile
+            )
+        encoder = pretrained
         if encoder is None:
             encoder = bert.bert_encoder(vocab_size, **settings)
         if task == "pretrain_mlm":
@@ -234,19 +254,52 @@ class PretrainingRecipe(Recipe):
             ids.extend(tokenizer.tokenize(chunk).to_list())
         return ids
 
-    def text_classes(self, tokenizer, texts, labels, batch_size, sequence_length, shuffle):
-        """``({"token_ids", "segment_ids"}, label)`` batches of single texts."""
+    @staticmethod
+    def classifier_inputs(model_name, tokenizer, sequence_length):
+        """A function from a batch of strings to the classifier's inputs: ``{"token_ids",
+        "segment_ids"}`` (`pack_inputs`, ``bert``) or ``token_ids`` (`pack_for_lm`, ``gpt``)."""
+        from keras_adl.tasks.pretraining import pack_for_lm, pack_inputs
+
+        def bert_inputs(texts):
+            packed = pack_inputs(tokenizer.tokenize(texts), sequence_length)
+            return {k: packed[k] for k in ("token_ids", "segment_ids")}
+
+        def gpt_inputs(texts):
+            return pack_for_lm(tokenizer.tokenize(texts), sequence_length)[0]
+
+        return gpt_inputs if model_name == "gpt" else bert_inputs
+
+    def text_classes(
+        self,
+        tokenizer,
+        texts,
+        labels,
+        batch_size,
+        sequence_length,
+        shuffle,
+        model_name="bert",
+        lm_targets=False,
+    ):
+        """Batches of single texts for a classifier: ``({"token_ids", "segment_ids"}, label)``
+        (``bert``) or ``(token_ids, {"classes": label})`` (``gpt``; with ``lm_targets`` also
+        ``"lm"``, the next-token targets of the auxiliary loss)."""
         import tensorflow as tf
 
-        from keras_adl.tasks.pretraining import pack_inputs
+        from keras_adl.tasks.pretraining import pack_for_lm
 
         dataset = tf.data.Dataset.from_tensor_slices((list(texts), list(labels)))
         if shuffle:
             dataset = dataset.shuffle(len(texts), seed=0, reshuffle_each_iteration=True)
+        inputs = self.classifier_inputs(model_name, tokenizer, sequence_length)
 
         def pack(text, label):
-            packed = pack_inputs(tokenizer.tokenize(text), sequence_length)
-            return {k: packed[k] for k in ("token_ids", "segment_ids")}, label
+            if model_name != "gpt":
+                return inputs(text), label
+            token_ids, next_ids = pack_for_lm(tokenizer.tokenize(text), sequence_length)
+            targets = {"classes": label}
+            if lm_targets:
+                targets["lm"] = next_ids
+            return token_ids, targets
 
         return dataset.batch(batch_size, drop_remainder=shuffle).map(pack).prefetch(2)
 
@@ -289,6 +342,15 @@ class PretrainingRecipe(Recipe):
         log = _step_log(run, ("loss", "mlm_accuracy"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         _plot_log(log, run.out, "masked LM pretraining")
+        _plot_attention(
+            model,
+            run.model,
+            tokenizer,
+            [s for d in held_out for s in sentences_of(d)],
+            length,
+            run.out,
+            "masked LM: attention per layer and head",
+        )
         evaluation = self.mlm_dataset(tokenizer, held_out, run.batch_size, length, seed=1)
         evaluation = evaluation.take(EVALUATION_BATCHES).cache()
         figures = model.evaluate(evaluation, verbose=0, return_dict=True)
@@ -333,6 +395,15 @@ class PretrainingRecipe(Recipe):
         log = _step_log(run, ("loss", "perplexity"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         _plot_log(log, run.out, "causal LM pretraining")
+        _plot_attention(
+            model,
+            run.model,
+            tokenizer,
+            [s for d in held_out for s in sentences_of(d)],
+            length,
+            run.out,
+            "causal LM: attention per layer and head",
+        )
         figures = model.evaluate(
             held_inputs, held_targets, batch_size=run.batch_size, verbose=0, return_dict=True
         )
@@ -355,30 +426,12 @@ class PretrainingRecipe(Recipe):
         return model, history, metrics
 
     def _finetune(self, run):
-        import keras
-
-        from keras_adl.models.bert import encoder_of
-        from keras_adl.recipes.documents import RECIPE as DOCUMENTS
-        from keras_adl.text.wordpiece import WordPieceTokenizer
-
-        train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
-            "fortunes", run.options.get("data"), run.samples
-        )
+        train_docs, train_labels, test_docs, test_labels, names, _ = self._fortunes(run.options)
         init = run.options.get("init")
         settings = self.settings(run.task, run.model)
         if init:
-            info_path = os.path.join(init, "run.json")
-            info = {}
-            if os.path.isfile(info_path):
-                with open(info_path) as f:
-                    info = json.load(f)
-            if info.get("task") != "pretrain_mlm":
-                raise RecipeError(
-                    f"--init must be a pretrain_mlm run directory; {init!r} holds "
-                    f"{info.get('task') or 'no run'}"
-                )
-            with open(os.path.join(init, VOCABULARY_FILE)) as f:
-                tokenizer = WordPieceTokenizer.from_config(json.load(f))
+            info = self.init_run(init, run.model)
+            tokenizer = self.load_tokenizer(init)
             settings.update({k: v for k, v in info["settings"].items() if k in SIZES})
         else:
             tokenizer = self.learn_tokenizer(train_docs, run.options["vocab_size"])
@@ -397,49 +450,189 @@ class PretrainingRecipe(Recipe):
         steps = len(train_docs) // batch
 
         def build(jit_compile=True):
-            encoder = None
-            if pretrained:
-                source = keras.saving.load_model(os.path.join(init, "model.keras"))
-                encoder = encoder_of(source)
-            sizes = {k: v for k, v in settings.items() if k in SIZES}
             return self.build_model(
                 "finetune",
                 run.model,
                 tokenizer.size,
                 num_classes=len(names),
                 total_steps=steps * run.epochs,
-                encoder=encoder,
+                pretrained=self.load_pretrained(init, run.model) if pretrained else None,
                 jit_compile=jit_compile,
-                **sizes,
-                learning_rate=settings["learning_rate"],
+                **{k: v for k, v in settings.items() if k in SIZES},
             )
 
         model = run.build(build)
-        data = self.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
+        lm_targets = isinstance(model.output, dict) and "lm" in model.output
+        data = self.text_classes(
+            tokenizer, train_docs, train_labels, batch, length, True, run.model, lm_targets
+        )
         run.record["steps_per_epoch"] = steps
-        log = _step_log(run, ("loss", "accuracy"))
+        accuracy = "classes_accuracy" if run.model == "gpt" else "accuracy"
+        log = _step_log(run, ("loss", accuracy))
         history = self.fit(run, model, data.repeat(), steps_per_epoch=steps, shuffle=False)
         _plot_log(log, run.out, "fine-tuning")
-        held = self.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
+        _plot_attention(
+            model,
+            run.model,
+            tokenizer,
+            test_docs,
+            length,
+            run.out,
+            "fine-tuned: attention per layer and head",
+        )
+        held = self.text_classes(
+            tokenizer, test_docs, test_labels, 128, length, False, run.model, lm_targets
+        )
         figures = model.evaluate(held, verbose=0, return_dict=True)
         metrics = {
-            "held_out_accuracy": float(figures["accuracy"]),
+            "held_out_accuracy": float(figures[accuracy]),
             "held_out_documents": len(test_docs),
         }
         return model, history, metrics
 
+    @staticmethod
+    def _fortunes(options):
+        from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+
+        return DOCUMENTS.load("fortunes", options.get("data"), 10**9)
+
+    @staticmethod
+    def init_run(init, model_name):
+        """The ``run.json`` of ``--init``, checked to be the pretraining run ``model_name``
+        fine-tunes from (`INIT_TASKS`)."""
+        info = {}
+        path = os.path.join(init, "run.json")
+        if os.path.isfile(path):
+            with open(path) as f:
+                info = json.load(f)
+        expected = INIT_TASKS[model_name]
+        if info.get("task") != expected:
+            raise RecipeError(
+                f"--init must be a {expected} run directory for {model_name}; {init!r} holds "
+                f"{info.get('task') or 'no run'}"
+            )
+        return info
+
+    @staticmethod
+    def load_tokenizer(run_dir):
+        """The `WordPieceTokenizer` saved in a run or export directory."""
+        from keras_adl.text.wordpiece import WordPieceTokenizer
+
+        with open(os.path.join(run_dir, VOCABULARY_FILE)) as f:
+            return WordPieceTokenizer.from_config(json.load(f))
+
+    @staticmethod
+    def load_pretrained(init, model_name):
+        """The pretrained part of an ``--init`` run's model: the BERT encoder (`encoder_of`)
+        or the whole `gpt_lm`."""
+        import keras
+
+        from keras_adl.models.bert import encoder_of
+
+        source = keras.saving.load_model(os.path.join(init, "model.keras"))
+        return encoder_of(source) if model_name == "bert" else source
+
     # -- tune, export, predict -----------------------------------------------------------------
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
-        raise RecipeError("the pretraining tasks have no HyperModel yet")
+        """Random search over `PretrainingHyperModel` (the Transformer's size and the
+        warm-up + cosine schedule; with ``finetune --init`` the schedule only), on held-out
+        masked-token accuracy (``pretrain_mlm``), perplexity (``pretrain_lm``) or fortune
+        accuracy (``finetune``)."""
+        import tensorflow as tf
+
+        from keras_adl.recipes.pretraining import PretrainingHyperModel
+
+        batch_size = self.task(task).batch_size
+        num_classes = pretrained = None
+        if task == "finetune":
+            train_docs, train_labels, test_docs, test_labels, names, _ = self._fortunes(options)
+            init = options.get("init")
+            sizes = {}
+            if init:
+                info = self.init_run(init, model_name)
+                tokenizer = self.load_tokenizer(init)
+                sizes = {k: v for k, v in info["settings"].items() if k in SIZES}
+                if options.get("weights") == "pretrained":
+
+                    def pretrained():
+                        return self.load_pretrained(init, model_name)
+
+            else:
+                tokenizer = self.learn_tokenizer(train_docs, options["vocab_size"])
+            length = sizes.get("sequence_length", SIZES["sequence_length"])
+            batch_size = min(batch_size, len(train_docs))
+            steps = len(train_docs) // batch_size
+            num_classes = len(names)
+            lm_targets = model_name == "gpt"
+            data = self.text_classes(
+                tokenizer,
+                train_docs,
+                train_labels,
+                batch_size,
+                length,
+                True,
+                model_name,
+                lm_targets,
+            ).repeat()
+            validation = self.text_classes(
+                tokenizer, test_docs, test_labels, 128, length, False, model_name, lm_targets
+            )
+            accuracy = "val_classes_accuracy" if model_name == "gpt" else "val_accuracy"
+            objective = (accuracy, "max")
+        else:
+            train, held_out = self.corpus(options.get("data"), samples)
+            tokenizer = self.learn_tokenizer(train, options["vocab_size"])
+            length = SIZES["sequence_length"]
+            sizes = {}
+            if task == "pretrain_mlm":
+                pairs = sum(max(len(sentences_of(d)) - 1, 0) for d in train)
+                steps = options.get("steps") or max(1, pairs // batch_size)
+                data = self.mlm_dataset(tokenizer, train, batch_size, length, seed=0)
+                validation = self.mlm_dataset(tokenizer, held_out, batch_size, length, seed=1)
+                validation = validation.take(EVALUATION_BATCHES).cache()
+                objective = ("val_mlm_accuracy", "max")
+            else:
+                from keras_adl.tasks.pretraining import lm_windows
+
+                inputs, targets = lm_windows(self.token_lists(tokenizer, train), length)
+                held = lm_windows(self.token_lists(tokenizer, held_out), length)
+                steps = options.get("steps") or max(1, len(inputs) // batch_size)
+                data = (
+                    tf.data.Dataset.from_tensor_slices((inputs, targets))
+                    .shuffle(len(inputs), seed=0, reshuffle_each_iteration=True)
+                    .repeat()
+                    .batch(batch_size, drop_remainder=True)
+                )
+                validation = tf.data.Dataset.from_tensor_slices(held).batch(128)
+                objective = ("val_perplexity", "min")
+        hypermodel = PretrainingHyperModel(
+            task,
+            model_name,
+            tokenizer.size,
+            total_steps=steps * epochs,
+            num_classes=num_classes,
+            pretrained=pretrained,
+            sizes=sizes,
+        )
+        return self.search(
+            hypermodel,
+            objective,
+            trials,
+            out,
+            f"{task}_{model_name}",
+            data,
+            validation_data=validation,
+            epochs=epochs,
+            steps_per_epoch=steps,
+            shuffle=False,
+        )
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
-        from keras_adl.text.wordpiece import WordPieceTokenizer
         from keras_adl.training.export import export_serving_fn
 
         task = run_record["task"]
-        with open(os.path.join(run_dir, VOCABULARY_FILE)) as f:
-            tokenizer = WordPieceTokenizer.from_config(json.load(f))
+        tokenizer = self.load_tokenizer(run_dir)
         if task == "pretrain_lm":
             serve = make_generation_serving_fn(
                 model, tokenizer, run_record["settings"]["sequence_length"]
@@ -447,8 +640,9 @@ class PretrainingRecipe(Recipe):
         elif task == "finetune":
             serve = make_text_classifier_serving_fn(
                 model,
-                tokenizer,
-                run_record["settings"]["sequence_length"],
+                self.classifier_inputs(
+                    run_record["model"], tokenizer, run_record["settings"]["sequence_length"]
+                ),
                 run_record["class_names"],
             )
         else:
@@ -513,6 +707,45 @@ def _step_log(run, keys):
     return log
 
 
+ATTENTION_PICTURE = "attention.png"
+# The picture's text: the first candidate of this many pieces (else the first, cut).
+ATTENTION_PIECES = (6, 22)
+
+
+def _plot_attention(model, model_name, tokenizer, texts, sequence_length, out, title):
+    """Draws each head's attention over one text (`plot_attention_heads`): the first of
+    ``texts`` whose length in pieces lies within `ATTENTION_PIECES`."""
+    import tensorflow as tf
+
+    from keras_adl.models import bert, gpt
+    from keras_adl.plotting import plot_attention_heads
+    from keras_adl.tasks.pretraining import pack_for_lm, pack_inputs
+
+    texts = [t for t in texts if t.strip()][:200]
+    if not texts:
+        return None
+    low, high = ATTENTION_PIECES
+    lengths = tokenizer.tokenize(tf.constant(texts)).row_lengths().numpy()
+    text = next((t for t, n in zip(texts, lengths) if low <= n <= high), texts[0])
+    ids = tokenizer.tokenize(tf.constant([text]))[:, :high]
+    length = min(sequence_length, high + 2)
+    if model_name == "gpt":
+        token_ids = pack_for_lm(ids, length)[0]
+        weights = gpt.attention_weights(model, token_ids)
+    else:
+        packed = pack_inputs(ids, length)
+        token_ids = packed["token_ids"]
+        weights = bert.attention_weights(model, token_ids, packed["segment_ids"])
+    n = int(tf.reduce_sum(tf.cast(token_ids[0] > 0, tf.int32)))
+    pieces = [p.decode() for p in tokenizer.id_to_piece(token_ids[0, :n]).numpy()]
+    return plot_attention_heads(
+        tf.convert_to_tensor(weights)[:, 0].numpy(),
+        pieces,
+        os.path.join(out, ATTENTION_PICTURE),
+        title,
+    )
+
+
 def _plot_log(log, out, title):
     from keras_adl.plotting import plot_training_curves
 
@@ -565,19 +798,19 @@ def make_generation_serving_fn(model, tokenizer, max_length):
     return serve
 
 
-def make_text_classifier_serving_fn(model, tokenizer, sequence_length, class_names):
+def make_text_classifier_serving_fn(model, inputs, class_names):
     """A ``tf.function`` from raw strings (``texts [None]``) to a fine-tuned classifier's
-    ``classes``, ``probabilities`` and ``class_names``."""
+    ``classes``, ``probabilities`` and ``class_names``; ``inputs`` maps the strings to the
+    model's inputs (`PretrainingRecipe.classifier_inputs`)."""
     import tensorflow as tf
-
-    from keras_adl.tasks.pretraining import pack_inputs
 
     names = tf.constant([str(n) for n in class_names])
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")])
     def serve(texts):
-        packed = pack_inputs(tokenizer.tokenize(texts), sequence_length)
-        logits = model({k: packed[k] for k in ("token_ids", "segment_ids")}, training=False)
+        logits = model(inputs(texts), training=False)
+        if isinstance(logits, dict):
+            logits = logits["classes"]
         probabilities = tf.nn.softmax(tf.cast(logits, tf.float32))
         classes = tf.argmax(probabilities, axis=-1, output_type=tf.int32)
         return {
@@ -587,3 +820,85 @@ def make_text_classifier_serving_fn(model, tokenizer, sequence_length, class_nam
         }
 
     return serve
+
+
+# -- HyperModels (keras-tuner, imported on first use) -------------------------------------------
+
+
+def _hypermodels():
+    import keras_tuner
+
+    class PretrainingHyperModel(keras_tuner.HyperModel):
+        """Searches a pretraining-family model (`PretrainingRecipe.build_model`): the
+        Transformer's size — ``model_dim`` (64, 128, 256; the feed-forward width is 4×),
+        ``num_layers`` (1–4), ``num_heads`` (2, 4), ``dropout`` — and its learning-rate
+        schedule — the peak ``learning_rate`` (log scale, 1e-4 to 3e-3) and the linear
+        warm-up's share of the steps, ``warmup_fraction`` (0, 0.05, 0.1, 0.2), before the
+        cosine decay to 0; for the GPT classifier also ``lm_loss_weight``. The defaults are the
+        recipe's `SETTINGS`.
+
+        Args:
+            task, model_name: a task of the recipe and its model (``bert`` or ``gpt``).
+            vocab_size: the tokenizer's size.
+            total_steps: the steps the schedule spans (steps per epoch × epochs).
+            num_classes: for ``finetune``.
+            pretrained: for ``finetune``, a function returning the pretrained BERT encoder
+                or `gpt_lm` (called anew for each trial); the sizes are then not searched.
+            sizes: sizes fixed instead of searched (a pretrained run's ``sequence_length``).
+        """
+
+        def __init__(
+            self,
+            task,
+            model_name,
+            vocab_size,
+            total_steps,
+            num_classes=None,
+            pretrained=None,
+            sizes=None,
+            name=None,
+            tunable=True,
+        ):
+            super().__init__(name=name or f"{task}_{model_name}", tunable=tunable)
+            RECIPE.settings(task, model_name)  # a KeyError for an unknown pair
+            self.task, self.model_name = task, model_name
+            self.vocab_size, self.total_steps = vocab_size, total_steps
+            self.num_classes, self.pretrained = num_classes, pretrained
+            self.sizes = dict(sizes or {})
+
+        def build(self, hp):
+            defaults = RECIPE.settings(self.task, self.model_name)
+            overrides = dict(self.sizes)
+            if self.pretrained is None:
+                dim = hp.Choice("model_dim", [64, 128, 256], default=defaults["model_dim"])
+                overrides.update(
+                    model_dim=dim,
+                    intermediate_dim=4 * dim,
+                    num_layers=hp.Int("num_layers", 1, 4, default=defaults["num_layers"]),
+                    num_heads=hp.Choice("num_heads", [2, 4], default=defaults["num_heads"]),
+                    dropout=hp.Float("dropout", 0.0, 0.3, step=0.1, default=defaults["dropout"]),
+                )
+            overrides["learning_rate"] = hp.Float(
+                "learning_rate", 1e-4, 3e-3, sampling="log", default=defaults["learning_rate"]
+            )
+            overrides["warmup_fraction"] = hp.Choice(
+                "warmup_fraction", [0.0, 0.05, 0.1, 0.2], default=defaults["warmup_fraction"]
+            )
+            if "lm_loss_weight" in defaults:  # > 0: the data carries the LM targets
+                overrides["lm_loss_weight"] = hp.Choice(
+                    "lm_loss_weight", [0.1, 0.25, 0.5, 1.0], default=defaults["lm_loss_weight"]
+                )
+            return RECIPE.build_model(
+                self.task,
+                self.model_name,
+                self.vocab_size,
+                num_classes=self.num_classes,
+                total_steps=self.total_steps,
+                pretrained=self.pretrained() if self.pretrained else None,
+                **overrides,
+            )
+
+    return locals()
+
+
+__getattr__, __dir__ = lazy_hypermodels(globals(), _hypermodels, ("PretrainingHyperModel",))

@@ -114,6 +114,41 @@ def pack_inputs(first, sequence_length, second=None):
     }
 
 
+def pack_for_lm(ids, sequence_length):
+    """Texts as a causal LM reads them (GPT fine-tuning, `keras_adl.models.gpt.gpt_classifier`):
+    ``[SEP] ids [SEP]``, long texts keeping their first pieces, padded to a fixed length; and
+    the next-token targets of the auxiliary LM loss (the inputs shifted left, 0 after the
+    closing ``[SEP]``).
+
+    ``[SEP]`` is the ``</s>`` that `lm_windows` puts between documents and that `generate`
+    starts from, so the text is framed as in pretraining.
+
+    Args:
+        ids: ``[B, (n)]`` piece ids: ragged (a tokenizer's output), a list of lists, or dense
+            with 0 padding.
+        sequence_length: ``L`` (the two separators included).
+
+    Returns:
+        ``(token_ids, next_ids)``, int32 ``[B, L]`` each.
+
+    Example:
+
+    >>> token_ids, next_ids = pack_for_lm(tf.ragged.constant([[7, 8, 9, 10], [5]]), 5)
+    >>> token_ids.numpy().tolist(), next_ids.numpy().tolist()
+    ([[2, 7, 8, 9, 2], [2, 5, 2, 0, 0]], [[7, 8, 9, 2, 0], [5, 2, 0, 0, 0]])
+    """
+    where = "pack_for_lm: "
+    ids = _ragged(ids, "ids", where)
+    _check_length(sequence_length, 3, where)
+    ids = ids[:, : sequence_length - 2]
+    rows = ids.nrows()
+    sep = tf.fill([rows, 1], tf.cast(SEP, ids.dtype))
+    framed = tf.concat([sep, ids, sep], axis=1)
+    token_ids = tf.cast(framed.to_tensor(PAD, shape=[None, sequence_length]), tf.int32)
+    next_ids = tf.pad(token_ids[:, 1:], [[0, 0], [0, 1]])
+    return token_ids, next_ids
+
+
 def mask_tokens(
     token_ids,
     vocab_size,

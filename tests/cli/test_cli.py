@@ -837,7 +837,7 @@ def _sentences_corpus(path):
     return str(path)
 
 
-@pytest.mark.slow  # ~40 s: three end-to-end CLI runs of d = 128 models
+@pytest.mark.slow  # ~90 s: end-to-end CLI runs of d = 128 models
 def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     """The pretraining family from the command line: masked-LM pretraining, fine-tuning from
     it, a causal LM exported with generation, each predict on raw (non-ASCII) text."""
@@ -872,3 +872,20 @@ def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     lines = out.strip().splitlines()
     assert code == 0 and [line.split("\t")[0] for line in lines] == ["Привет мир", "東京"]
     assert lines[0].split("\t")[1].startswith("привет мир")
+    assert all(os.path.isfile(os.path.join(d, "attention.png")) for d in (mlm, finetuned, lm))
+    # GPT fine-tuning from the causal LM (auxiliary LM loss), exported on raw text.
+    gpt_run, gpt_export = str(tmp_path / "gpt_ft"), str(tmp_path / "gpt_export")
+    argv = ["train", "finetune", "--model", "gpt", "--init", lm, "--data", fortunes]
+    assert _run([*argv, "--epochs", "1", "--out", gpt_run], capsys)[0] == 0
+    run = json.load(open(os.path.join(gpt_run, "run.json")))
+    assert run["weights"] == "pretrained" and 0.0 <= run["metrics"]["held_out_accuracy"] <= 1.0
+    assert _run(["export", gpt_run, gpt_export], capsys)[0] == 0
+    code, out, _ = _run(["predict", gpt_export, "law of Été", "東京"], capsys)
+    assert code == 0 and len(out.strip().splitlines()) == 2
+    code, _, err = _run([*argv[:4], "--init", mlm, "--out", str(tmp_path / "y")], capsys)
+    assert code == 1 and "pretrain_lm run directory for gpt" in err
+    # tune: the schedule of fine-tuning the pretrained encoder.
+    argv = ["tune", "finetune", "--init", mlm, "--data", fortunes, "--trials", "2"]
+    code, out, _ = _run([*argv, "--epochs", "1", "--out", str(tmp_path / "tune")], capsys)
+    best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
+    assert code == 0 and set(best) == {"learning_rate", "warmup_fraction"}

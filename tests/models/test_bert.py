@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.models.bert import (
+    attention_weights,
     bert_classifier,
     bert_encoder,
     bert_pretrainer,
@@ -77,3 +78,27 @@ def test_masked_lm_learns_a_planted_rule():
     figures = pretrainer.evaluate(held_out, verbose=0, return_dict=True)
     # Chance is 1 / 35 real pieces; the most frequent id about 1 / 25.
     assert figures["accuracy"] > 0.6, figures
+
+
+def test_attention_weights_are_the_encoders_and_ignore_padding():
+    keras.utils.set_random_seed(3)
+    encoder = bert_encoder(40, dropout=0.0, **dict(SIZES, num_layers=2))
+    weights = np_(attention_weights(encoder, INPUTS["token_ids"], INPUTS["segment_ids"]))
+    assert weights.shape == (2, 2, 2, 12, 12)  # layers, batch, heads, queries, keys
+    np.testing.assert_allclose(weights[..., :8, :].sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(weights[..., 8:], 0.0)  # padded keys
+    np.testing.assert_array_equal(weights[..., 8:, :], 0.0)  # and padded queries
+    # The same blocks as the encoder's graph: the last block's attention fed its output,
+    # so recomputing it by hand from the returned weights matches the model.
+    block = encoder.get_layer("encoder_1")
+    x = encoder.get_layer("embedding_norm")(
+        encoder.get_layer("embedding")(INPUTS["token_ids"], INPUTS["segment_ids"])
+    )
+    x = encoder.get_layer("encoder_0")(x, padding_mask=INPUTS["token_ids"] > 0)
+    out, w = block(x, padding_mask=INPUTS["token_ids"] > 0, return_attention_scores=True)
+    np.testing.assert_allclose(np_(w), weights[1], rtol=1e-5)
+    np.testing.assert_allclose(
+        np_(out)[:, :8], np_(encoder(INPUTS)["sequence_output"])[:, :8], rtol=1e-4, atol=1e-5
+    )
+    with pytest.raises(ValueError, match="must be a BERT encoder"):
+        attention_weights(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]), [[1]])

@@ -7,8 +7,16 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import END
-from keras_adl.models.gpt import compile_lm, filter_logits, generate, gpt_lm
-from keras_adl.tasks.pretraining import lm_windows
+from keras_adl.models.gpt import (
+    attention_weights,
+    compile_classifier,
+    compile_lm,
+    filter_logits,
+    generate,
+    gpt_classifier,
+    gpt_lm,
+)
+from keras_adl.tasks.pretraining import lm_windows, pack_for_lm
 from tests.harness import np_
 
 SIZES = dict(sequence_length=14, model_dim=16, num_heads=2, intermediate_dim=32)
@@ -75,3 +83,40 @@ def test_learns_a_planted_rule_and_round_trips(tmp_path):
     model.save(tmp_path / "gpt.keras")
     restored = keras.saving.load_model(tmp_path / "gpt.keras")
     np.testing.assert_allclose(np_(restored(held_in[:2])), np_(model(held_in[:2])), rtol=1e-5)
+
+
+def test_classifier_reads_the_last_real_token_and_learns_with_the_lm_loss(tmp_path):
+    """The class depends on the first piece; the classifier must carry it to the closing
+    [SEP] through causal attention. The auxiliary LM loss trains the shared LM."""
+    keras.utils.set_random_seed(5)
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(2, 9, 256)
+    labels = rng.integers(0, 3, 256)
+    texts = [[5 + int(c)] + list(rng.integers(8, 30, n - 1)) for c, n in zip(labels, lengths)]
+    token_ids, next_ids = (np_(t) for t in pack_for_lm(texts, 12))
+    lm = gpt_lm(30, dropout=0.0, **dict(SIZES, sequence_length=12))
+    model = gpt_classifier(lm, 3, dropout=0.0)
+    model = compile_classifier(model, lm_loss_weight=0.5, learning_rate=3e-3)
+    # The pooled vector is the last decoder's state at the closing [SEP]: the logits equal
+    # the classifier on that state.
+    hidden = keras.Model(lm.input, lm.get_layer("decoder_1").output)  # the default 2 layers
+    last = (token_ids > 0).sum(1) - 1
+    states = np_(hidden(token_ids[:4]))[np.arange(4), last[:4]]
+    expected = np_(model.get_layer("classifier")(states))
+    np.testing.assert_allclose(np_(model(token_ids[:4])["classes"]), expected, rtol=1e-4, atol=1e-5)
+    lm_before = np_(lm(token_ids[:4]))
+    targets = {"classes": labels, "lm": next_ids}
+    history = model.fit(token_ids, targets, batch_size=32, epochs=12, verbose=0)
+    assert history.history["classes_accuracy"][-1] > 0.9  # chance: 1/3
+    assert not np.allclose(np_(lm(token_ids[:4])), lm_before)  # the LM is shared and trained
+    model.save(tmp_path / "classifier.keras")
+    restored = keras.saving.load_model(tmp_path / "classifier.keras")
+    np.testing.assert_allclose(
+        np_(restored(token_ids[:8])["classes"]), np_(model(token_ids[:8])["classes"]), rtol=1e-4
+    )
+    assert sorted(gpt_classifier(lm, 3, lm_loss=False).output) == ["classes"]
+    with pytest.raises(ValueError, match="must be a `gpt_lm` model"):
+        gpt_classifier(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]), 3)
+    weights = np_(attention_weights(lm, token_ids[:2]))
+    assert weights.shape == (2, 2, 2, 12, 12)  # layers, batch, heads, queries, keys
+    np.testing.assert_array_equal(np.triu(weights, 1), 0.0)  # causal

@@ -14,6 +14,7 @@ from keras_adl.tasks.pretraining import (
     continuation_table,
     lm_windows,
     mask_tokens,
+    pack_for_lm,
     pack_inputs,
     pretraining_vocabulary,
     sentence_pairs,
@@ -144,3 +145,11 @@ def test_unicode_text_packs_and_masks():
     assert (ids[:, 0] == CLS).all() and (ids != 3).sum() == ids.size  # no <unk>
     out = mask_tokens(packed["token_ids"], tokenizer.size, seed=[0, 0], max_predictions=5)
     assert out["mask_weights"].numpy().sum() >= 3  # at least one per row
+
+
+def test_pack_for_lm_frames_with_separators_and_shifts_the_targets():
+    token_ids, next_ids = pack_for_lm(np.array([[7, 8, 9, 10, 11], [5, 0, 0, 0, 0]]), 5)
+    assert token_ids.numpy().tolist() == [[SEP, 7, 8, 9, SEP], [SEP, 5, SEP, 0, 0]]
+    assert next_ids.numpy().tolist() == [[7, 8, 9, SEP, 0], [5, SEP, 0, 0, 0]]
+    with pytest.raises(ValueError, match="pack_for_lm"):
+        pack_for_lm([[5]], 2)
