@@ -1,7 +1,7 @@
 """A GPT-style causal language model: pretrain on a dictionary's text, generate, export.
 
-The corpus is Debian's GCIDE dictionary plus the training fortunes (``make data``), or any UTF-8
-text with ``--data``. The tokenizer (WordPiece, learned here), data (windows of the corpus),
+The corpus is Debian's GCIDE dictionary plus the fortunes except the held-out topic ones
+(``make data``), or any UTF-8 text with ``--data``. The tokenizer (WordPiece, learned here), data (windows of the corpus),
 model (`keras_adl.models.gpt_lm`, tied embeddings) and schedule are those of ``keras-adl train
 pretrain_lm`` (`keras_adl.recipes.pretraining`). It prints held-out perplexity against a
 unigram model, continues a prompt greedily and by nucleus sampling, exports a SavedModel whose

@@ -121,23 +121,26 @@ def bert_pretrainer(encoder, max_predictions=20, next_sentence=True, name="bert_
 def encoder_of(model):
     """The encoder inside a `bert_pretrainer` or `bert_classifier` (also one reloaded from
     ``.keras``): a model on the same layers from ``token_ids``/``segment_ids`` to
-    ``sequence_output``/``pooled_output``."""
+    ``sequence_output``/``pooled_output``. A pretrainer without next-sentence prediction
+    holds no trained pooler; a fresh one is made."""
     try:
         inputs = {k: model.input[k] for k in ENCODER_INPUTS}
         last = max(
             (layer for layer in model.layers if layer.name.startswith("encoder_")),
             key=lambda layer: int(layer.name.split("_")[1]),
         )
-        pooled = model.get_layer("pooler")
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise ValueError(
             f"encoder_of: `model` must be a BERT pretrainer or classifier (inputs "
-            f"{ENCODER_INPUTS}, layers encoder_i and pooler); received {model.name!r}."
+            f"{ENCODER_INPUTS}, layers encoder_i); received {model.name!r}."
         ) from error
+    if any(layer.name == "pooler" for layer in model.layers):
+        pooled = model.get_layer("pooler").output
+    else:  # a pretrainer without next-sentence prediction never used (so never saved) it
+        dim = last.output.shape[-1]
+        pooled = keras.layers.Dense(dim, activation="tanh", name="pooler")(last.output[:, 0, :])
     return keras.Model(
-        inputs,
-        {"sequence_output": last.output, "pooled_output": pooled.output},
-        name="bert_encoder",
+        inputs, {"sequence_output": last.output, "pooled_output": pooled}, name="bert_encoder"
     )
 
 
@@ -222,7 +225,15 @@ def compile_pretrainer(model, learning_rate=1e-3, jit_compile=True, optimizer=No
         )
         for k in outputs
     }
-    metrics = {k: [keras.metrics.SparseCategoricalAccuracy(name="accuracy")] for k in outputs}
+    # Keras prefixes the output's name only when there are several outputs.
+    metrics = {
+        k: [
+            keras.metrics.SparseCategoricalAccuracy(
+                name="accuracy" if len(outputs) > 1 else f"{k}_accuracy"
+            )
+        ]
+        for k in outputs
+    }
     model.compile(
         optimizer=optimizer or keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),
         loss=loss,

@@ -3,9 +3,10 @@ corpus, and fine-tuning on Debian's fortunes.
 
 Tasks:
 
-- ``pretrain_mlm`` (model ``bert``): masked LM (dynamic masking, 15% and 80/10/10) and
-  next-sentence prediction on sentence pairs of the corpus (`keras_adl.tasks.pretraining`);
-  reports held-out masked-token accuracy against the most-frequent-token baseline.
+- ``pretrain_mlm`` (model ``bert``): masked LM (dynamic masking, 15% and 80/10/10) on whole
+  documents, or with ``--segments pairs`` on sentence pairs with next-sentence prediction
+  (`keras_adl.tasks.pretraining`); reports held-out masked-token accuracy against the
+  most-frequent-token baseline.
 - ``pretrain_lm`` (model ``gpt``): next-token prediction on windows of the corpus; reports
   held-out perplexity against a unigram model and prints a generated continuation. Its export
   takes raw prompt strings and the sampling settings and returns text.
@@ -15,8 +16,9 @@ Tasks:
   auxiliary LM loss): its vocabulary and, unless ``--weights random``, its weights.
 
 Corpus (``--data``): a UTF-8 text file or directory, ``gcide.dict.dz`` or a WordNet directory
-(`keras_adl.tasks.text_corpora.load_corpus`); by default the installed GCIDE dictionary plus the
-training fortunes (``make data``). 2% of the documents are held out. The WordPiece vocabulary
+(`keras_adl.tasks.text_corpora.load_corpus`); by default the installed GCIDE dictionary plus
+Debian's fortunes except the topic split's held-out ones, the fortunes making half the training
+documents (`default_corpus`, ``make data``). 2% of the documents are held out. The WordPiece vocabulary
 (`keras_adl.text.wordpiece`, with ``[MASK]``) is learned on the training documents and saved
 beside the model as ``vocab.json``.
 
@@ -54,12 +56,24 @@ SETTINGS = {
 }
 # The pretraining task a fine-tuned model starts from (``finetune --init RUN``).
 INIT_TASKS = {"bert": "pretrain_mlm", "gpt": "pretrain_lm"}
+# Masked-LM examples: whole documents, masked LM only (RoBERTa's finding: next-sentence
+# prediction does not help), or BERT's sentence pairs with next-sentence prediction.
+SEGMENTS = "documents"
+# In the default corpus, the fortunes' share of the training documents (they are repeated to
+# make it up): in-domain text for the fortune-topic fine-tuning, beside GCIDE's definitions.
+FORTUNE_SHARE = 0.5
 GENERATE_LENGTH = 48
 # The pretraining tasks' own options.
 CORPUS_OPTIONS = (
     Option("--data", "a text file or directory, gcide.dict.dz or WordNet", "path"),
     Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
     Option("--steps", "training steps per epoch (default: one pass)", int),
+)
+SEGMENTS_OPTION = Option(
+    "--segments",
+    "masked-LM examples: whole documents (MLM only) or sentence pairs (MLM + next sentence)",
+    default=SEGMENTS,
+    choices=("documents", "pairs"),
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
@@ -91,11 +105,11 @@ class PretrainingRecipe(Recipe):
         Task(
             "pretrain_mlm",
             ("bert",),
-            "masked LM + next sentence on a corpus (default: GCIDE + fortunes, make data)",
+            "masked LM (+ next sentence) on a corpus (default: GCIDE + fortunes, make data)",
             epochs=1,
             batch_size=64,
             samples=1_000_000,  # at most this many training documents
-            options=CORPUS_OPTIONS,
+            options=(*CORPUS_OPTIONS, SEGMENTS_OPTION),
         ),
         Task(
             "pretrain_lm",
@@ -143,11 +157,13 @@ class PretrainingRecipe(Recipe):
         total_steps=1000,
         pretrained=None,
         jit_compile=True,
+        segments=SEGMENTS,
         **overrides,
     ):
         """The compiled model of ``task``: a `bert_pretrainer`, a `gpt_lm`, a
         `bert_classifier` or a `gpt_classifier`; the classifiers are built on ``pretrained``
-        when given (a BERT encoder, `encoder_of`, or a `gpt_lm`)."""
+        when given (a BERT encoder, `encoder_of`, or a `gpt_lm`). The masked-LM pretrainer
+        has the next-sentence head for ``segments="pairs"`` (`mlm_dataset`)."""
         import keras
 
         from keras_adl.models import bert, gpt
@@ -172,7 +188,9 @@ class PretrainingRecipe(Recipe):
         if encoder is None:
             encoder = bert.bert_encoder(vocab_size, **settings)
         if task == "pretrain_mlm":
-            model = bert.bert_pretrainer(encoder, max_predictions=MAX_PREDICTIONS)
+            model = bert.bert_pretrainer(
+                encoder, max_predictions=MAX_PREDICTIONS, next_sentence=segments == "pairs"
+            )
             return bert.compile_pretrainer(model, optimizer=optimizer, jit_compile=jit_compile)
         model = bert.bert_classifier(encoder, num_classes, dropout=settings["dropout"])
         model.compile(
@@ -188,24 +206,18 @@ class PretrainingRecipe(Recipe):
     @staticmethod
     def corpus(data, samples):
         """``(train, held_out)`` document strings: ``data`` (`load_corpus`), or by default
-        the installed GCIDE plus the training fortunes of the documents family's split."""
+        the installed GCIDE and fortunes (`default_corpus`)."""
         import numpy as np
 
         from keras_adl.tasks.text_corpora import load_corpus
 
-        documents = [d for d in load_corpus(data) if d.strip()]
         if data is None:
-            from keras_adl.recipes.documents import RECIPE as DOCUMENTS
-
-            try:
-                fortunes = DOCUMENTS.load("fortunes", None, 10**9)[0]
-            except (OSError, ValueError):
-                fortunes = []  # fortunes not installed: GCIDE alone
-            documents += list(fortunes)
-        order = np.random.default_rng(SPLIT_SEED).permutation(len(documents))
-        held = max(1, int(len(documents) * HELD_OUT_FRACTION))
+            return default_corpus(samples)
+        documents = [d for d in load_corpus(data) if d.strip()]
         if len(documents) < 4:
             raise RecipeError(f"the corpus holds {len(documents)} documents; need at least 4")
+        order = np.random.default_rng(SPLIT_SEED).permutation(len(documents))
+        held = max(1, int(len(documents) * HELD_OUT_FRACTION))
         held_out = [documents[i] for i in order[:held]]
         train = [documents[i] for i in order[held:]][:samples]
         return train, held_out
@@ -213,20 +225,40 @@ class PretrainingRecipe(Recipe):
     @staticmethod
     def learn_tokenizer(texts, vocab_size):
         """A `WordPieceTokenizer` whose vocabulary (``[MASK]`` first) is learned on
-        ``texts`` (at most 200,000 of them)."""
+        ``texts`` (repeats dropped; at most 200,000 of them)."""
         from keras_adl.tasks.pretraining import pretraining_vocabulary
         from keras_adl.text.wordpiece import WordPieceTokenizer, learn_wordpiece
 
-        pieces = learn_wordpiece(list(texts)[:200_000], vocab_size)
+        pieces = learn_wordpiece(list(dict.fromkeys(texts))[:200_000], vocab_size)
         return WordPieceTokenizer(pretraining_vocabulary(pieces))
 
     @staticmethod
-    def mlm_dataset(tokenizer, documents, batch_size, sequence_length, seed):
-        """Masked-LM + NSP batches (`masked_lm_batches`) of the documents' sentence pairs."""
+    def mlm_dataset(tokenizer, documents, batch_size, sequence_length, seed, segments=SEGMENTS):
+        """Masked-LM batches (`masked_lm_batches`): of whole documents (``segments=
+        "documents"``, each packed alone, cut to the sequence length) or of the documents'
+        sentence pairs with their next-sentence labels (``"pairs"``)."""
         import tensorflow as tf
 
         from keras_adl.tasks.pretraining import masked_lm_batches, pack_inputs, sentence_pairs
 
+        if segments == "documents":
+            texts = tf.data.Dataset.from_tensor_slices(list(documents))
+            texts = texts.shuffle(len(documents), seed=seed, reshuffle_each_iteration=True)
+            batches = (
+                texts.repeat()
+                .batch(batch_size, drop_remainder=True)
+                .map(
+                    lambda t: pack_inputs(tokenizer.tokenize(t), sequence_length),
+                    num_parallel_calls=tf.data.AUTOTUNE,
+                )
+            )
+            return masked_lm_batches(
+                batches, tokenizer.size, seed=seed, max_predictions=MAX_PREDICTIONS
+            ).prefetch(tf.data.AUTOTUNE)
+        if segments != "pairs":
+            raise ValueError(
+                f"mlm_dataset: `segments` must be 'documents' or 'pairs'; received {segments!r}."
+            )
         pairs = sentence_pairs([sentences_of(d) for d in documents], seed)
 
         def pack(first, second, is_next):
@@ -242,6 +274,14 @@ class PretrainingRecipe(Recipe):
         return masked_lm_batches(
             batches, tokenizer.size, seed=seed, max_predictions=MAX_PREDICTIONS
         ).prefetch(tf.data.AUTOTUNE)
+
+    @staticmethod
+    def mlm_examples(documents, segments=SEGMENTS):
+        """The masked-LM examples of one pass over ``documents``: the documents, or their
+        sentence pairs (a sentence and its successor)."""
+        if segments == "pairs":
+            return sum(max(len(sentences_of(d)) - 1, 0) for d in documents)
+        return len(documents)
 
     @staticmethod
     def token_lists(tokenizer, documents, batch_size=1024):
@@ -328,17 +368,19 @@ class PretrainingRecipe(Recipe):
         import numpy as np
 
         length = settings["sequence_length"]
-        pairs = sum(max(len(sentences_of(d)) - 1, 0) for d in train)
-        steps = run.options.get("steps") or max(1, pairs // run.batch_size)
-        run.record.update(sentence_pairs=pairs, steps_per_epoch=steps)
+        segments = run.options.get("segments", SEGMENTS)
+        examples = self.mlm_examples(train, segments)
+        steps = run.options.get("steps") or max(1, examples // run.batch_size)
+        run.record.update(segments=segments, examples=examples, steps_per_epoch=steps)
         model = run.build(
             self.build_model,
             run.task,
             run.model,
             tokenizer.size,
             total_steps=steps * run.epochs,
+            segments=segments,
         )
-        data = self.mlm_dataset(tokenizer, train, run.batch_size, length, seed=0)
+        data = self.mlm_dataset(tokenizer, train, run.batch_size, length, 0, segments)
         log = _step_log(run, ("loss", "mlm_accuracy"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         _plot_log(log, run.out, "masked LM pretraining")
@@ -351,7 +393,7 @@ class PretrainingRecipe(Recipe):
             run.out,
             "masked LM: attention per layer and head",
         )
-        evaluation = self.mlm_dataset(tokenizer, held_out, run.batch_size, length, seed=1)
+        evaluation = self.mlm_dataset(tokenizer, held_out, run.batch_size, length, 1, segments)
         evaluation = evaluation.take(EVALUATION_BATCHES).cache()
         figures = model.evaluate(evaluation, verbose=0, return_dict=True)
         targets = np.concatenate([t["mlm"].numpy()[w["mlm"].numpy() > 0] for _, t, w in evaluation])
@@ -361,9 +403,10 @@ class PretrainingRecipe(Recipe):
             "held_out_masked_accuracy": accuracy,
             "most_frequent_token_accuracy": baseline,
             "masked_accuracy_over_baseline": accuracy / baseline,
-            "held_out_next_sentence_accuracy": float(figures["nsp_accuracy"]),
             "held_out_masked_tokens": int(len(targets)),
         }
+        if "nsp_accuracy" in figures:
+            metrics["held_out_next_sentence_accuracy"] = float(figures["nsp_accuracy"])
         return model, history, metrics
 
     def _pretrain_lm(self, run, tokenizer, train, held_out, settings):
@@ -545,6 +588,7 @@ class PretrainingRecipe(Recipe):
 
         batch_size = self.task(task).batch_size
         num_classes = pretrained = None
+        segments = options.get("segments", SEGMENTS)
         if task == "finetune":
             train_docs, train_labels, test_docs, test_labels, names, _ = self._fortunes(options)
             init = options.get("init")
@@ -586,10 +630,10 @@ class PretrainingRecipe(Recipe):
             length = SIZES["sequence_length"]
             sizes = {}
             if task == "pretrain_mlm":
-                pairs = sum(max(len(sentences_of(d)) - 1, 0) for d in train)
-                steps = options.get("steps") or max(1, pairs // batch_size)
-                data = self.mlm_dataset(tokenizer, train, batch_size, length, seed=0)
-                validation = self.mlm_dataset(tokenizer, held_out, batch_size, length, seed=1)
+                examples = self.mlm_examples(train, segments)
+                steps = options.get("steps") or max(1, examples // batch_size)
+                data = self.mlm_dataset(tokenizer, train, batch_size, length, 0, segments)
+                validation = self.mlm_dataset(tokenizer, held_out, batch_size, length, 1, segments)
                 validation = validation.take(EVALUATION_BATCHES).cache()
                 objective = ("val_mlm_accuracy", "max")
             else:
@@ -614,6 +658,7 @@ class PretrainingRecipe(Recipe):
             num_classes=num_classes,
             pretrained=pretrained,
             sizes=sizes,
+            segments=segments,
         )
         return self.search(
             hypermodel,
@@ -681,6 +726,55 @@ class PretrainingRecipe(Recipe):
 
 
 RECIPE = PretrainingRecipe()
+
+
+def _split(documents):
+    """``(train, held_out)``: `HELD_OUT_FRACTION` of the documents held out (seed
+    `SPLIT_SEED`)."""
+    import numpy as np
+
+    order = np.random.default_rng(SPLIT_SEED).permutation(len(documents))
+    held = int(len(documents) * HELD_OUT_FRACTION)
+    return [documents[i] for i in order[held:]], [documents[i] for i in order[:held]]
+
+
+def default_corpus(samples=None):
+    """The default pretraining corpus: the installed GCIDE definitions and Debian's fortunes.
+
+    The fortunes are the training fortunes of the documents family's topic split and every
+    other fortune file (`read_other_fortunes`), never one of the split's held-out fortunes,
+    so fine-tuning on the topics is measured on text pretraining never saw. Each source is
+    split into training and held-out documents (`HELD_OUT_FRACTION`); in the training part
+    the fortunes are repeated to make up about `FORTUNE_SHARE` of the documents. Without
+    fortunes installed, GCIDE alone.
+
+    Returns:
+        ``(train, held_out)`` lists of strings; ``train`` shuffled and cut to ``samples``.
+    """
+    import numpy as np
+
+    from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+    from keras_adl.tasks.fortunes import read_other_fortunes
+    from keras_adl.tasks.text_corpora import load_corpus
+
+    try:
+        train_topics, _, test_topics, *_ = DOCUMENTS.load("fortunes", None, 10**9)
+        fortunes = list(train_topics) + read_other_fortunes(exclude=test_topics)
+    except (OSError, ValueError):
+        fortunes = []  # fortunes not installed: GCIDE alone
+    definitions, held_definitions = _split([d for d in load_corpus(None) if d.strip()])
+    fortunes, held_fortunes = _split(list(dict.fromkeys(f for f in fortunes if f.strip())))
+    repeat = 0
+    if fortunes:
+        share = FORTUNE_SHARE / (1.0 - FORTUNE_SHARE)
+        repeat = max(1, round(share * len(definitions) / len(fortunes)))
+    train = definitions + fortunes * repeat
+    order = np.random.default_rng(SPLIT_SEED).permutation(len(train))
+    train = [train[i] for i in order][:samples]
+    held_out = held_definitions + held_fortunes
+    if len(train) < 2 or not held_out:
+        raise RecipeError(f"the default corpus holds {len(train)} training documents")
+    return train, held_out
 
 
 def _step_log(run, keys):
@@ -845,6 +939,8 @@ def _hypermodels():
             pretrained: for ``finetune``, a function returning the pretrained BERT encoder
                 or `gpt_lm` (called anew for each trial); the sizes are then not searched.
             sizes: sizes fixed instead of searched (a pretrained run's ``sequence_length``).
+            segments: ``pretrain_mlm``'s examples (``"pairs"``: with next-sentence
+                prediction).
         """
 
         def __init__(
@@ -856,6 +952,7 @@ def _hypermodels():
             num_classes=None,
             pretrained=None,
             sizes=None,
+            segments=SEGMENTS,
             name=None,
             tunable=True,
         ):
@@ -865,6 +962,7 @@ def _hypermodels():
             self.vocab_size, self.total_steps = vocab_size, total_steps
             self.num_classes, self.pretrained = num_classes, pretrained
             self.sizes = dict(sizes or {})
+            self.segments = segments
 
         def build(self, hp):
             defaults = RECIPE.settings(self.task, self.model_name)
@@ -895,6 +993,7 @@ def _hypermodels():
                 num_classes=self.num_classes,
                 total_steps=self.total_steps,
                 pretrained=self.pretrained() if self.pretrained else None,
+                segments=self.segments,
                 **overrides,
             )
 

@@ -2,7 +2,8 @@
 
 The ``fortune`` cookie files (Debian's ``fortunes`` package, ``make data``): `find_fortunes`
 locates them, `read_fortune_file` reads one strfile-format file, and `load_fortunes` returns
-``(documents, labels, topics)`` with one class per topic file.
+``(documents, labels, topics)`` with one class per topic file; `read_other_fortunes` reads
+the other files, unlabelled.
 
 Everything here is pure Python and numpy.
 """
@@ -211,3 +212,61 @@ def load_fortunes(directory=None, topics=FORTUNE_TOPICS, max_per_topic=None, see
         documents.extend(entries)
         labels.extend([label] * len(entries))
     return documents, np.array(labels, dtype="int64"), topics
+
+
+def read_other_fortunes(directory=None, topics=FORTUNE_TOPICS, exclude=()):
+    """The fortunes of every file in ``directory`` except the ``topics`` files: unlabelled
+    text of the same kind, e.g. to pretrain on before classifying the topics.
+
+    A fortune file is one with its strfile index (``name.dat``) beside it; ``name.u8`` is
+    read when it exists (Debian's UTF-8 copy), else ``name``.
+
+    Args:
+        directory: a fortunes directory; ``None`` → `find_fortunes`.
+        topics: the file names to leave out (the classes of `load_fortunes`).
+        exclude: texts to drop (e.g. the held-out fortunes of a classification split),
+            compared with white space collapsed.
+
+    Returns:
+        A list of strings, file by file in name order.
+
+    Raises:
+        FileNotFoundError: no fortune directory.
+
+    Example:
+
+    >>> import tempfile
+    >>> directory = tempfile.mkdtemp()
+    >>> for name, text in [("cats", "Meow.\\n%\\nPurr.\\n"), ("misc", "Hi.\\n%\\nPurr.\\n")]:
+    ...     _ = open(os.path.join(directory, name), "w").write(text)
+    ...     _ = open(os.path.join(directory, name + ".dat"), "wb").write(b"")
+    >>> read_other_fortunes(directory, topics=("cats",), exclude=["Purr."])
+    ['Hi.']
+    """
+    where = "read_other_fortunes: "
+    if directory is None:
+        directory = find_fortunes()
+        if directory is None:
+            raise FileNotFoundError(
+                f"{where}no fortune directory found (looked in {', '.join(FORTUNE_DIRECTORIES)}); "
+                f"install Debian's `fortunes` package (`make data`) or pass directory=."
+            )
+    directory = check_path(where, "directory", directory)
+    if isinstance(topics, (str, bytes)):
+        raise TypeError(f"{where}`topics` must be a sequence of names; received {topics!r}.")
+    skipped = set(topics)
+    dropped = {" ".join(t.split()) for t in exclude}
+    texts = []
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".dat"):
+            continue
+        base = name[: -len(".dat")]
+        if base in skipped:
+            continue
+        path = os.path.join(directory, base + ".u8")
+        if not os.path.isfile(path):
+            path = os.path.join(directory, base)
+        if not os.path.isfile(path):
+            continue
+        texts += [t for t in read_fortune_file(path) if " ".join(t.split()) not in dropped]
+    return texts

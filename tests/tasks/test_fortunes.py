@@ -109,3 +109,20 @@ def test_read_fortune_file_keeps_non_ascii_text(tmp_path):
     path = tmp_path / "intl.u8"
     path.write_bytes("Café ☕ für alle.\n%\n— Ἀριστοτέλης\n%\n日本語\n".encode())
     assert read_fortune_file(path) == ["Café ☕ für alle.", "— Ἀριστοτέλης", "日本語"]
+
+
+def test_read_other_fortunes_skips_topics_and_excluded_texts(tmp_path):
+    files = {
+        "law": "Objection.\n%\n",  # a topic file: left out
+        "zen": "Old pond.\n%\nFrog  jumps\nin.\n%\nÉté, ça brûle.\n",
+        "zen.u8": "Old pond.\n%\nFrog jumps in.\n%\nÉté\u00a0ça brûle.\n%\nПривет 東京\n",
+        "notes": "no index beside it\n",  # not a fortune file
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    for name in ("law", "zen"):
+        (tmp_path / f"{name}.dat").write_bytes(b"")
+    texts = fortunes.read_other_fortunes(tmp_path, topics=("law",), exclude=["Frog\njumps  in."])
+    assert texts == ["Old pond.", "Été\u00a0ça brûle.", "Привет 東京"]  # the .u8 copy, read
+    with pytest.raises(TypeError, match="`topics` must be a sequence"):
+        fortunes.read_other_fortunes(tmp_path, topics="law")
