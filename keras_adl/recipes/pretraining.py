@@ -383,16 +383,8 @@ class PretrainingRecipe(Recipe):
         data = self.mlm_dataset(tokenizer, train, run.batch_size, length, 0, segments)
         log = _step_log(run, ("loss", "mlm_accuracy"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
-        _plot_log(log, run.out, "masked LM pretraining")
-        _plot_attention(
-            model,
-            run.model,
-            tokenizer,
-            [s for d in held_out for s in sentences_of(d)],
-            length,
-            run.out,
-            "masked LM: attention per layer and head",
-        )
+        texts = [s for d in held_out for s in sentences_of(d)]
+        _pictures(run, model, log, tokenizer, texts, length, "masked LM")
         evaluation = self.mlm_dataset(tokenizer, held_out, run.batch_size, length, 1, segments)
         evaluation = evaluation.take(EVALUATION_BATCHES).cache()
         figures = model.evaluate(evaluation, verbose=0, return_dict=True)
@@ -437,16 +429,8 @@ class PretrainingRecipe(Recipe):
         )
         log = _step_log(run, ("loss", "perplexity"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
-        _plot_log(log, run.out, "causal LM pretraining")
-        _plot_attention(
-            model,
-            run.model,
-            tokenizer,
-            [s for d in held_out for s in sentences_of(d)],
-            length,
-            run.out,
-            "causal LM: attention per layer and head",
-        )
+        texts = [s for d in held_out for s in sentences_of(d)]
+        _pictures(run, model, log, tokenizer, texts, length, "causal LM")
         figures = model.evaluate(
             held_inputs, held_targets, batch_size=run.batch_size, verbose=0, return_dict=True
         )
@@ -513,16 +497,7 @@ class PretrainingRecipe(Recipe):
         accuracy = "classes_accuracy" if run.model == "gpt" else "accuracy"
         log = _step_log(run, ("loss", accuracy))
         history = self.fit(run, model, data.repeat(), steps_per_epoch=steps, shuffle=False)
-        _plot_log(log, run.out, "fine-tuning")
-        _plot_attention(
-            model,
-            run.model,
-            tokenizer,
-            test_docs,
-            length,
-            run.out,
-            "fine-tuned: attention per layer and head",
-        )
+        _pictures(run, model, log, tokenizer, test_docs, length, "fine-tuning")
         held = self.text_classes(
             tokenizer, test_docs, test_labels, 128, length, False, run.model, lm_targets
         )
@@ -837,6 +812,21 @@ def _plot_attention(model, model_name, tokenizer, texts, sequence_length, out, t
         pieces,
         os.path.join(out, ATTENTION_PICTURE),
         title,
+    )
+
+
+def _pictures(run, model, log, tokenizer, texts, sequence_length, what):
+    """The run's pictures: the training curves (``training.png``) and each head's attention
+    over one of ``texts`` (`ATTENTION_PICTURE`)."""
+    _plot_log(log, run.out, what)
+    _plot_attention(
+        model,
+        run.model,
+        tokenizer,
+        texts,
+        sequence_length,
+        run.out,
+        f"{what}: attention per layer and head",
     )
 
 

@@ -85,6 +85,24 @@ def _remove_overstrike(line):
     return "".join(chars)
 
 
+def _fortune_directory(where, directory):
+    """``directory`` checked, or the installed one (`find_fortunes`)."""
+    if directory is None:
+        directory = find_fortunes()
+        if directory is None:
+            raise FileNotFoundError(
+                f"{where}no fortune directory found (looked in {', '.join(FORTUNE_DIRECTORIES)}); "
+                f"install Debian's `fortunes` package (`make data`) or pass directory=."
+            )
+    directory = check_path(where, "directory", directory)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(
+            f"{where}`directory` {directory!r} is not a directory; install Debian's `fortunes` "
+            f"package (`make data`) or pass directory=."
+        )
+    return directory
+
+
 def read_fortune_file(path):
     """Entries of a strfile-format fortune file.
 
@@ -181,19 +199,7 @@ def load_fortunes(directory=None, topics=FORTUNE_TOPICS, max_per_topic=None, see
     if max_per_topic is not None:
         check_int(where, "max_per_topic", max_per_topic, 1)
     rng = np.random.default_rng(check_seed(where, seed))
-    if directory is None:
-        directory = find_fortunes()
-        if directory is None:
-            raise FileNotFoundError(
-                f"{where}no fortune directory found (looked in {', '.join(FORTUNE_DIRECTORIES)}); "
-                f"install Debian's `fortunes` package (`make data`) or pass directory=."
-            )
-    directory = check_path(where, "directory", directory)
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(
-            f"{where}`directory` {directory!r} is not a directory; install Debian's `fortunes` "
-            f"package (`make data`) or pass directory=."
-        )
+    directory = _fortune_directory(where, directory)
     documents, labels = [], []
     for label, topic in enumerate(topics):
         path = os.path.join(directory, topic + ".u8")
@@ -231,7 +237,7 @@ def read_other_fortunes(directory=None, topics=FORTUNE_TOPICS, exclude=()):
         A list of strings, file by file in name order.
 
     Raises:
-        FileNotFoundError: no fortune directory.
+        FileNotFoundError: no fortune directory, or ``directory`` is not one.
 
     Example:
 
@@ -244,14 +250,7 @@ def read_other_fortunes(directory=None, topics=FORTUNE_TOPICS, exclude=()):
     ['Hi.']
     """
     where = "read_other_fortunes: "
-    if directory is None:
-        directory = find_fortunes()
-        if directory is None:
-            raise FileNotFoundError(
-                f"{where}no fortune directory found (looked in {', '.join(FORTUNE_DIRECTORIES)}); "
-                f"install Debian's `fortunes` package (`make data`) or pass directory=."
-            )
-    directory = check_path(where, "directory", directory)
+    directory = _fortune_directory(where, directory)
     if isinstance(topics, (str, bytes)):
         raise TypeError(f"{where}`topics` must be a sequence of names; received {topics!r}.")
     skipped = set(topics)
