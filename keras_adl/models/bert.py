@@ -182,16 +182,22 @@ def attention_weights(model, token_ids, segment_ids=None):
     return keras.ops.stack(weights)
 
 
-def bert_classifier(encoder, num_classes, dropout=0.1, name="bert_classifier"):
-    """Fine-tuning: dropout and a ``Dense(num_classes)`` on the encoder's pooled output.
+POOLINGS = ("cls", "mean")
 
-    The embedding's output bias (used only by the masked-LM projection) is frozen, as it gets
-    no gradient here.
+
+def bert_classifier(encoder, num_classes, dropout=0.1, pooling="cls", name="bert_classifier"):
+    """Fine-tuning: dropout and a ``Dense(num_classes)`` on a vector of the text.
+
+    The vector is the encoder's pooled ``[CLS]`` output (``pooling="cls"``, BERT's) or the
+    mean of its final states over the real (non-padding) positions (``"mean"``, as
+    Sentence-BERT pools). The embedding's output bias (used only by the masked-LM
+    projection) is frozen, as it gets no gradient here.
 
     Args:
         encoder: a `bert_encoder` (fresh, or `encoder_of` a pretrainer).
         num_classes: classes.
         dropout: before the classifier.
+        pooling: ``"cls"`` or ``"mean"``.
         name: the model's name.
 
     Returns:
@@ -200,10 +206,20 @@ def bert_classifier(encoder, num_classes, dropout=0.1, name="bert_classifier"):
     where = f"{name}: "
     check_positive_int("num_classes", num_classes, where)
     check_rate("dropout", dropout, where)
+    if pooling not in POOLINGS:
+        raise ValueError(f"{where}`pooling` must be one of {POOLINGS}; received {pooling!r}.")
     bias = encoder.get_layer("embedding").bias
     if bias is not None:
         bias.trainable = False
-    x = keras.layers.Dropout(dropout, name="classifier_dropout")(encoder.output["pooled_output"])
+    if pooling == "cls":
+        pooled = encoder.output["pooled_output"]
+    else:
+        states = encoder.output["sequence_output"]
+        real = keras.ops.cast(keras.ops.not_equal(encoder.input["token_ids"], 0), states.dtype)
+        total = keras.ops.einsum("bt,btd->bd", real, states)
+        count = keras.ops.maximum(keras.ops.sum(real, axis=1, keepdims=True), 1.0)
+        pooled = total / count
+    x = keras.layers.Dropout(dropout, name="classifier_dropout")(pooled)
     logits = keras.layers.Dense(num_classes, name="classifier")(x)
     return keras.Model(dict(encoder.input), logits, name=name)
 

@@ -102,3 +102,14 @@ def test_attention_weights_are_the_encoders_and_ignore_padding():
     )
     with pytest.raises(ValueError, match="must be a BERT encoder"):
         attention_weights(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]), [[1]])
+
+
+def test_mean_pooling_classifier_averages_the_real_positions_only():
+    keras.utils.set_random_seed(4)
+    encoder = bert_encoder(40, dropout=0.0, **SIZES)
+    classifier = bert_classifier(encoder, 3, dropout=0.0, pooling="mean")
+    states = np_(encoder(INPUTS)["sequence_output"])[:, :8].mean(axis=1)
+    expected = np_(classifier.get_layer("classifier")(states))
+    np.testing.assert_allclose(np_(classifier(INPUTS)), expected, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="`pooling` must be one of"):
+        bert_classifier(encoder, 3, pooling="max")
