@@ -20,8 +20,9 @@ models; fortunes with the documents family's split. Parts and their figures (iss
   `generate` on 20 prompts, greedy (goal: identical).
 - ``mlm``: ``bert`` pretrained for ``--minutes``; held-out masked-token accuracy against the
   most-frequent-token baseline (goal ≥ 3×).
-- ``transfer`` (after ``mlm``): fortunes fine-tuned from the pretrained encoder and from random
-  weights (same vocabulary and steps), per seed, and tf-idf logistic regression (the anchor of
+- ``transfer`` (after ``mlm``, or on the pretrainer ``--save`` wrote, ``--load DIR``): fortunes
+  fine-tuned from the pretrained encoder and from random weights (same vocabulary and steps),
+  per seed and peak rate (``--finetune-rates``), and tf-idf logistic regression (the anchor of
   ``benchmarks/han.py``); goal: pretrained ≥ random + 3 points and above the regression.
 - ``lm``: ``gpt`` and an LSTM LM of about the same parameter count, each for ``--minutes``;
   held-out perplexity against a unigram model (goals: GPT ≤ 0.5× unigram and ≤ the LSTM's).
@@ -29,6 +30,7 @@ models; fortunes with the documents family's split. Parts and their figures (iss
 
 import argparse
 import json
+import os
 import time
 
 WINDOW_BATCH = 32
@@ -215,27 +217,33 @@ def transfer(pretrainer, tokenizer, args):
     length, batch = SIZES["sequence_length"], 32
     steps = len(train_docs) // batch
     weights = pretrainer.get_weights()
+    data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
+    held = RECIPE.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
+    rates = args.finetune_rates or [RECIPE.settings("finetune", "bert")["learning_rate"]]
     for start in ("pretrained", "random"):
-        scores = []
-        for seed in args.seeds:
-            keras.utils.set_random_seed(seed)
-            encoder = None
-            if start == "pretrained":
-                pretrainer.set_weights(weights)  # the same pretrained start for every seed
-                encoder = encoder_of(pretrainer)
-            model = RECIPE.build_model(
-                "finetune",
-                "bert",
-                tokenizer.size,
-                num_classes=len(names),
-                total_steps=steps * args.finetune_epochs,
-                pretrained=encoder,
-            )
-            data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
-            model.fit(data.repeat(), steps_per_epoch=steps, epochs=args.finetune_epochs, verbose=0)
-            held = RECIPE.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
-            scores.append(float(model.evaluate(held, verbose=0, return_dict=True)["accuracy"]))
-        results[start] = {"seeds": list(args.seeds), "accuracy": scores}
+        for rate in rates:
+            scores = []
+            for seed in args.seeds:
+                keras.utils.set_random_seed(seed)
+                encoder = None
+                if start == "pretrained":
+                    pretrainer.set_weights(weights)  # the same pretrained start for every seed
+                    encoder = encoder_of(pretrainer)
+                model = RECIPE.build_model(
+                    "finetune",
+                    "bert",
+                    tokenizer.size,
+                    num_classes=len(names),
+                    total_steps=steps * args.finetune_epochs,
+                    pretrained=encoder,
+                    learning_rate=rate,
+                )
+                model.fit(
+                    data.repeat(), steps_per_epoch=steps, epochs=args.finetune_epochs, verbose=0
+                )
+                scores.append(float(model.evaluate(held, verbose=0, return_dict=True)["accuracy"]))
+            results[f"{start} at {rate:g}"] = {"seeds": list(args.seeds), "accuracy": scores}
+            print(f"  {start} at {rate:g}: {scores}", flush=True)
     return results
 
 
@@ -318,6 +326,16 @@ def main(argv=None):
     parser.add_argument("--minutes", type=float, default=10.0, help="per pretrained model")
     parser.add_argument("--lm-minutes", type=float, help="per language model (default: --minutes)")
     parser.add_argument("--finetune-epochs", type=int, default=10)
+    parser.add_argument(
+        "--finetune-rates",
+        type=float,
+        nargs="+",
+        help="peak fine-tuning rates tried for each start (default: the recipe's)",
+    )
+    parser.add_argument("--save", help="write the masked-LM pretrainer and vocabulary here")
+    parser.add_argument(
+        "--load", help="the transfer part: fine-tune the pretrainer saved here by --save"
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -329,11 +347,12 @@ def main(argv=None):
     parser.add_argument("--out", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    from keras_adl.recipes.pretraining import RECIPE
+    from keras_adl.recipes.pretraining import RECIPE, VOCABULARY_FILE
 
     start = time.perf_counter()
     results = {}
-    if set(args.parts) != {"cache"}:  # the cache part needs only a vocabulary size
+    if set(args.parts) - {"cache"} and not (args.load and set(args.parts) == {"transfer"}):
+        # The cache part needs only a vocabulary size; a saved pretrainer brings its own.
         train, held_out = RECIPE.corpus(args.data, args.documents)
         tokenizer = RECIPE.learn_tokenizer(train, args.vocab_size)
         results = {"documents": len(train), "held_out_documents": len(held_out)}
@@ -344,6 +363,11 @@ def main(argv=None):
             flush=True,
         )
     pretrainer = gpt = None
+    if args.load:
+        import keras
+
+        pretrainer = keras.saving.load_model(os.path.join(args.load, "pretrainer.keras"))
+        tokenizer = RECIPE.load_tokenizer(args.load)
     for part in args.parts:
         if part == "masking":
             results[part] = masking(tokenizer, train, args)
@@ -351,6 +375,11 @@ def main(argv=None):
             results[part] = cache_speed(results.get("vocabulary", args.vocab_size), args)
         elif part == "mlm":
             pretrainer, results[part] = mlm(tokenizer, train, held_out, args)
+            if args.save:
+                os.makedirs(args.save, exist_ok=True)
+                pretrainer.save(os.path.join(args.save, "pretrainer.keras"))
+                with open(os.path.join(args.save, VOCABULARY_FILE), "w") as f:
+                    json.dump(tokenizer.get_config(), f)
         elif part == "transfer":
             if pretrainer is None:
                 parser.error("the transfer part needs the mlm part before it")
