@@ -6,8 +6,8 @@ masked-LM learning, transfer to fortunes, and a GPT against a unigram model and 
     python benchmarks/pretraining.py --parts lm --minutes 8                 # ~17 minutes
 
 Data: the pretraining recipe's corpus (`keras_adl.recipes.pretraining.default_corpus`: GCIDE +
-the fortunes except the held-out topic ones, ``make data``; ``--data`` another), its WordPiece vocabulary and its 2-layer d = 128
-models; fortunes with the documents family's split. Parts and their figures (issue 15):
+the fortunes except the held-out topic ones, ``make data``; ``--data`` another), its WordPiece
+vocabulary and its 2-layer d = 128 models; fortunes with the documents family's split. Parts and their figures (issue 15):
 
 - ``masking``: over at least 10⁵ eligible tokens of real sentence pairs, the selected fraction
   (goal 15.0 ± 0.5%), the [MASK] / random / kept split of the selected (80/10/10 ± 1.5), and

@@ -18,9 +18,9 @@ Tasks:
 Corpus (``--data``): a UTF-8 text file or directory, ``gcide.dict.dz`` or a WordNet directory
 (`keras_adl.tasks.text_corpora.load_corpus`); by default the installed GCIDE dictionary plus
 Debian's fortunes except the topic split's held-out ones, the fortunes making half the training
-documents (`default_corpus`, ``make data``). 2% of the documents are held out. The WordPiece vocabulary
-(`keras_adl.text.wordpiece`, with ``[MASK]``) is learned on the training documents and saved
-beside the model as ``vocab.json``.
+documents (`default_corpus`, ``make data``). 2% of the documents are held out. The WordPiece
+vocabulary (`keras_adl.text.wordpiece`, with ``[MASK]``) is learned on the training documents
+and saved beside the model as ``vocab.json``.
 
 ``keras-adl tune`` searches `PretrainingHyperModel` (the Transformer's size and the warm-up +
 cosine schedule), an attribute of this module defined on first use.
