@@ -44,6 +44,7 @@ def test_seq2seq_dates_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
+@pytest.mark.slow  # ~8 s; the sequences family's example smoke tests stay in the fast suite
 def test_attention_benchmark_smoke():
     out = subprocess.run(
         [sys.executable, os.path.join(ROOT, "benchmarks", "attention.py"), "--smoke"],

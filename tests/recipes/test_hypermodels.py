@@ -55,7 +55,11 @@ def test_conditional_scope_hides_attention_kind_without_attention():
 @pytest.mark.parametrize(
     "hypermodel, data",
     [
-        (TransformerSeq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB)), _dates(64, 2)),
+        pytest.param(  # ~12 s of XLA compiling: run by make test-slow
+            TransformerSeq2SeqHyperModel(len(SOURCE_VOCAB), len(TARGET_VOCAB)),
+            _dates(64, 2),
+            marks=pytest.mark.slow,
+        ),
         (PointerNetworkHyperModel(), None),
         (
             TransformerClassifierHyperModel(20, 3),
