@@ -8,7 +8,7 @@ from keras_adl.models.captioning import (
     caption_grid_shape,
     show_attend_tell,
 )
-from keras_adl.models.gpt import filter_logits, generate, gpt_lm
+from keras_adl.models.gpt import filter_logits, generate, gpt_classifier, gpt_lm
 from keras_adl.models.han import han_attention, han_classifier
 from keras_adl.models.memory import (
     addressing_model,
@@ -35,6 +35,7 @@ __all__ = [
     "encoder_of",
     "filter_logits",
     "generate",
+    "gpt_classifier",
     "gpt_lm",
     "caption_attention",
     "caption_beam_search",
