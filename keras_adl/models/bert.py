@@ -118,6 +118,12 @@ def bert_pretrainer(encoder, max_predictions=20, next_sentence=True, name="bert_
     return keras.Model(inputs, outputs, name=name)
 
 
+def _encoder_blocks(model):
+    """The model's ``encoder_i`` blocks in order (empty if none)."""
+    blocks = [layer for layer in model.layers if layer.name.startswith("encoder_")]
+    return sorted(blocks, key=lambda layer: int(layer.name.split("_")[1]))
+
+
 def encoder_of(model):
     """The encoder inside a `bert_pretrainer` or `bert_classifier` (also one reloaded from
     ``.keras``): a model on the same layers from ``token_ids``/``segment_ids`` to
@@ -125,11 +131,8 @@ def encoder_of(model):
     holds no trained pooler; a fresh one is made."""
     try:
         inputs = {k: model.input[k] for k in ENCODER_INPUTS}
-        last = max(
-            (layer for layer in model.layers if layer.name.startswith("encoder_")),
-            key=lambda layer: int(layer.name.split("_")[1]),
-        )
-    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        last = _encoder_blocks(model)[-1]
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
         raise ValueError(
             f"encoder_of: `model` must be a BERT pretrainer or classifier (inputs "
             f"{ENCODER_INPUTS}, layers encoder_i); received {model.name!r}."
@@ -164,10 +167,7 @@ def attention_weights(model, token_ids, segment_ids=None):
     try:
         embedding = model.get_layer("embedding")
         norm = model.get_layer("embedding_norm")
-        blocks = sorted(
-            (layer for layer in model.layers if layer.name.startswith("encoder_")),
-            key=lambda layer: int(layer.name.split("_")[1]),
-        )
+        blocks = _encoder_blocks(model)
     except ValueError as error:
         raise ValueError(
             f"attention_weights: `model` must be a BERT encoder, pretrainer or classifier "

@@ -290,6 +290,25 @@ class PretrainingRecipe(Recipe):
             return sum(max(len(sentences_of(d)) - 1, 0) for d in documents)
         return len(documents)
 
+    def lm_windows_of(self, tokenizer, documents, sequence_length):
+        """``(inputs, targets)`` causal-LM windows of the documents (`lm_windows`)."""
+        from keras_adl.tasks.pretraining import lm_windows
+
+        return lm_windows(self.token_lists(tokenizer, documents), sequence_length)
+
+    @staticmethod
+    def lm_dataset(inputs, targets, batch_size):
+        """Endless shuffled batches of causal-LM windows."""
+        import tensorflow as tf
+
+        return (
+            tf.data.Dataset.from_tensor_slices((inputs, targets))
+            .shuffle(len(inputs), seed=0, reshuffle_each_iteration=True)
+            .repeat()
+            .batch(batch_size, drop_remainder=True)
+            .prefetch(2)
+        )
+
     @staticmethod
     def token_lists(tokenizer, documents, batch_size=1024):
         """The piece ids of each document (a list of lists)."""
@@ -413,11 +432,10 @@ class PretrainingRecipe(Recipe):
         import tensorflow as tf
 
         from keras_adl.models.gpt import generate
-        from keras_adl.tasks.pretraining import lm_windows
 
         length = settings["sequence_length"]
-        inputs, targets = lm_windows(self.token_lists(tokenizer, train), length)
-        held_inputs, held_targets = lm_windows(self.token_lists(tokenizer, held_out), length)
+        inputs, targets = self.lm_windows_of(tokenizer, train, length)
+        held_inputs, held_targets = self.lm_windows_of(tokenizer, held_out, length)
         steps = run.options.get("steps") or max(1, len(inputs) // run.batch_size)
         run.record.update(train_windows=len(inputs), steps_per_epoch=steps)
         model = run.build(
@@ -427,13 +445,7 @@ class PretrainingRecipe(Recipe):
             tokenizer.size,
             total_steps=steps * run.epochs,
         )
-        data = (
-            tf.data.Dataset.from_tensor_slices((inputs, targets))
-            .shuffle(len(inputs), seed=0, reshuffle_each_iteration=True)
-            .repeat()
-            .batch(run.batch_size, drop_remainder=True)
-            .prefetch(2)
-        )
+        data = self.lm_dataset(inputs, targets, run.batch_size)
         log = _step_log(run, ("loss", "perplexity"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         texts = [s for d in held_out for s in sentences_of(d)]
@@ -460,15 +472,12 @@ class PretrainingRecipe(Recipe):
         return model, history, metrics
 
     def _finetune(self, run):
-        train_docs, train_labels, test_docs, test_labels, names, _ = self._fortunes(run.options)
+        fortunes = self._fortunes(run.options, run.samples)
+        train_docs, train_labels, test_docs, test_labels, names, _ = fortunes
         init = run.options.get("init")
         settings = self.settings(run.task, run.model)
-        if init:
-            info = self.init_run(init, run.model)
-            tokenizer = self.load_tokenizer(init)
-            settings.update({k: v for k, v in info["settings"].items() if k in SIZES})
-        else:
-            tokenizer = self.learn_tokenizer(train_docs, run.options["vocab_size"])
+        tokenizer, sizes = self._finetune_start(run.options, run.model, train_docs)
+        settings.update(sizes)
         with open(run.path(VOCABULARY_FILE), "w") as f:
             json.dump(tokenizer.get_config(), f)
         pretrained = bool(init) and run.options.get("weights") == "pretrained"
@@ -516,10 +525,20 @@ class PretrainingRecipe(Recipe):
         return model, history, metrics
 
     @staticmethod
-    def _fortunes(options):
+    def _fortunes(options, samples):
         from keras_adl.recipes.documents import RECIPE as DOCUMENTS
 
-        return DOCUMENTS.load("fortunes", options.get("data"), 10**9)
+        return DOCUMENTS.load("fortunes", options.get("data"), samples)
+
+    def _finetune_start(self, options, model_name, train_docs):
+        """``(tokenizer, sizes)`` of fine-tuning: with ``--init``, the pretraining run's
+        vocabulary and model sizes; otherwise a vocabulary learned on ``train_docs``."""
+        init = options.get("init")
+        if not init:
+            return self.learn_tokenizer(train_docs, options["vocab_size"]), {}
+        info = self.init_run(init, model_name)
+        sizes = {k: v for k, v in info["settings"].items() if k in SIZES}
+        return self.load_tokenizer(init), sizes
 
     @staticmethod
     def init_run(init, model_name):
@@ -572,20 +591,15 @@ class PretrainingRecipe(Recipe):
         num_classes = pretrained = None
         segments = options.get("segments", SEGMENTS)
         if task == "finetune":
-            train_docs, train_labels, test_docs, test_labels, names, _ = self._fortunes(options)
+            fortunes = self._fortunes(options, samples)
+            train_docs, train_labels, test_docs, test_labels, names, _ = fortunes
             init = options.get("init")
-            sizes = {}
-            if init:
-                info = self.init_run(init, model_name)
-                tokenizer = self.load_tokenizer(init)
-                sizes = {k: v for k, v in info["settings"].items() if k in SIZES}
-                if options.get("weights") == "pretrained":
+            tokenizer, sizes = self._finetune_start(options, model_name, train_docs)
+            if init and options.get("weights") == "pretrained":
 
-                    def pretrained():
-                        return self.load_pretrained(init, model_name)
+                def pretrained():
+                    return self.load_pretrained(init, model_name)
 
-            else:
-                tokenizer = self.learn_tokenizer(train_docs, options["vocab_size"])
             length = sizes.get("sequence_length", SIZES["sequence_length"])
             batch_size = min(batch_size, len(train_docs))
             steps = len(train_docs) // batch_size
@@ -619,17 +633,10 @@ class PretrainingRecipe(Recipe):
                 validation = validation.take(EVALUATION_BATCHES).cache()
                 objective = ("val_mlm_accuracy", "max")
             else:
-                from keras_adl.tasks.pretraining import lm_windows
-
-                inputs, targets = lm_windows(self.token_lists(tokenizer, train), length)
-                held = lm_windows(self.token_lists(tokenizer, held_out), length)
+                inputs, targets = self.lm_windows_of(tokenizer, train, length)
+                held = self.lm_windows_of(tokenizer, held_out, length)
                 steps = options.get("steps") or max(1, len(inputs) // batch_size)
-                data = (
-                    tf.data.Dataset.from_tensor_slices((inputs, targets))
-                    .shuffle(len(inputs), seed=0, reshuffle_each_iteration=True)
-                    .repeat()
-                    .batch(batch_size, drop_remainder=True)
-                )
+                data = self.lm_dataset(inputs, targets, batch_size)
                 validation = tf.data.Dataset.from_tensor_slices(held).batch(128)
                 objective = ("val_perplexity", "min")
         hypermodel = PretrainingHyperModel(
