@@ -8,6 +8,12 @@ from keras_adl.models.captioning import (
     caption_grid_shape,
     show_attend_tell,
 )
+from keras_adl.models.elmo import (
+    compile_bilm,
+    elmo_bilm,
+    elmo_embedder,
+    features_classifier,
+)
 from keras_adl.models.gpt import filter_logits, generate, gpt_classifier, gpt_lm
 from keras_adl.models.han import han_attention, han_classifier
 from keras_adl.models.memory import (
@@ -19,6 +25,7 @@ from keras_adl.models.ram import RecurrentAttentionModel, recurrent_attention_mo
 from keras_adl.models.seq2seq import (
     attention_seq2seq,
     beam_search,
+    cove_encoder,
     encoder_decoder,
     greedy_decode,
 )
@@ -33,6 +40,11 @@ __all__ = [
     "bert_encoder",
     "bert_pretrainer",
     "encoder_of",
+    "compile_bilm",
+    "cove_encoder",
+    "elmo_bilm",
+    "elmo_embedder",
+    "features_classifier",
     "filter_logits",
     "generate",
     "gpt_classifier",

@@ -244,3 +244,49 @@ def beam_search(model, source, max_length, beam_width=4, length_penalty=0.0):
         project.units,
         length_penalty,
     )
+
+
+def cove_encoder(model, with_word_vectors=True, name="cove"):
+    """CoVe (McCann et al. 2017): the encoder of a trained attention translation model as a
+    contextual-embedding model.
+
+    ``CoVe(w) = MT-LSTM(GloVe(w))``: the bidirectional encoder of `attention_seq2seq` (or
+    `encoder_decoder`), read at every source position. With ``with_word_vectors`` the output is
+    the CoVe paper's downstream input ``[GloVe(w); CoVe(w)]``, the word vectors being the
+    model's source embedding: the recipe's ``cove`` task trains the translator with its source
+    embedding initialised from word2vec vectors and frozen, as CoVe keeps GloVe fixed, so
+    those are still the word vectors.
+
+    Args:
+        model: a trained model from `attention_seq2seq` or `encoder_decoder` (its
+            ``source_embedding`` and ``encoder`` layers are shared, not copied).
+        with_word_vectors: concatenate the source embedding in front of the encoder states.
+        name: the model's name.
+
+    Returns:
+        A ``keras.Model`` mapping int ``source [B, T]`` (0 is padding) to ``[B, T, 2U]``
+        encoder states, or ``[B, T, E + 2U]`` with ``with_word_vectors``, with the Keras mask
+        ``source != 0``.
+
+    Example:
+
+    >>> translator = attention_seq2seq(40, 15, embedding_dim=8, units=16)
+    >>> tuple(cove_encoder(translator).output.shape)
+    (None, None, 40)
+
+    References:
+        McCann, Bradbury, Xiong, Socher (2017). Learned in Translation: Contextualized Word
+        Vectors. NeurIPS.
+    """
+    for layer in ("source_embedding", "encoder"):
+        if not any(each.name == layer for each in model.layers):
+            raise ValueError(
+                f"cove_encoder: `model` must come from `attention_seq2seq` or "
+                f"`encoder_decoder` (a layer named {layer!r}); received {model.name!r}."
+            )
+    source = keras.Input((None,), dtype="int32", name="source")
+    vectors = model.get_layer("source_embedding")(source)
+    states = model.get_layer("encoder")(vectors)[0]
+    if with_word_vectors:
+        states = keras.layers.Concatenate(name="glove_cove")([vectors, states])
+    return keras.Model(source, states, name=name)
