@@ -5,8 +5,8 @@ from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.layers.character_cnn import CharacterCNN
 from keras_adl.layers.dnc_cell import DNCCell
-from keras_adl.layers.elmo_embedding import ELMoEmbedding
 from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRegularization
+from keras_adl.layers.elmo_embedding import ELMoEmbedding
 from keras_adl.layers.glimpse_network import GlimpseNetwork
 from keras_adl.layers.glimpse_sensor import GlimpseSensor
 from keras_adl.layers.hierarchical_attention import HierarchicalAttention
