@@ -61,9 +61,9 @@ demo: $(STAMP)
 data:
 	@if command -v apt-get >/dev/null 2>&1; then \
 		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base wamerican; \
 	else \
-		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide and wordnet-base another way," \
+		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base and wamerican another way," \
 			"or pass your own MNIST/Fashion-MNIST IDX files to load_idx_dataset."; \
 	fi
 

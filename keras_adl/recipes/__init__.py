@@ -13,7 +13,15 @@ import shutil
 from keras_adl.recipes.base import BACKUP_DIR, CHECKPOINT_EVERY, RUN_FILE, Run, check_run_dir
 
 # The registration line of each family, in the order `keras-adl list` shows them.
-FAMILIES = ("sequences", "memory", "vision", "documents", "embeddings", "pretraining")
+FAMILIES = (
+    "sequences",
+    "memory",
+    "vision",
+    "documents",
+    "embeddings",
+    "pretraining",
+    "contextual",
+)
 
 
 def recipes():

@@ -468,3 +468,35 @@ def _steps_of(x, batch_size=None):
         return len(x)
     except TypeError:
         return None
+
+
+def step_log(run, keys):
+    """A callback recording ``keys`` about 100 times over the run (Keras' ``History`` has
+    one point per epoch), added to the run's callbacks; `plot_step_log` draws it."""
+    import keras
+
+    class StepLog(keras.callbacks.Callback):
+        def __init__(self, every):
+            super().__init__()
+            self.every, self.seen = every, 0
+            self.steps, self.values = [], {k: [] for k in keys}
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.seen += 1
+            if logs and self.seen % self.every == 0 and all(k in logs for k in keys):
+                self.steps.append(self.seen)
+                for k in keys:
+                    self.values[k].append(float(logs[k]))
+
+    steps = run.record.get("steps_per_epoch") or 100
+    log = StepLog(max(1, steps * run.epochs // 100))
+    run.callbacks = (*run.callbacks, log)
+    return log
+
+
+def plot_step_log(log, out, title):
+    """Draws a `step_log` as ``training.png`` in ``out`` (once it holds two points)."""
+    from keras_adl.plotting import plot_training_curves
+
+    if len(log.steps) >= 2:
+        plot_training_curves(log.steps, log.values, os.path.join(out, "training.png"), title)

@@ -30,7 +30,16 @@ import json
 import os
 import re
 
-from keras_adl.recipes.base import Option, Recipe, RecipeError, Task, lazy_hypermodels, override
+from keras_adl.recipes.base import (
+    Option,
+    Recipe,
+    RecipeError,
+    Task,
+    lazy_hypermodels,
+    override,
+    plot_step_log,
+    step_log,
+)
 
 VOCABULARY_FILE = "vocab.json"
 VOCAB_SIZE = 8000
@@ -407,7 +416,7 @@ class PretrainingRecipe(Recipe):
             segments=segments,
         )
         data = self.mlm_dataset(tokenizer, train, run.batch_size, length, 0, segments)
-        log = _step_log(run, ("loss", "mlm_accuracy"))
+        log = step_log(run, ("loss", "mlm_accuracy"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         texts = [s for d in held_out for s in sentences_of(d)]
         _pictures(run, model, log, tokenizer, texts, length, "masked LM")
@@ -446,7 +455,7 @@ class PretrainingRecipe(Recipe):
             total_steps=steps * run.epochs,
         )
         data = self.lm_dataset(inputs, targets, run.batch_size)
-        log = _step_log(run, ("loss", "perplexity"))
+        log = step_log(run, ("loss", "perplexity"))
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         texts = [s for d in held_out for s in sentences_of(d)]
         _pictures(run, model, log, tokenizer, texts, length, "causal LM")
@@ -511,7 +520,7 @@ class PretrainingRecipe(Recipe):
         )
         run.record["steps_per_epoch"] = steps
         accuracy = "classes_accuracy" if run.model == "gpt" else "accuracy"
-        log = _step_log(run, ("loss", accuracy))
+        log = step_log(run, ("loss", accuracy))
         history = self.fit(run, model, data.repeat(), steps_per_epoch=steps, shuffle=False)
         _pictures(run, model, log, tokenizer, test_docs, length, "fine-tuning")
         held = self.text_classes(
@@ -766,30 +775,6 @@ def default_corpus(samples=None):
     return train, held_out
 
 
-def _step_log(run, keys):
-    """A callback recording ``keys`` about 100 times over the run (Keras' ``History`` has
-    one point per epoch), added to the run's callbacks; `_plot_log` draws it."""
-    import keras
-
-    class StepLog(keras.callbacks.Callback):
-        def __init__(self, every):
-            super().__init__()
-            self.every, self.seen = every, 0
-            self.steps, self.values = [], {k: [] for k in keys}
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.seen += 1
-            if logs and self.seen % self.every == 0 and all(k in logs for k in keys):
-                self.steps.append(self.seen)
-                for k in keys:
-                    self.values[k].append(float(logs[k]))
-
-    steps = run.record.get("steps_per_epoch") or 100
-    log = StepLog(max(1, steps * run.epochs // 100))
-    run.callbacks = (*run.callbacks, log)
-    return log
-
-
 ATTENTION_PICTURE = "attention.png"
 # The picture's text: the first candidate of this many pieces (else the first, cut).
 ATTENTION_PIECES = (6, 22)
@@ -832,7 +817,7 @@ def _plot_attention(model, model_name, tokenizer, texts, sequence_length, out, t
 def _pictures(run, model, log, tokenizer, texts, sequence_length, what):
     """The run's pictures: the training curves (``training.png``) and each head's attention
     over one of ``texts`` (`ATTENTION_PICTURE`)."""
-    _plot_log(log, run.out, what)
+    plot_step_log(log, run.out, what)
     _plot_attention(
         model,
         run.model,
@@ -842,13 +827,6 @@ def _pictures(run, model, log, tokenizer, texts, sequence_length, what):
         run.out,
         f"{what}: attention per layer and head",
     )
-
-
-def _plot_log(log, out, title):
-    from keras_adl.plotting import plot_training_curves
-
-    if len(log.steps) >= 2:
-        plot_training_curves(log.steps, log.values, os.path.join(out, "training.png"), title)
 
 
 # -- serving functions (exported SavedModels) --------------------------------------------------

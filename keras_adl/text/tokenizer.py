@@ -221,3 +221,46 @@ class TextPairTokenizer:
             .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
             .prefetch(tf.data.AUTOTUNE)
         )
+
+
+class WordVectorPairTokenizer(TextPairTokenizer):
+    """Text pairs whose sources are words of a word-vector vocabulary and whose targets are
+    WordPiece pieces: CoVe's translation data (the encoder reads fixed word vectors).
+
+    Sources are split by `keras_adl.text.normalization.plain_words` (the word2vec family's
+    words: NFKC, case folded, punctuation dropped) and looked up in ``source_vocabulary``
+    (``<unk>`` outside it), so source id ``i + 4`` is the word vectors' row ``i + 4``. Targets
+    are as at the ``subword`` level of `TextPairTokenizer`; every other method is its.
+
+    Args:
+        source_vocabulary: the words of the word vectors (`WordVocabulary.words`), in id order.
+        target_vocabulary: WordPiece pieces (`learn_wordpiece`).
+
+    Example:
+
+    >>> tok = WordVectorPairTokenizer(["the", "file"], ["le", "fichier"])
+    >>> tok.encode_source(tf.constant(["The FILE, the end"]), 5).numpy().tolist()
+    [[4, 5, 4, 3, 0]]
+    """
+
+    def __init__(self, source_vocabulary, target_vocabulary, level="subword"):
+        from keras_adl.text.normalization import plain_words
+
+        self.level = "subword"
+        self.source_vocabulary = list(source_vocabulary)
+        self.target_vocabulary = list(target_vocabulary)
+        self._target_pieces = WordPieceTokenizer(self.target_vocabulary)
+        self._source_table = self._table(self.source_vocabulary)
+        self._source_words = plain_words
+
+    def _ragged_ids(self, side, strings):
+        if side == "source":
+            return self._source_table.lookup(self._source_words(strings))
+        return self._target_pieces.tokenize(strings)
+
+    def source_tokens(self, strings):
+        return self._source_words(strings)
+
+    @property
+    def tables(self):
+        return [self._source_table]

@@ -33,6 +33,9 @@ def test_every_family_registers_tasks_with_unique_names():
         "pretrain_mlm",
         "pretrain_lm",
         "finetune",
+        "pretrain_bilm",
+        "cove",
+        "fortunes_features",
     }
     for recipe in families:
         assert isinstance(recipe, Recipe) and recipe.description
