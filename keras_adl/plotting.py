@@ -15,6 +15,16 @@ def _pyplot():
     return plt
 
 
+def _save(fig, path, dpi):
+    """``fig.tight_layout()`` and ``fig.savefig(path)``, quietly about missing glyphs: text in a
+    script no installed font covers (CJK without a CJK font) is drawn as boxes, and
+    matplotlib's warning about each glyph is no news to the caller."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+        fig.tight_layout()
+        fig.savefig(path, dpi=dpi)
+
+
 def plot_attention(weights, source_tokens, target_tokens, path, title=None):
     """Saves an attention heatmap: rows are output steps, columns source positions.
 
@@ -52,8 +62,7 @@ def plot_attention(weights, source_tokens, target_tokens, path, title=None):
     fig.colorbar(image, cax=bar, label="attention weight")
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path, dpi=100)
     plt.close(fig)
     return path
 
@@ -103,8 +112,7 @@ def plot_memory_addressing(write_weights, read_weights, path, title=None):
         ax.set_ylabel("memory slot")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path, dpi=100)
     plt.close(fig)
     return path
 
@@ -177,8 +185,7 @@ def plot_glimpse_path(image, locations, patch_size, num_scales, path, scale_fact
     ax.set_yticks([])
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path, dpi=100)
     plt.close(fig)
     return path
 
@@ -226,8 +233,7 @@ def plot_caption_attention(image, attention, tokens, grid_shape, path, title=Non
     for ax in axes:
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path, dpi=100)
     plt.close(fig)
     return path
 
@@ -539,8 +545,7 @@ def plot_embeddings(embeddings, words, path, neighbors=5, perplexity=None, seed=
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(title or f"t-SNE of {len(chosen)} words and their {neighbors} nearest neighbours")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save(fig, path, dpi=100)
     plt.close(fig)
     return path
 
@@ -580,8 +585,7 @@ def plot_training_curves(steps, series, path, title=None):
         ax.grid(alpha=0.3)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -635,12 +639,7 @@ def plot_attention_heads(weights, tokens, path, title=None):
             ax.set_title(f"layer {i + 1}, head {j + 1}", fontsize=9)
     if title:
         fig.suptitle(title)
-    with warnings.catch_warnings():
-        # Pieces in a script no installed font covers (CJK without a CJK font) are drawn as
-        # boxes; matplotlib's warning about each glyph is no news to the caller.
-        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
-        fig.tight_layout()
-        fig.savefig(path, dpi=100)
+    _save(fig, path, dpi=100)
     plt.close(fig)
     return path
 
@@ -684,7 +683,6 @@ def plot_scalar_mix(weights, path, gammas=None, layer_names=None, title=None):
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8)
     ax.set_title(title or "ELMo scalar-mix weights (dashed: uniform)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path, dpi=110)
     plt.close(fig)
     return path

@@ -32,6 +32,7 @@ first use.
 
 import json
 import os
+import re
 
 from keras_adl.recipes.base import (
     MODEL_FILE,
@@ -588,7 +589,8 @@ RECIPE = ContextualRecipe()
 
 
 def _label(text):
-    text = " ".join(text.split())
+    """``text`` on one output line (tabs and line breaks as spaces), cut at 40 characters."""
+    text = re.sub(r"[\t\r\n]+", " ", text)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -889,3 +889,112 @@ def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     code, out, _ = _run([*argv, "--epochs", "1", "--out", str(tmp_path / "tune")], capsys)
     best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
     assert code == 0 and set(best) == {"learning_rate", "warmup_fraction"}
+
+
+def _pairs_file(path):
+    rng = np.random.default_rng(2)
+    english = "the file is open closed saved lost cannot be found on disk".split()
+    french = {
+        "the": "le",
+        "file": "fichier",
+        "is": "est",
+        "open": "ouvert",
+        "closed": "fermé",
+        "saved": "enregistré",
+        "lost": "perdu",
+        "cannot": "ne peut",
+        "be": "être",
+        "found": "trouvé",
+        "on": "sur",
+        "disk": "disque",
+    }
+    lines = []
+    for _ in range(300):
+        words = list(rng.choice(english, rng.integers(2, 6)))
+        lines.append(" ".join(words) + "\t" + " ".join(french[w] for w in words) + "\u00a0!")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.slow  # ~2 min: five runs, three exports
+def test_contextual_family_end_to_end(tmp_path, capsys):
+    """word2vec → biLM and CoVe → the fortunes classifier on every kind of features, each
+    exported and served raw (non-ASCII) strings; the biLM's export equals the in-process
+    embedder."""
+    import tensorflow as tf
+
+    from keras_adl.models import elmo_embedder
+    from keras_adl.text.characters import text_character_ids
+
+    corpus = _sentences_corpus(tmp_path / "corpus.txt")
+    fortunes = _fortunes_dir(tmp_path / "fortunes")
+    w2v, bilm, cove = (str(tmp_path / name) for name in ("w2v", "bilm", "cove"))
+    argv = ["train", "word2vec", "--data", corpus, "--min-count", "1", "--epochs", "1"]
+    assert _run([*argv, "--out", w2v], capsys)[0] == 0
+    argv = ["train", "pretrain_bilm", "--data", corpus, "--steps", "5", "--epochs", "2"]
+    assert _run([*argv, "--max-words", "8", "--out", bilm], capsys)[0] == 0
+    metrics = json.load(open(os.path.join(bilm, "run.json")))["metrics"]
+    assert metrics["held_out_forward_perplexity"] > 1 and metrics["unigram_perplexity"] > 1
+    assert len(metrics["train_over_held_out_per_epoch"]) == 2
+    assert os.path.isfile(os.path.join(bilm, "training.png"))
+    argv = ["train", "cove", "--data", _pairs_file(tmp_path / "pairs.tsv"), "--vectors", w2v]
+    assert _run([*argv, "--epochs", "1", "--vocab-size", "60", "--out", cove], capsys)[0] == 0
+    metrics = json.load(open(os.path.join(cove, "run.json")))["metrics"]
+    assert {"held_out_bleu", "held_out_beam4_bleu", "held_out_token_accuracy"} <= set(metrics)
+    code, _, err = _run(["train", "cove", "--data", corpus, "--out", str(tmp_path / "x")], capsys)
+    assert code == 1 and "--vectors" in err
+    for features in ("static", "cove", "elmo", "elmo_top"):
+        run_dir = str(tmp_path / f"ff_{features}")
+        argv = ["train", "fortunes_features", "--features", features, "--data", fortunes]
+        argv += ["--vectors", w2v, "--bilm", bilm, "--cove", cove, "--epochs", "1"]
+        code, _, err = _run([*argv, "--out", run_dir], capsys)
+        assert code == 0, (features, err)
+        metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
+        assert 0 <= metrics["held_out_accuracy"] <= 1
+    assert os.path.isfile(os.path.join(str(tmp_path / "ff_elmo"), "scalar_mix.png"))
+    code, _, err = _run(
+        [
+            "train",
+            "fortunes_features",
+            "--features",
+            "elmo",
+            "--vectors",
+            w2v,
+            "--out",
+            str(tmp_path / "y"),
+        ],
+        capsys,
+    )
+    assert code == 1 and "--features elmo needs --bilm" in err
+    texts = ["Le chat de l'Été\u00a0!", "Привет, мир 東京"]
+    for run_dir in (bilm, cove, str(tmp_path / "ff_elmo")):
+        export = run_dir + "_export"
+        assert _run(["export", run_dir, export], capsys)[0] == 0
+        code, out, _ = _run(["predict", export, *texts], capsys)
+        lines = out.strip().splitlines()
+        assert code == 0 and [line.split("\t")[0] for line in lines] == texts
+    assert out.splitlines()[0].split("\t")[1] in {
+        t
+        for t in (
+            "computers",
+            "education",
+            "food",
+            "law",
+            "love",
+            "medicine",
+            "politics",
+            "science",
+            "sports",
+        )
+    }
+    served = tf.saved_model.load(bilm + "_export").signatures["serving_default"](
+        texts=tf.constant(texts)
+    )
+    model = keras.models.load_model(os.path.join(bilm, "model.keras"))
+    _, characters = text_character_ids(tf.constant(texts), 32, 20)
+    expected = keras.ops.convert_to_numpy(elmo_embedder(model)(characters))
+    mask = served["mask"].numpy()
+    np.testing.assert_allclose(
+        served["layers"].numpy(), expected * mask[:, None, :, None], rtol=1e-5, atol=1e-5
+    )
+    assert mask.sum(1).tolist() == [5, 3]
