@@ -14,6 +14,7 @@ class TimeLimit(keras.callbacks.Callback):
 
     Attributes:
         steps: batches trained so far.
+        elapsed: seconds from the start of training to the end of the last batch.
     """
 
     def __init__(self, seconds):
@@ -22,11 +23,13 @@ class TimeLimit(keras.callbacks.Callback):
             raise ValueError(f"TimeLimit: `seconds` must be positive; received {seconds!r}.")
         self.seconds = seconds
         self.steps = 0
+        self.elapsed = 0.0
 
     def on_train_begin(self, logs=None):
         self.start = time.perf_counter()
 
     def on_train_batch_end(self, batch, logs=None):
         self.steps += 1
-        if time.perf_counter() - self.start > self.seconds:
+        self.elapsed = time.perf_counter() - self.start
+        if self.elapsed > self.seconds:
             self.model.stop_training = True
