@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow bench bench-memory bench-vision bench-documents demo data lint clean
+.PHONY: install test test-slow bench bench-memory bench-vision bench-documents bench-contextual demo data lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ bench-vision: $(STAMP)
 # Debian's fortunes when installed (`make data`), and the hierarchical encoder's throughput.
 bench-documents: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/han.py
+
+# The contextual-embedding figures (about an hour on 2 cores; make data): word2vec, ELMo's biLM
+# against a unigram model, characters on unseen inflections, CoVe on gettext:fr, and the four
+# kinds of features on the fortune topics with two seeds.
+bench-contextual: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/contextual.py --out runs/bench_contextual
 
 # Trains the attention seq2seq on date normalisation (under a minute on 2 cores), prints held-out
 # exact match and translations, writes runs/dates/attention.png, exports a SavedModel, reloads it

@@ -19,7 +19,10 @@ parts read the earlier ones' (``vectors`` → ``cove`` and ``fortunes``; ``bilm`
 - ``characters``: inflections (``-s``, ``-ed``, ``-ing``) of words of Debian's ``wamerican``
   list (``make data``), by whether the form is in the word2vec vocabulary: how often each
   form's nearest neighbour among all the forms is another form of the same stem, by the
-  character CNN's output and by the word vectors with one ``<unk>`` vector for unseen words.
+  character encoder's output (after the highway layers and the projection), by its
+  max-pooled convolution features (before them) and by the word vectors with one ``<unk>``
+  vector for unseen words; and whether every word of the list absent from the corpus gets a
+  finite vector.
 - ``cove``: the ``cove`` task on ``gettext:fr``: held-out token accuracy, BLEU and chrF greedy
   and with beam search (4), and the attention picture of a held-out message (``attention.png``
   in the run).
@@ -110,7 +113,9 @@ def characters(args):
     bilm = keras.models.load_model(os.path.join(args.out, "bilm", "model.keras"))
     length = bilm.input.shape[-1]
     ids = character_ids(tf.constant([forms]), length)
-    token_vectors = keras.ops.convert_to_numpy(bilm.get_layer("token_encoder")(ids))[0]
+    encoder = bilm.get_layer("token_encoder")
+    token_vectors = keras.ops.convert_to_numpy(encoder(ids))[0]
+    convolutions = keras.ops.convert_to_numpy(encoder.convolution_features(ids))[0]
     w2v_dir = os.path.join(args.out, "w2v")
     with open(os.path.join(w2v_dir, "vocabulary.json")) as f:
         vocabulary = {w: i + NUM_SPECIAL_TOKENS for i, w in enumerate(json.load(f)["words"])}
@@ -119,16 +124,26 @@ def characters(args):
     seen = np.array([r != UNK for r in rows])
     word_level = table[rows]
     figures = {"stems": len(groups), "forms": len(forms), "forms_in_vocabulary": int(seen.sum())}
-    finite = np.isfinite(
-        keras.ops.convert_to_numpy(
-            bilm.get_layer("token_encoder")(
-                character_ids(tf.constant([[w for w in dictionary[:20000]]]), length)
+    from keras_adl.tasks.text_corpora import load_corpus, tokenize_documents
+
+    corpus_words = {w for document in tokenize_documents(load_corpus(None)) for w in document}
+    unseen = sorted({w.lower() for w in dictionary} - corpus_words)
+    finite = all(
+        np.isfinite(
+            keras.ops.convert_to_numpy(
+                encoder(character_ids(tf.constant([unseen[i : i + 4096]]), length))
             )
-        )
-    ).all()
-    figures["wamerican_first_20000_finite"] = bool(finite)
+        ).all()
+        for i in range(0, len(unseen), 4096)
+    )
+    figures["wamerican_words_absent_from_corpus"] = len(unseen)
+    figures["wamerican_absent_all_finite"] = bool(finite)
     for name, which in (("seen", seen), ("unseen", ~seen), ("all", np.ones_like(seen))):
-        for method, vectors_ in (("characters", token_vectors), ("word_vectors_unk", word_level)):
+        for method, vectors_ in (
+            ("character_encoder", token_vectors),
+            ("character_convolutions", convolutions),
+            ("word_vectors_unk", word_level),
+        ):
             rate, count = _nearest_same_stem_rate(vectors_, stems, which)
             figures[f"{method}_{name}"] = rate
         figures[f"count_{name}"] = count

@@ -163,3 +163,17 @@ def test_pretrain_and_finetune_example_smoke(tmp_path):
     result = example.main([*argv, "--vocab-size", "120", "--dim", "16", "--out", str(tmp_path)])
     assert set(result["finetuning"]) == {"pretrained", "random"}
     assert 0.0 < result["pretraining"]["most_frequent_token_accuracy"] <= 1.0
+
+
+@pytest.mark.slow  # ~40 s: a biLM and two classifiers
+def test_elmo_features_example_smoke(tmp_path):
+    from tests.cli.test_cli import _fortunes_dir, _sentences_corpus
+
+    corpus = _sentences_corpus(tmp_path / "corpus.txt")
+    fortunes = _fortunes_dir(tmp_path / "fortunes")
+    example = load_script("examples/elmo_features.py")
+    argv = ["--data", corpus, "--fortunes", fortunes, "--steps", "5", "--epochs", "1"]
+    result = example.main([*argv, "--vocab-size", "50", "--out", str(tmp_path / "elmo")])
+    assert set(result["accuracy"]) == {"all", "top"}
+    assert abs(sum(result["mixing_weights"]) - 1) < 1e-5 and len(result["mixing_weights"]) == 3
+    assert os.path.getsize(tmp_path / "elmo" / "scalar_mix.png") > 1000

@@ -158,7 +158,16 @@ class CharacterCNN(keras.layers.Layer):
             self.highway.build((None, self.num_features))
         self.projection.build((None, self.num_features))
 
-    def call(self, inputs):
+    def convolution_features(self, inputs):
+        """The max-pooled convolution features of each token, before the highway layers and
+        the projection: ``[B, T, sum of the filter counts]``, zeros at padded tokens. Kim et
+        al. (2016, table 6) find these orthographic (neighbours share letters) and the
+        highway output semantic and syntactic."""
+        features, _ = self._pooled(inputs)
+        return features
+
+    def _pooled(self, inputs):
+        """``(features [B, T, F], flat features [B·T, F])`` of the convolutions."""
         shape = self._check_inputs(inputs.shape, inputs.dtype)
         batch, steps, chars = ops.shape(inputs)[0], ops.shape(inputs)[1], ops.shape(inputs)[2]
         ids = ops.reshape(ops.cast(inputs, "int32"), (-1, chars))  # [N = B·T, C]
@@ -184,10 +193,16 @@ class CharacterCNN(keras.layers.Layer):
             features = ops.where(ops.expand_dims(valid, -1), features, fill)
             pooled.append(ops.max(features, axis=1))  # [N, count]
         x = ops.concatenate(pooled, axis=-1) if len(pooled) > 1 else pooled[0]
+        token_mask = ops.expand_dims(self.compute_mask(inputs), -1)
+        per_token = ops.reshape(x, (batch, steps, self.num_features))
+        return ops.where(token_mask, per_token, ops.zeros_like(per_token)), x
+
+    def call(self, inputs):
+        _, x = self._pooled(inputs)
         if self.highway is not None:
             x = self.highway(x)
         x = self.projection(x)  # [N, output_dim]
-        x = ops.reshape(x, (batch, steps, self.output_dim))
+        x = ops.reshape(x, (ops.shape(inputs)[0], ops.shape(inputs)[1], self.output_dim))
         token_mask = ops.expand_dims(self.compute_mask(inputs), -1)
         return ops.where(token_mask, x, ops.zeros_like(x))
 

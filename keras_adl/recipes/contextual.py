@@ -62,6 +62,7 @@ VOCAB_SIZE = 10000  # output words of the biLM's softmax (the rest are <unk>)
 STEPS_PER_EPOCH = 700
 FEATURES = ("static", "cove", "elmo", "elmo_top")
 BEAM_WIDTH = 4
+ATTENTION_MESSAGES = 4  # held-out messages drawn by the cove task
 # The biLM (a CPU-sized ELMo: the paper's has 4,096-unit LSTMs projected to 512 and 2,048
 # character filters), the CoVe translator and the downstream classifier.
 BILM_SETTINGS = dict(
@@ -340,7 +341,35 @@ class ContextualRecipe(Recipe):
         )
         metrics["held_out_token_accuracy"] = float(figures["accuracy"])
         metrics.update(self._beam_scores(model, tokenizer, held_sources, held_targets, max_length))
+        self._attention_pictures(model, tokenizer, held_sources[1:200], max_length, run.out)
         return model, history, metrics
+
+    @staticmethod
+    def _attention_pictures(model, tokenizer, sources, max_length, out):
+        """``attention_<i>.png`` for held-out messages of 3 to 12 words (``attention.png``,
+        the first held-out message, is `evaluate_pairs`' picture)."""
+        import keras
+        import tensorflow as tf
+
+        from keras_adl.conventions import END
+        from keras_adl.models.seq2seq import greedy_decode
+        from keras_adl.plotting import plot_attention
+
+        chosen = [s for s in sources if 3 <= len(s.split()) <= 12][: ATTENTION_MESSAGES - 1]
+        for i, source in enumerate(chosen, 1):
+            ids = tokenizer.encode_source(tf.constant([source]), max_length)
+            tokens, attention, _ = greedy_decode(model, ids, max_length)
+            tokens = keras.ops.convert_to_numpy(tokens)[0]
+            ends = [j for j, t in enumerate(tokens) if t == END]
+            tokens = tokens[: ends[0] + 1] if ends else tokens
+            words = [w.decode() for w in tokenizer.source_tokens(tf.constant([source]))[0].numpy()]
+            plot_attention(
+                keras.ops.convert_to_numpy(attention)[0][: len(tokens), : len(words)],
+                words[:max_length],
+                [t.decode() for t in tokenizer.target_tokens(tokens).numpy()],
+                os.path.join(out, f"attention_{i}.png"),
+                title="CoVe's translator: attention on a held-out message",
+            )
 
     @staticmethod
     def _beam_scores(model, tokenizer, sources, targets, max_length):

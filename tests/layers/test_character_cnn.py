@@ -128,3 +128,16 @@ def test_bad_arguments_are_named():
         CharacterCNN(**SMALL)(IDS[0])
     with pytest.raises(TypeError, match=r"CharacterCNN: `inputs` must be integer .*float32"):
         CharacterCNN(**SMALL)(IDS.astype("float32"))
+
+
+def test_convolution_features_are_what_the_highway_and_projection_read():
+    layer = CharacterCNN(**SMALL)
+    out = np_(layer(IDS))
+    features = np_(layer.convolution_features(IDS))
+    assert features.shape == IDS.shape[:2] + (layer.num_features,)
+    mask = IDS[..., 0] != 0
+    assert not features[~mask].any()
+    x = features[mask]
+    if layer.highway is not None:
+        x = np_(layer.highway(x))
+    np.testing.assert_allclose(np_(layer.projection(x)), out[mask], rtol=1e-5, atol=1e-5)

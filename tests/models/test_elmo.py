@@ -132,3 +132,22 @@ def test_features_classifier_reads_masked_features():
     np.testing.assert_allclose(a, b)
     with pytest.raises(ValueError, match="`num_classes` must be a positive integer"):
         features_classifier(inputs, features, 0)
+
+
+WAMERICAN = "/usr/share/dict/american-english"
+
+
+def test_every_wamerican_word_outside_the_corpus_gets_a_finite_token_vector():
+    import os
+
+    if not os.path.isfile(WAMERICAN):
+        pytest.skip("no word list (install Debian's `wamerican`: `make data`)")
+    with open(WAMERICAN, encoding="utf-8") as f:
+        words = sorted({line.strip() for line in f if line.strip()} - {"le", "chat", "noir"})
+    bilm = elmo_bilm(20, **SMALL)
+    encoder = bilm.get_layer("token_encoder")
+    for start in range(0, len(words), 8192):
+        ids = character_ids(tf.constant([words[start : start + 8192]]), 8)
+        vectors = np_(encoder(ids))[0]
+        assert np.isfinite(vectors).all() and (np.abs(vectors).sum(-1) > 0).all()
+    assert len(words) > 100_000
