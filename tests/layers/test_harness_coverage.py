@@ -30,7 +30,9 @@ def _harness_calls(path):
 
 @pytest.mark.parametrize("layer", sorted(keras_adl.layers.__all__))
 def test_layer_file_runs_the_full_harness_once(layer):
-    path = HERE / f"test_{_snake(layer)}.py"
+    module = getattr(keras_adl.layers, layer).__module__.rsplit(".", 1)[1]
+    assert module in (_snake(layer), _snake(layer).replace("el_mo", "elmo")), module
+    path = HERE / f"test_{module}.py"
     assert path.exists(), f"{layer} has no test file {path.name}"
     calls = list(_harness_calls(path))
     full = [c for c in calls if isinstance(c.get("full"), ast.Constant) and c["full"].value is True]
