@@ -18,7 +18,7 @@ def _run(argv, capsys):
     return code, out, err
 
 
-@pytest.mark.slow  # the sequences family's fast CLI run is the gettext pairs one
+@pytest.mark.slow  # an end-to-end CLI run
 def test_train_export_predict_dates(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
     code, out, _ = _run(
@@ -55,7 +55,7 @@ def test_train_export_predict_dates(tmp_path, capsys):
     assert [rows[0][1], rows[2][1]] == [line.split("\t")[1] for line in lines]
 
 
-@pytest.mark.slow  # the sequences family's fast CLI run is the gettext pairs one
+@pytest.mark.slow  # an end-to-end CLI run
 def test_train_export_predict_sort(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "sort"), str(tmp_path / "sort_export")
     assert (
@@ -100,6 +100,8 @@ def test_train_export_the_transformer_seq2seq(tmp_path, capsys):
     assert _run(["export", transformer_dir, str(tmp_path / "t_export")], capsys)[0] == 0
 
 
+@pytest.mark.slow  # an end-to-end CLI run: make test-slow (the families' layers, models and
+# exports are tested in the fast suite)
 def test_train_export_predict_copy_with_an_ntm(tmp_path, capsys):
     run_dir, export_dir = str(tmp_path / "copy"), str(tmp_path / "copy_export")
     code, out, err = _run(
@@ -151,6 +153,8 @@ def _write_png(path, image):
     return path
 
 
+@pytest.mark.slow  # an end-to-end CLI run: make test-slow (the families' layers, models and
+# exports are tested in the fast suite)
 def test_train_export_predict_ram(tmp_path, capsys):
     import numpy as np
 
@@ -213,7 +217,7 @@ def test_tune_translated_digits(tmp_path, capsys):
     assert {"patch_size", "num_scales", "location_std", "learning_rate"} <= set(best)
 
 
-@pytest.mark.slow  # the vision family's fast CLI run is translated_digits
+@pytest.mark.slow  # an end-to-end CLI run
 def test_train_export_predict_captions(tmp_path, capsys):
     from keras_adl.tasks.digit_strips import digit_strips
     from keras_adl.tasks.image_sources import load_sklearn_digits
@@ -251,7 +255,7 @@ print(json.dumps([s.decode() for s in out["output"].numpy()]))
 """
 
 
-@pytest.mark.slow  # the word level; the fast run is the subword one on a .po catalog
+@pytest.mark.slow  # an end-to-end CLI run (the word level)
 def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     numbers = ["one", "two", "three", "four"]
     french = ["un", "deux", "trois", "quatre"]
@@ -369,6 +373,8 @@ def _write_po(path):
     return str(path)
 
 
+@pytest.mark.slow  # an end-to-end CLI run: make test-slow (the families' layers, models and
+# exports are tested in the fast suite)
 def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     """The sequences family's fast CLI run: 500 messages of a .po catalog (no-break spaces,
     accented capitals, Cyrillic, Japanese), subwords, held-out figures, export, predict and
@@ -476,6 +482,8 @@ def _document_tree(root):
     return str(root)
 
 
+@pytest.mark.slow  # an end-to-end CLI run: make test-slow (the families' layers, models and
+# exports are tested in the fast suite)
 def test_train_export_predict_users_documents(tmp_path, capsys):
     data = _document_tree(tmp_path / "docs")
     run_dir, export_dir = str(tmp_path / "han"), str(tmp_path / "han_export")
@@ -635,9 +643,10 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     # One line and nothing else: no TensorFlow start-up logs, no traceback.
     assert result.stderr.splitlines() == [
         "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
-        "'cluttered_digits', 'copy', 'dates', 'digit_strips', 'documents', 'finetune', "
-        "'fortunes', 'needle', 'pairs', 'pretrain_lm', 'pretrain_mlm', 'priority_sort', "
-        "'repeat_copy', 'sort', 'translated_digits', 'word2vec']"
+        "'cluttered_digits', 'copy', 'cove', 'dates', 'digit_strips', 'documents', "
+        "'finetune', 'fortunes', 'fortunes_features', 'needle', 'pairs', 'pretrain_bilm', "
+        "'pretrain_lm', 'pretrain_mlm', 'priority_sort', 'repeat_copy', 'sort', "
+        "'translated_digits', 'word2vec']"
     ]
 
 
