@@ -95,6 +95,17 @@ class Option:
         return value
 
 
+# The ``--data`` options several families share: a plain-text corpus (`load_corpus`'s forms)
+# and a fortunes directory.
+CORPUS_OPTION = Option(
+    "--data",
+    "a UTF-8 text file or directory, gcide.dict.dz or a WordNet directory "
+    "(default: /usr/share/dictd/gcide.dict.dz)",
+    "path",
+)
+FORTUNES_OPTION = Option("--data", "a fortunes directory (default: the installed one)", "dir")
+
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     """A task of a family, with its models and the defaults of ``keras-adl train`` / ``tune``.

@@ -35,6 +35,8 @@ import os
 import re
 
 from keras_adl.recipes.base import (
+    CORPUS_OPTION,
+    FORTUNES_OPTION,
     MODEL_FILE,
     RUN_FILE,
     Option,
@@ -97,12 +99,7 @@ class ContextualRecipe(Recipe):
             samples=10_000_000,  # at most this many documents
             tunable=False,
             options=(
-                Option(
-                    "--data",
-                    "a UTF-8 text file or directory, gcide.dict.dz or a WordNet directory "
-                    "(default: /usr/share/dictd/gcide.dict.dz)",
-                    "path",
-                ),
+                CORPUS_OPTION,
                 Option("--vocab-size", "output words of the softmax", int, default=VOCAB_SIZE),
                 Option("--max-words", "words per training window", int, default=MAX_WORDS),
                 Option(
@@ -155,7 +152,7 @@ class ContextualRecipe(Recipe):
                 _run_option("--vectors", "word2vec"),
                 _run_option("--bilm", "pretrain_bilm"),
                 _run_option("--cove", "cove"),
-                Option("--data", "a fortunes directory (default: the installed one)", "dir"),
+                FORTUNES_OPTION,
             ),
         ),
     )

@@ -11,6 +11,7 @@ import json
 import os
 
 from keras_adl.recipes.base import (
+    FORTUNES_OPTION,
     Option,
     Recipe,
     RecipeError,
@@ -52,7 +53,7 @@ class DocumentsRecipe(Recipe):
             epochs=10,
             batch_size=64,
             samples=20000,
-            options=(Option("--data", "a fortunes directory (default: the installed one)", "dir"),),
+            options=(FORTUNES_OPTION,),
         ),
         Task(
             "documents",

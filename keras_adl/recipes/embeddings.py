@@ -15,6 +15,7 @@ import json
 import os
 
 from keras_adl.recipes.base import (
+    CORPUS_OPTION,
     Option,
     Recipe,
     RecipeError,
@@ -67,12 +68,7 @@ class EmbeddingsRecipe(Recipe):
             tune_epochs=1,
             tune_samples=50_000,
             options=(
-                Option(
-                    "--data",
-                    "a UTF-8 text file or directory, gcide.dict.dz or a WordNet directory "
-                    "(default: /usr/share/dictd/gcide.dict.dz)",
-                    "path",
-                ),
+                CORPUS_OPTION,
                 Option("--min-count", "words seen fewer times are dropped", int, default=MIN_COUNT),
                 Option("--dim", "vector size", int, default=SETTINGS["skipgram"]["dim"]),
                 Option(

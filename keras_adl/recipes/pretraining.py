@@ -31,6 +31,7 @@ import os
 import re
 
 from keras_adl.recipes.base import (
+    FORTUNES_OPTION,
     Option,
     Recipe,
     RecipeError,
@@ -147,7 +148,7 @@ class PretrainingRecipe(Recipe):
                     default="pretrained",
                     choices=("pretrained", "random"),
                 ),
-                Option("--data", "a fortunes directory (default: the installed one)", "dir"),
+                FORTUNES_OPTION,
                 Option("--vocab-size", "WordPiece pieces (without --init)", int, default=4000),
             ),
         ),
