@@ -58,7 +58,9 @@ def main(argv=None):
     windows = [word_windows(docs, MAX_WORDS) for docs in (train, held_out)]
     data = bilm_dataset(windows[0], vocabulary, 32, MAX_WORDS, length, repeat=True)
     bilm.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2)
-    held = bilm_dataset(windows[1][:1000], vocabulary, 32, MAX_WORDS, length, shuffle=False)
+    held = bilm_dataset(
+        windows[1][:1000], vocabulary, 32, MAX_WORDS, length, shuffle=False, drop_remainder=False
+    )
     figures = bilm.evaluate(held, verbose=0, return_dict=True)
     result = {"perplexity": {d: float(figures[f"{d}_perplexity"]) for d in ("forward", "backward")}}
     print(json.dumps(result))
