@@ -1,8 +1,10 @@
 """What every model family's recipe shares: the task description, the run-directory layout, and
-the fit → backup → save, tune → best → print and export idioms, written once.
+the fit → backup → save, tune → best → print and export idioms, the step log of the training
+pictures and the ``--data`` options several families share, written once.
 
 A recipe is one module per family (`keras_adl.recipes.sequences`, `.memory`, `.vision`,
-`.documents`) holding a `Recipe` subclass instance named ``RECIPE``. It owns everything a user
+`.documents`, `.embeddings`, `.pretraining`, `.contextual`) holding a `Recipe` subclass
+instance named ``RECIPE``. It owns everything a user
 of that family meets: task and model names with their defaults (`Task`), data, the builders'
 settings and compile recipe, the evaluation figures and pictures, the serving function, the
 HyperModel and how ``predict`` prints. The command line (`keras_adl.cli`), the examples and the
