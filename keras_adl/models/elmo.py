@@ -176,7 +176,15 @@ def elmo_embedder(bilm, name="elmo_embedder"):
 def compile_bilm(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
     """Compiles an `elmo_bilm`: the forward and backward next-word cross-entropies (padding
     targets, id 0, ignored), summed, and each direction's `Perplexity` (``forward_perplexity``,
-    ``backward_perplexity``); Adam with a global-norm clip of 1 by default."""
+    ``backward_perplexity``); Adam with a global-norm clip of 1 by default.
+
+    Example:
+
+    >>> bilm = compile_bilm(elmo_bilm(30, max_characters=8, filters=((1, 4),), projection_dim=8,
+    ...                               units=8), jit_compile=False)
+    >>> sorted(bilm.loss)
+    ['backward', 'forward']
+    """
     from keras_adl.conventions import PAD
     from keras_adl.metrics import Perplexity
 
@@ -208,6 +216,13 @@ def features_classifier(inputs, features, num_classes, units=64, dropout=0.3, na
 
     Returns:
         A ``keras.Model`` from ``inputs`` to logits ``[B, num_classes]``.
+
+    Example:
+
+    >>> ids = keras.Input((None,), dtype="int32")
+    >>> vectors = keras.layers.Embedding(100, 16, mask_zero=True)(ids)
+    >>> tuple(features_classifier(ids, vectors, num_classes=9).output.shape)
+    (None, 9)
     """
     where = f"{name}: "
     check_positive_int("num_classes", num_classes, where)
