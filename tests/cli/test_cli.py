@@ -975,6 +975,12 @@ def test_contextual_family_end_to_end(tmp_path, capsys):
         capsys,
     )
     assert code == 1 and "--features elmo needs --bilm" in err
+    argv = ["tune", "fortunes_features", "--features", "static", "--vectors", w2v, "--data"]
+    code, out, _ = _run(
+        [*argv, fortunes, "--trials", "1", "--epochs", "1", "--out", str(tmp_path / "tune")], capsys
+    )
+    best = json.loads(out.strip().splitlines()[-1])["best_hyperparameters"]
+    assert code == 0 and set(best) == {"units", "dropout", "learning_rate"}
     texts = ["Le chat de l'Été\u00a0!", "Привет, мир 東京"]
     for run_dir in (bilm, cove, str(tmp_path / "ff_elmo")):
         export = run_dir + "_export"
