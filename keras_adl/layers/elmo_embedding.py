@@ -71,8 +71,10 @@ class ELMoEmbedding(keras.layers.Layer):
         if not isinstance(layer_norm, bool):
             raise TypeError(f"{where}`layer_norm` must be a bool; received {layer_norm!r}.")
         self.embedder = embedder
-        # Set twice: Keras does not pass an unchanged `trainable` on to sublayers, and the
-        # sublayers of a layer deserialised frozen were created trainable.
+        # Set twice. A layer deserialised frozen (trainable=False in its config) creates its
+        # sublayers trainable, and on the TensorFlow backend `x.trainable = False` on a layer
+        # already False never reaches its setter (KerasAutoTrackable.__setattr__ skips an
+        # assignment of the same object), so it would not pass the flag on to them.
         self.embedder.trainable = True
         self.embedder.trainable = bool(trainable_embedder)
         self.trainable_embedder = bool(trainable_embedder)

@@ -423,6 +423,15 @@ class ContextualRecipe(Recipe):
             found["max_characters"] = record["settings"]["max_characters"]
         return found
 
+    @staticmethod
+    def input_shapes(features, sources):
+        """The classifier's inputs, ``{name: shape without the batch}``: ``words``
+        ``[T]`` and, for ELMo, ``characters`` ``[T, C]``."""
+        shapes = {"words": (DOCUMENT_WORDS,)}
+        if features in ("elmo", "elmo_top"):
+            shapes["characters"] = (DOCUMENT_WORDS, sources["max_characters"])
+        return shapes
+
     def build_classifier(self, features, sources, num_classes, jit_compile=True, **overrides):
         """The compiled downstream classifier: frozen features → `features_classifier`.
 
@@ -435,8 +444,11 @@ class ContextualRecipe(Recipe):
 
         settings = override(dict(CLASSIFIER_SETTINGS), overrides)
         learning_rate = settings.pop("learning_rate")
-        words = keras.Input((DOCUMENT_WORDS,), dtype="int32", name="words")
-        inputs = {"words": words}
+        inputs = {
+            name: keras.Input(shape, dtype="int32", name=name)
+            for name, shape in self.input_shapes(features, sources).items()
+        }
+        words = inputs["words"]
         if features == "cove":
             encoder = sources["cove"]
             encoder.trainable = False
@@ -452,10 +464,7 @@ class ContextualRecipe(Recipe):
                 name="word_vectors",
             )(words)
         if features in ("elmo", "elmo_top"):
-            characters = keras.Input(
-                (DOCUMENT_WORDS, sources["max_characters"]), dtype="int32", name="characters"
-            )
-            inputs["characters"] = characters
+            characters = inputs["characters"]
             elmo = ELMoEmbedding(
                 elmo_embedder(sources["bilm"]),
                 mix="all" if features == "elmo" else "top",
@@ -469,12 +478,12 @@ class ContextualRecipe(Recipe):
         return compile_for_training(model, loss, learning_rate, jit_compile)
 
     @staticmethod
-    def classifier_dataset(model, words, texts, labels, batch_size, shuffle, seed=0):
-        """``tf.data`` batches of the model's input dict (words, and characters for ELMo)
-        from raw texts, with their labels."""
+    def classifier_dataset(shapes, words, texts, labels, batch_size, shuffle, seed=0):
+        """``tf.data`` batches of the classifier's input dict (`input_shapes`: words, and
+        characters for ELMo) from raw texts, with their labels."""
         import tensorflow as tf
 
-        encode = make_feature_encoder(model, words)
+        encode = make_feature_encoder(shapes, words)
         dataset = tf.data.Dataset.from_tensor_slices((list(texts), list(labels)))
         if shuffle:
             dataset = dataset.shuffle(len(texts), seed=seed)
@@ -503,12 +512,13 @@ class ContextualRecipe(Recipe):
             json.dump({"words": sources["words"]}, f)
         model = run.build(self.build_classifier, features, sources, len(names))
         batch_size = min(run.batch_size, len(train_docs))
+        shapes = self.input_shapes(features, sources)
         data = self.classifier_dataset(
-            model, sources["words"], train_docs, train_labels, batch_size, shuffle=True
+            shapes, sources["words"], train_docs, train_labels, batch_size, shuffle=True
         )
         history = self.fit(run, model, data, shuffle=False)
         held = self.classifier_dataset(
-            model, sources["words"], test_docs, test_labels, batch_size, shuffle=False
+            shapes, sources["words"], test_docs, test_labels, batch_size, shuffle=False
         )
         figures = model.evaluate(held, verbose=0, return_dict=True)
         metrics = {
@@ -551,7 +561,7 @@ class ContextualRecipe(Recipe):
             "fortunes", options.get("data"), samples
         )
         hypermodel = ContextualClassifierHyperModel(self, features, sources, len(names))
-        probe = self.build_classifier(features, sources, len(names))
+        shapes = self.input_shapes(features, sources)
         batch = self.task(task).batch_size
         return self.search(
             hypermodel,
@@ -559,9 +569,11 @@ class ContextualRecipe(Recipe):
             trials,
             out,
             f"{task}_{features}",
-            self.classifier_dataset(probe, sources["words"], train_docs, train_labels, batch, True),
+            self.classifier_dataset(
+                shapes, sources["words"], train_docs, train_labels, batch, True
+            ),
             validation_data=self.classifier_dataset(
-                probe, sources["words"], test_docs, test_labels, batch, False
+                shapes, sources["words"], test_docs, test_labels, batch, False
             ),
             epochs=epochs,
             shuffle=False,
@@ -665,10 +677,11 @@ def read_word_vectors(path):
 # -- in-graph feature encoding and serving functions -------------------------------------------
 
 
-def make_feature_encoder(model, words):
+def make_feature_encoder(shapes, words):
     """A function from ``[B]`` raw strings to a classifier's input dict: ``words`` (ids of
-    ``words`` in `plain_words` order, ``<unk>`` outside) and, when the model reads them,
-    ``characters``. Returns ``encode``; its lookup table is ``encode.table``."""
+    ``words`` in `plain_words` order, ``<unk>`` outside) and, when ``shapes`` (the inputs'
+    shapes without the batch, `ContextualRecipe.input_shapes`) holds them, ``characters``.
+    Returns ``encode``; its lookup table is ``encode.table``."""
     import tensorflow as tf
 
     from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
@@ -676,15 +689,14 @@ def make_feature_encoder(model, words):
     from keras_adl.text.characters import character_ids, padded_words
 
     table = lookup_table(words, NUM_SPECIAL_TOKENS, UNK)
-    shapes = {name: tuple(x.shape) for name, x in model.input.items()}
-    length = shapes["words"][1]
+    length = shapes["words"][0]
 
     def encode(texts):
         tokens = padded_words(texts, length)
         ids = tf.where(tokens == "", tf.constant(PAD, tf.int64), table.lookup(tokens))
         feed = {"words": tf.cast(ids, tf.int32)}
         if "characters" in shapes:
-            feed["characters"] = character_ids(tokens, shapes["characters"][2])
+            feed["characters"] = character_ids(tokens, shapes["characters"][1])
         return feed
 
     encode.table = table
@@ -696,7 +708,8 @@ def make_classifier_serving_fn(model, words, class_names):
     ``probabilities`` ``[B, C]`` and ``class_names`` ``[B]``."""
     import tensorflow as tf
 
-    encode = make_feature_encoder(model, words)
+    shapes = {name: tuple(x.shape[1:]) for name, x in model.input.items()}
+    encode = make_feature_encoder(shapes, words)
     names = tf.constant([str(n) for n in class_names])
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")])

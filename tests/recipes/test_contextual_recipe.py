@@ -3,7 +3,6 @@ feature encoder and the HyperModel."""
 
 import json
 
-import keras
 import keras_tuner
 import numpy as np
 import pytest
@@ -51,19 +50,21 @@ def test_a_run_of_another_task_is_refused_in_one_line(tmp_path):
 
 
 def test_feature_encoder_reads_words_and_characters_of_any_script():
-    inputs = {
-        "words": keras.Input((5,), dtype="int32", name="words"),
-        "characters": keras.Input((5, 7), dtype="int32", name="characters"),
-    }
-    model = keras.Model(inputs, inputs["words"])
-    encode = contextual.make_feature_encoder(model, ["été", "мир", "東京"])
+    encode = contextual.make_feature_encoder(
+        {"words": (5,), "characters": (5, 7)}, ["été", "мир", "東京"]
+    )
     feed = encode(tf.constant(["Été\u00a0: МИР 東京 inconnu", ""]))
     assert feed["words"].numpy().tolist() == [[4, 5, 6, 3, 0], [0, 0, 0, 0, 0]]
     expected = character_ids(tf.constant([["été", "мир", "東京", "inconnu", ""]]), 7).numpy()
     np.testing.assert_array_equal(feed["characters"].numpy()[:1], expected)
     assert not feed["characters"].numpy()[1].any()
-    words_only = keras.Model({"words": inputs["words"]}, inputs["words"])
-    assert set(contextual.make_feature_encoder(words_only, ["a"])(tf.constant(["a"]))) == {"words"}
+    words_only = contextual.make_feature_encoder({"words": (3,)}, ["a"])
+    assert set(words_only(tf.constant(["a"]))) == {"words"}
+    shapes = contextual.RECIPE.input_shapes("elmo_top", {"max_characters": 9})
+    assert shapes == {
+        "words": (contextual.DOCUMENT_WORDS,),
+        "characters": (contextual.DOCUMENT_WORDS, 9),
+    }
 
 
 def test_hypermodel_builds_the_recipes_classifier_with_searched_sizes():
