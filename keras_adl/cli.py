@@ -8,6 +8,7 @@
     keras-adl export runs/dates exports/dates
     keras-adl predict exports/dates "3 May 1998" "12/31/1999"
     keras-adl evaluate exports/fr held_out.tsv       # BLEU, chrF, exact match of a pairs model
+    TF_CONFIG='{...}' keras-adl train copy --strategy multi_worker --out runs/copy  # each worker
 
 The tasks, their models and settings live in the recipes (`keras_adl.recipes`); this module
 parses arguments and loops over them. Arguments are checked before TensorFlow is imported, and
@@ -32,7 +33,9 @@ from keras_adl.recipes.base import (
 )
 
 PROG = "keras-adl"
-STRATEGIES = ("auto", "mirrored", "default")
+STRATEGIES = ("auto", "mirrored", "multi_worker", "default")
+# Exit status of a worker whose peer was lost: start the same command on every worker again.
+WORKER_LOST = 75
 
 
 class CLIError(Exception):
@@ -154,6 +157,12 @@ def _task_parser(command, recipe, task):
             "resumes from the last one)",
         )
         parser.add_argument(
+            "--keep-checkpoints",
+            type=int,
+            default=2,
+            help="complete checkpoints kept in --out/backup during training",
+        )
+        parser.add_argument(
             "--overwrite",
             action="store_true",
             help="delete the run that --out holds and start fresh",
@@ -166,26 +175,36 @@ def _task_parser(command, recipe, task):
 _VERBOSE = [False]
 
 
-def _load_tensorflow():
+def _load_tensorflow(multi_worker=False):
     """Imports TensorFlow (and registers keras-adl's classes), with its start-up logs silenced
     unless ``--verbose``: the absl lines it prints before logging is set up ignore
-    ``TF_CPP_MIN_LOG_LEVEL``, so standard error is pointed at /dev/null meanwhile."""
+    ``TF_CPP_MIN_LOG_LEVEL``, so standard error is pointed at /dev/null meanwhile. With
+    ``multi_worker``, the ``MultiWorkerMirroredStrategy`` is created first (TensorFlow must
+    configure collectives before it runs anything); this waits for every worker."""
     if _VERBOSE[0]:
-        import keras_adl._registry  # noqa: F401
-
+        _start_tensorflow(multi_worker)
         return
     sys.stderr.flush()
     saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     try:
-        import tensorflow as tf
-
-        tf.config.list_logical_devices()  # device start-up logs (no CUDA driver, say)
-        import keras_adl._registry  # noqa: F401  (the classes a saved model may hold)
+        _start_tensorflow(multi_worker)
     finally:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
+
+
+def _start_tensorflow(multi_worker):
+    if multi_worker:
+        from keras_adl.training.distribute import get_strategy
+
+        get_strategy("multi_worker")
+    else:
+        import tensorflow as tf
+
+        tf.config.list_logical_devices()  # device start-up logs (no CUDA driver, say)
+    import keras_adl._registry  # noqa: F401  (the classes a saved model may hold)
 
 
 def _positive(flag, value):
@@ -210,7 +229,14 @@ def _parse_task_command(command, argv):
         _, _, model = recipes.find(task_name, args.model)
     except ValueError as error:
         raise CLIError(str(error)) from None
-    for flag in ("epochs", "samples", "batch_size", "checkpoint_every", "trials"):
+    for flag in (
+        "epochs",
+        "samples",
+        "batch_size",
+        "checkpoint_every",
+        "keep_checkpoints",
+        "trials",
+    ):
         _positive("--" + flag.replace("_", "-"), getattr(args, flag, None))
     if command == "tune" and not task.tunable:
         raise CLIError(f"tune runs on the generated and bundled tasks, not on {task.name!r}")
@@ -236,22 +262,53 @@ def _train(argv):
     settings = dict(
         epochs=args.epochs, batch_size=args.batch_size, samples=args.samples, options=options
     )
-    # Checked here too, so that a refused --out answers before TensorFlow loads.
-    resume = check_run_dir(args.out, task.name, model, settings, args.overwrite)
-    _load_tensorflow()
+    chief = True
+    if args.strategy == "multi_worker":
+        from keras_adl.training.cluster import ClusterError, is_chief, read_tf_config
+
+        try:
+            chief = is_chief(read_tf_config())
+        except ClusterError as error:
+            raise CLIError(str(error)) from None
+    # Checked here too, so that a refused --out answers before TensorFlow loads (on the chief:
+    # the other workers only read --out).
+    resume = chief and check_run_dir(args.out, task.name, model, settings, args.overwrite)
+    _load_tensorflow(multi_worker=args.strategy == "multi_worker")
     if resume:
         print(f"resuming the interrupted run in {args.out} (--overwrite starts fresh)")
-    recipes.train(
-        task.name,
-        args.out,
-        model,
-        args.epochs,
-        args.batch_size,
-        args.samples,
-        strategy=args.strategy,
-        checkpoint_every=args.checkpoint_every,
-        **options,
-    )
+    try:
+        recipes.train(
+            task.name,
+            args.out,
+            model,
+            args.epochs,
+            args.batch_size,
+            args.samples,
+            strategy=args.strategy,
+            checkpoint_every=args.checkpoint_every,
+            keep_checkpoints=args.keep_checkpoints,
+            **options,
+        )
+    except Exception as error:
+        from keras_adl.training.distribute import is_worker_failure
+
+        if args.strategy != "multi_worker" or not is_worker_failure(error):
+            raise
+        raise WorkerLost(
+            f"lost contact with another worker ({type(error).__name__}: "
+            f"{_first_line(error)}); the last complete checkpoint is in "
+            f"{os.path.join(args.out, 'backup')}: start the same command on every worker again "
+            f"to resume from it"
+        ) from None
+
+
+def _first_line(error):
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    return lines[0][:200] if lines else ""
+
+
+class WorkerLost(Exception):
+    """A multi-worker run lost a worker (exit status `WORKER_LOST`)."""
 
 
 def _tune(argv):
@@ -348,6 +405,9 @@ def main(argv=None):
             _predict(args)
     except SystemExit as exit_:  # argparse: --help (0) or bad syntax (2), already printed
         return exit_.code
+    except WorkerLost as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return WORKER_LOST
     except (
         CLIError,
         RecipeError,

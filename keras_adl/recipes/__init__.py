@@ -10,7 +10,14 @@ import json
 import os
 import shutil
 
-from keras_adl.recipes.base import BACKUP_DIR, CHECKPOINT_EVERY, RUN_FILE, Run, check_run_dir
+from keras_adl.recipes.base import (
+    BACKUP_DIR,
+    CHECKPOINT_EVERY,
+    RUN_FILE,
+    Run,
+    check_run_dir,
+    write_json,
+)
 
 # The registration line of each family, in the order `keras-adl list` shows them.
 FAMILIES = (
@@ -81,6 +88,7 @@ def train(
     callbacks=(),
     checkpoint_every=CHECKPOINT_EVERY,
     overwrite=False,
+    keep_checkpoints=2,
     **options,
 ):
     """Trains ``model`` on ``task`` as ``keras-adl train`` does; writes ``model.keras``,
@@ -91,12 +99,23 @@ def train(
     ``overwrite``. Unset settings take the task's defaults; ``options`` are the task's own
     options (e.g. ``data=``, ``max_length=``).
 
+    Under ``strategy="multi_worker"`` every worker calls this with the same arguments (create
+    the strategy first, before TensorFlow runs anything: ``get_strategy("multi_worker")``).
+    ``batch_size`` is then per worker: each step trains on a global batch of ``batch_size`` ×
+    workers examples, split across them. The chief writes ``out``; the other workers write to
+    a temporary directory, deleted at the end, and read the chief's checkpoints in ``out``
+    when they resume.
+
     Returns:
         ``(model, history, metrics)``.
 
     Raises:
         RecipeError: ``out`` holds another run, or an option is invalid.
     """
+    import tempfile
+
+    from keras_adl.training.distribute import worker_info
+
     recipe, task_spec, model = find(task, model)
     for option in task_spec.options:
         options[option.dest] = option.check(options.get(option.dest, option.default), task)
@@ -111,31 +130,38 @@ def train(
         strategy=strategy,
         callbacks=tuple(callbacks),
         checkpoint_every=checkpoint_every,
+        keep_checkpoints=keep_checkpoints,
     )
     settings = dict(
         epochs=run.epochs, batch_size=run.batch_size, samples=run.samples, options=options
     )
-    check_run_dir(out, task, model, settings, overwrite)
-    run.get_strategy()  # before any build: XLA is off under a distributed strategy
+    # Before any build: XLA is off under a distributed strategy.
+    index, workers, chief = worker_info(run.get_strategy())
+    if chief:
+        check_run_dir(out, task, model, settings, overwrite)
     run.record.update(task=task, model=model, **settings, status="training")
-    fresh = not os.path.exists(out)
-    os.makedirs(out, exist_ok=True)
-    _write_json(run.path(RUN_FILE), run.record)
+    if workers > 1:
+        run.batch_size *= workers
+        run.record.update(workers=workers, global_batch_size=run.batch_size)
+    if not chief:
+        run.run_dir, run.out = out, tempfile.mkdtemp(prefix=f"keras-adl-worker{index}-")
+    fresh = not os.path.exists(run.out)
+    os.makedirs(run.out, exist_ok=True)
+    write_json(run.path(RUN_FILE), run.record)
     try:
         keras_model, history, metrics = recipe.train(run)
     except (ValueError, FileNotFoundError):
-        if not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing behind
+        if chief and not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing
             if fresh:
                 shutil.rmtree(out, ignore_errors=True)
             else:
                 os.remove(run.path(RUN_FILE))
         raise
+    finally:
+        if not chief:
+            shutil.rmtree(run.out, ignore_errors=True)
     run.record.update(status="finished", metrics=metrics)
-    _write_json(run.path(RUN_FILE), run.record)
-    print(json.dumps(metrics))
+    if chief:
+        write_json(run.path(RUN_FILE), run.record)
+        print(json.dumps(metrics))
     return keras_model, history, metrics
-
-
-def _write_json(path, value):
-    with open(path, "w") as f:
-        json.dump(value, f, indent=2)

@@ -154,6 +154,12 @@ class Run:
         callbacks: extra Keras callbacks.
         checkpoint_every: steps between mid-epoch checkpoints (``None``: at epoch ends only).
         record: what ``run.json`` will hold; recipes add their settings and data facts to it.
+        jit_compile: compile the train step with XLA (turned off under a distributed
+            strategy).
+        keep_checkpoints: complete checkpoints kept.
+        seed: the seed of the data order (arrays shuffled by `Recipe.fit`).
+        run_dir: the run directory ``--out`` when this process writes elsewhere (a non-chief
+            worker writes to a temporary ``out`` and reads the chief's checkpoints here).
     """
 
     task: str
@@ -168,6 +174,9 @@ class Run:
     checkpoint_every: object = CHECKPOINT_EVERY
     record: dict = dataclasses.field(default_factory=dict)
     jit_compile: bool = True
+    keep_checkpoints: int = 2
+    seed: int = 0
+    run_dir: str = None
     _strategy: object = None
 
     def get_strategy(self):
@@ -177,8 +186,35 @@ class Run:
             from keras_adl.training.distribute import get_strategy
 
             self._strategy = get_strategy(self.strategy)
-            self.jit_compile = self.jit_compile and self._strategy.num_replicas_in_sync == 1
+            self.jit_compile = (
+                self.jit_compile
+                and self._strategy.num_replicas_in_sync == 1
+                and self.strategy != "multi_worker"
+            )
         return self._strategy
+
+    @property
+    def is_chief(self):
+        """Whether this process writes the run directory (always, on one machine)."""
+        from keras_adl.training.distribute import worker_info
+
+        return worker_info(self.get_strategy())[2]
+
+    def check_workers_agree(self, what, value):
+        """Raises `RecipeError` unless every worker holds the same integer ``value`` (a
+        collective under a multi-worker strategy; nothing to check otherwise)."""
+        from keras_adl.training.distribute import gather_from_workers, is_multi_worker
+
+        strategy = self.get_strategy()
+        if not is_multi_worker(strategy):
+            return
+        values = gather_from_workers(strategy, value)
+        if len(set(values)) > 1:
+            raise RecipeError(
+                f"the workers disagree on {what} (one value per replica: {values}); the run "
+                f"directory {self.run_dir or self.out!r} must be on storage that every worker "
+                f"reads"
+            )
 
     def build(self, build_fn, *args, **kwargs):
         """Calls ``build_fn(*args, jit_compile=…, **kwargs)`` inside the strategy's scope
@@ -317,49 +353,73 @@ class Recipe:
     # -- shared idioms -------------------------------------------------------------------------
 
     def fit(self, run, model, x, y=None, steps_per_epoch=None, **fit_kwargs):
-        """``model.fit`` with a backup every ``run.checkpoint_every`` steps and at every epoch's
-        end, resumed if the run directory holds one, then ``model.keras`` saved.
+        """``model.fit`` on a resumable data stream, with an atomic checkpoint every
+        ``run.checkpoint_every`` steps and at every epoch's end, then ``model.keras`` saved.
 
-        An interrupted run resumes from its last checkpoint, mid-epoch too: the interrupted
-        epoch runs only its remaining steps (on the next pass over the data), then training
-        goes on with the next epochs. Returns the Keras ``History`` of the last ``fit`` call.
+        The data (arrays with ``batch_size`` and ``shuffle``, a ``tf.data.Dataset`` or a
+        ``PyDataset``) becomes one endless stream of global batches
+        (`keras_adl.training.data.batch_stream`). An interrupted run resumes from its last
+        checkpoint, mid-epoch too: same epoch, step, weights, optimizer state and position in
+        the data stream (the interrupted epoch runs only its remaining steps, on the batches an
+        uninterrupted run would have seen). Under ``MultiWorkerMirroredStrategy`` every worker
+        runs this, only the chief writes checkpoints and ``model.keras``, and the progress bar
+        shows on the chief only. Returns the Keras ``History`` of the last ``fit`` call.
+
+        Raises:
+            RecipeError: the workers of a multi-worker run see different checkpoints.
         """
-        from keras_adl.training.backup import StepBackup
+        from keras_adl.training.checkpoint import StepCheckpoint
+        from keras_adl.training.data import batch_stream, split_stream
 
-        steps = steps_per_epoch or _steps_of(x, fit_kwargs.get("batch_size"))
-        backup = StepBackup(run.path(BACKUP_DIR), run.checkpoint_every)
-        callbacks = [backup, *run.callbacks]
-        epoch, step = backup.resume_point()
+        steps, stream = batch_stream(
+            x,
+            y,
+            batch_size=fit_kwargs.pop("batch_size", None),
+            steps_per_epoch=steps_per_epoch,
+            shuffle=fit_kwargs.pop("shuffle", False),
+            seed=run.seed,
+        )
+        fit_kwargs["shuffle"] = False  # the stream is shuffled already
+        checkpoint = StepCheckpoint(
+            os.path.join(run.run_dir or run.out, BACKUP_DIR),
+            run.checkpoint_every,
+            keep=run.keep_checkpoints,
+            write=run.is_chief,
+        )
+        epoch, step, global_step = checkpoint.restore(model)
+        run.check_workers_agree("the checkpoint step to resume from", global_step)
+        if not run.is_chief:
+            fit_kwargs["verbose"] = 0
+        callbacks = [checkpoint, *run.callbacks]
         history = None
-        if step and steps and step < steps and epoch < run.epochs:
+        data = stream(global_step)
+        if step and epoch < run.epochs:
             print(f"resuming epoch {epoch + 1} at step {step + 1} of {steps}")
-            backup.expect_partial_epoch(step)
+            part = split_stream(data)
+            data = part(None)
             history = model.fit(
-                x,
-                y,
+                part(steps - step),
                 epochs=epoch + 1,
                 initial_epoch=epoch,
                 steps_per_epoch=steps - step,
                 callbacks=callbacks,
                 **fit_kwargs,
             )
-            epoch += 1
+            epoch, global_step = epoch + 1, global_step + steps - step
         elif epoch:
             print(f"resuming after epoch {epoch}")
-        if epoch >= run.epochs:  # trained to the end, stopped before the model was saved
-            backup.restore(model)
-        else:
+        if epoch < run.epochs:
+            checkpoint.start(epoch, 0, global_step)
             history = model.fit(
-                x,
-                y,
+                data,
                 epochs=run.epochs,
                 initial_epoch=epoch,
-                steps_per_epoch=steps_per_epoch,
+                steps_per_epoch=steps,
                 callbacks=callbacks,
                 **fit_kwargs,
             )
-        model.save(run.path(MODEL_FILE))
-        backup.remove()
+        save_model(model, run.path(MODEL_FILE))
+        checkpoint.remove()
         return history
 
     @staticmethod
@@ -391,6 +451,37 @@ class Recipe:
     def copy_file(run_dir, name, export_dir):
         """Copies a run file (a tokenizer, say) into the export directory."""
         shutil.copy(os.path.join(run_dir, name), os.path.join(export_dir, name))
+
+
+def save_model(model, path):
+    """``model.save(path)`` atomically: written beside ``path`` under a temporary name, then
+    renamed, so ``path`` is a complete ``.keras`` file or absent."""
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, partial = tempfile.mkstemp(prefix=".partial-", suffix=".keras", dir=directory)
+    os.close(fd)
+    try:
+        model.save(partial)
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
+def write_json(path, value):
+    """Writes ``value`` as JSON to ``path`` atomically (temporary file, then rename)."""
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, partial = tempfile.mkstemp(prefix=".partial-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(value, f, indent=2)
+        os.replace(partial, path)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
 
 
 def read_run_or_export(path):
@@ -466,21 +557,6 @@ def tf_error_message(error):
     if found:
         return found.group(0) if "StringToNumber" in found.group(0) else found.group(1)
     return text.strip().splitlines()[0]
-
-
-def _steps_of(x, batch_size=None):
-    """Steps per epoch of ``x`` when it can be known without iterating it, else ``None``."""
-    if isinstance(x, dict):
-        x = next(iter(x.values()))
-    if hasattr(x, "shape") and not hasattr(x, "element_spec"):  # arrays: batches of batch_size
-        return -(-len(x) // (batch_size or 32))
-    if hasattr(x, "cardinality"):  # tf.data
-        cardinality = int(x.cardinality())
-        return cardinality if cardinality > 0 else None
-    try:  # keras.utils.PyDataset
-        return len(x)
-    except TypeError:
-        return None
 
 
 def step_log(run, keys):

@@ -1,10 +1,14 @@
-"""Distribution helpers: choose a ``tf.distribute`` strategy, build under it, train across workers.
+"""Distribution helpers: choose a ``tf.distribute`` strategy, build under it, and let Keras'
+``fit`` run under ``MultiWorkerMirroredStrategy``.
 
 On one machine, ``model.fit`` works under ``MirroredStrategy`` in Keras 3.15: build and compile
-the model inside ``strategy.scope()`` (see `build_in_scope`). Across machines Keras 3.15's
-``fit`` fails under ``MultiWorkerMirroredStrategy``, so `custom_train_loop` is the supported
-path there. Notes for this stack: leave ``jit_compile`` off under ``MirroredStrategy`` on
-logical CPUs (XLA fails there), and feed token ids, not strings, to a distributed ``fit``.
+the model inside ``strategy.scope()`` (see `build_in_scope`). Across machines, Keras 3.15's
+``fit`` fails under ``MultiWorkerMirroredStrategy`` (keras-team/keras#20585); `get_strategy`
+(``"multi_worker"``) installs `enable_multi_worker_fit`, two small corrections that let ``fit``,
+``evaluate`` and ``predict`` run there with every callback, metric and progress bar. Notes for
+this stack: leave ``jit_compile`` off under a distributed strategy on CPUs (XLA fails under
+``MirroredStrategy`` on logical CPUs), and feed token ids, not strings, to a distributed
+``fit``.
 """
 
 import tensorflow as tf
@@ -18,13 +22,15 @@ _MIRRORED = {}
 def get_strategy(strategy="auto", devices=None):
     """Resolves a strategy.
 
-    ``"mirrored"`` (and ``"auto"`` on several GPUs) returns one shared ``MirroredStrategy`` per
+    ``"multi_worker"`` returns this process's one `multi_worker_strategy` (created on first
+    use, from ``TF_CONFIG``). ``"mirrored"`` (and ``"auto"`` on several GPUs) returns one shared ``MirroredStrategy`` per
     device set in a process: TensorFlow's collective all-reduce breaks when two instances over
     the same devices train different models in one process.
 
     Args:
         strategy: ``"auto"`` (``MirroredStrategy`` over all GPUs when there are two or more,
-            else the default strategy), ``"mirrored"`` (``MirroredStrategy`` over ``devices``,
+            else the default strategy), ``"multi_worker"`` (``MultiWorkerMirroredStrategy`` over
+            the ``TF_CONFIG`` cluster), ``"mirrored"`` (``MirroredStrategy`` over ``devices``,
             or all GPUs, or the CPU), ``"default"`` (no distribution), or a
             ``tf.distribute.Strategy`` instance, returned as is.
         devices: optional explicit device names for ``"mirrored"``, e.g.
@@ -54,8 +60,11 @@ def get_strategy(strategy="auto", devices=None):
         return _MIRRORED[key]
     if strategy == "default":
         return tf.distribute.get_strategy()
+    if strategy == "multi_worker":
+        return multi_worker_strategy()
     raise ValueError(
-        "`strategy` must be 'auto', 'mirrored', 'default' or a tf.distribute.Strategy; "
+        "`strategy` must be 'auto', 'mirrored', 'multi_worker', 'default' or a "
+        "tf.distribute.Strategy; "
         f"received {strategy!r}."
     )
 
@@ -66,40 +75,176 @@ def build_in_scope(strategy, build_fn, *args, **kwargs):
         return build_fn(*args, **kwargs)
 
 
-def custom_train_loop(model, dataset, loss_fn, optimizer, strategy, steps):
-    """A minimal synchronous training loop that works under any strategy, including
-    ``MultiWorkerMirroredStrategy``.
+# Seconds without a heartbeat after which the coordination service declares a worker dead and
+# the survivors' collectives fail (``UnavailableError``) instead of waiting for ever.
+HEARTBEAT_TIMEOUT = 10
+_MULTI_WORKER = []
 
-    The model and optimizer must have been created under ``strategy.scope()``. The per-example
-    losses are averaged over the *global* batch (``tf.nn.compute_average_loss``), so gradients
-    summed across replicas equal the single-device gradient of the global batch.
+
+def multi_worker_strategy(heartbeat_timeout=HEARTBEAT_TIMEOUT, collective_timeout=None):
+    """This process's ``MultiWorkerMirroredStrategy`` over the ``TF_CONFIG`` cluster, with
+    failure detection, and `enable_multi_worker_fit` installed.
+
+    Call it before TensorFlow runs any operation (TensorFlow configures collective ops once, at
+    start-up); every worker calls it, and each blocks until all have. Later calls return the
+    same instance.
+
+    Failure detection: TensorFlow's coordination service, configured with
+    ``heartbeat_timeout`` seconds. With the defaults TensorFlow 2.21 chooses, a survivor whose
+    peer was killed can wait in its next all-reduce for ever; with a heartbeat timeout the
+    all-reduce fails within seconds with ``tf.errors.UnavailableError`` (see
+    `is_worker_failure`).
 
     Args:
-        model: a built ``keras.Model``.
-        dataset: a ``tf.data.Dataset`` of ``(inputs, targets)`` global batches (it is
-            distributed with ``strategy.experimental_distribute_dataset``).
-        loss_fn: ``(targets, predictions) -> per-example losses [batch]``.
-        optimizer: a Keras optimizer created in the scope.
-        strategy: the strategy.
-        steps: number of steps to run.
+        heartbeat_timeout: seconds before a silent worker is declared dead.
+        collective_timeout: optional seconds after which any one collective operation fails
+            with ``DeadlineExceededError`` (``CommunicationOptions.timeout_seconds``; TensorFlow
+            spends a thread per collective for it, so it is off unless asked for).
 
     Returns:
-        The list of global mean losses, one per step (Python floats).
+        A ``tf.distribute.MultiWorkerMirroredStrategy``.
+
+    Raises:
+        ValueError: ``TF_CONFIG`` is missing or malformed (`cluster.ClusterError`), or
+            TensorFlow had already started (the strategy must come first).
     """
-    distributed = iter(strategy.experimental_distribute_dataset(dataset))
+    if _MULTI_WORKER:
+        return _MULTI_WORKER[0]
+    from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2
+    from tensorflow.python.eager import context
 
-    @tf.function
-    def step(batch):
-        def replica_step(inputs, targets):
-            with tf.GradientTape() as tape:
-                predictions = model(inputs, training=True)
-                per_example = loss_fn(targets, predictions)
-                loss = tf.nn.compute_average_loss(per_example)
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
-            return loss
+    from keras_adl.training.cluster import read_tf_config
 
-        per_replica = strategy.run(replica_step, args=batch)
-        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+    config = read_tf_config()
+    if context.context()._context_handle is not None:  # noqa: SLF001 (no public query)
+        raise ValueError(
+            "multi_worker_strategy() must be called before TensorFlow runs any operation: "
+            "TensorFlow configures collective operations once, at start-up"
+        )
+    cluster = config["cluster"]
+    leader = "chief" if "chief" in cluster else "worker"
+    context.context().configure_coordination_service(
+        service_type="standalone",
+        service_leader=f"/job:{leader}/replica:0/task:0",
+        heartbeat_timeout_in_ms=int(heartbeat_timeout * 1000),
+        coordinated_jobs=[
+            coordination_config_pb2.CoordinatedJob(name=job, num_tasks=len(cluster[job]))
+            for job in ("chief", "worker")
+            if job in cluster
+        ],
+    )
+    options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=collective_timeout)
+    enable_multi_worker_fit()
+    _MULTI_WORKER.append(tf.distribute.MultiWorkerMirroredStrategy(communication_options=options))
+    return _MULTI_WORKER[0]
 
-    return [float(step(next(distributed))) for _ in range(steps)]
+
+def is_multi_worker(strategy):
+    """Whether ``strategy`` spans several processes."""
+    return isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) or (
+        getattr(strategy.extended, "_num_workers", 1) > 1
+    )
+
+
+def worker_info(strategy):
+    """``(index, count, is_chief)`` of this process among the workers of ``strategy``
+    (``(0, 1, True)`` on one machine)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if not is_multi_worker(strategy) or resolver is None:
+        return 0, 1, True
+    chief_job = "chief" in resolver.cluster_spec().jobs
+    if resolver.task_type == "chief":
+        index = 0
+    else:
+        index = resolver.task_id + int(chief_job)
+    return index, strategy.extended._num_workers, bool(strategy.extended.should_checkpoint)
+
+
+def gather_from_workers(strategy, value):
+    """Every worker's integer ``value``, in worker order (a collective: all workers call it).
+
+    Args:
+        strategy: the strategy.
+        value: this worker's Python integer.
+
+    Returns:
+        A list of ints, one per replica (each worker's value repeated for its local replicas).
+    """
+    per_replica = strategy.run(lambda: tf.constant([int(value)], tf.int64))
+    return [int(v) for v in strategy.gather(per_replica, axis=0).numpy()]
+
+
+def is_worker_failure(error):
+    """Whether ``error`` is TensorFlow reporting a lost worker or an aborted collective
+    (``UnavailableError``, ``DeadlineExceededError``, ``CancelledError``, ``AbortedError``)."""
+    return isinstance(
+        error,
+        (
+            tf.errors.UnavailableError,
+            tf.errors.DeadlineExceededError,
+            tf.errors.CancelledError,
+            tf.errors.AbortedError,
+        ),
+    )
+
+
+_PATCHED = []
+
+
+def enable_multi_worker_fit():
+    """Lets Keras 3.15's ``fit`` / ``evaluate`` / ``predict`` run under
+    ``MultiWorkerMirroredStrategy`` (idempotent; `multi_worker_strategy` calls it).
+
+    Keras 3.15 fails there twice, in ``keras/src/backend/tensorflow/trainer.py``:
+
+    1. ``TensorFlowTrainer._maybe_symbolic_build`` takes the first distributed batch and calls
+       ``strategy.reduce("MEAN", batch, axis=None)`` on the whole ``(x, y)`` structure, only to
+       read its shapes. ``Strategy.reduce`` does not take a structure (its own TODO says so);
+       on one machine ``MirroredStrategy`` happens to return it unchanged, but with several
+       workers ``CollectiveAllReduceExtended._reduce_to`` sends it to the cross-device
+       all-reduce, which tries ``convert_to_tensor`` on it: "Attempt to convert a value
+       (PerReplica:{...}) with an unsupported type". Corrected: take this worker's first
+       replica's batch (``experimental_local_results``); shapes are all the build needs, and
+       no collective is spent on data.
+    2. ``reduce_per_replica`` (the step's logs) reduces across workers with
+       ``strategy.reduce("MEAN", v, axis=0)``, which fails on the scalar losses and metrics
+       ("Invalid reduction dimension 0 for input with 0 dimensions") and, for any tensor,
+       would also average over its first axis. Corrected: ``axis=None``, the mean across
+       replicas that the one-machine branch of the same function computes.
+
+    Everything else (the gradient all-reduce in the optimizer, metrics, callbacks) already works
+    across workers.
+    """
+    if _PATCHED:
+        return
+    from keras.src import tree
+    from keras.src.backend.tensorflow import trainer
+
+    original_reduce = trainer.reduce_per_replica
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        if self._distribute_strategy is None:
+            return
+        if iterator is not None:
+            for _, _, it in iterator:
+                batch = next(it)
+                data_batch = tree.map_structure(
+                    lambda v: (
+                        self.distribute_strategy.experimental_local_results(v)[0]
+                        if isinstance(v, tf.distribute.DistributedValues)
+                        else v
+                    ),
+                    batch,
+                )
+                break
+        with self.distribute_strategy.scope():
+            self._symbolic_build(data_batch=data_batch)
+
+    def reduce_per_replica(values, strategy, reduction):
+        if reduction in ("auto", "mean") and trainer._collective_all_reduce_multi_worker(strategy):
+            return tree.map_structure(lambda v: strategy.reduce("MEAN", v, axis=None), values)
+        return original_reduce(values, strategy, reduction)
+
+    trainer.TensorFlowTrainer._maybe_symbolic_build = _maybe_symbolic_build
+    trainer.reduce_per_replica = reduce_per_replica
+    _PATCHED.append(True)

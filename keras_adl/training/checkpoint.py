@@ -1,0 +1,165 @@
+"""`StepCheckpoint`: atomic checkpoints every N steps and at every epoch's end, kept to the last
+k, that record where in the data stream training stopped.
+
+A checkpoint is a directory ``ckpt-<global step>`` holding the model's weights with the
+optimizer's state (``model.weights.h5``) and ``progress.json`` (``epoch``: the epoch the next
+step belongs to; ``step``: steps of that epoch already done; ``global_step``: batches consumed
+since training began). It is written under a temporary name in the same directory and renamed
+into place, so a checkpoint is either complete or absent, whenever the writer is killed.
+`keras_adl.recipes.base.Recipe.fit` restores the latest one and restarts the data stream at its
+``global_step``.
+
+Under ``MultiWorkerMirroredStrategy`` only the chief writes (the weights are the same on every
+worker); every worker reads the chief's directory on resume, so it must be on storage they all
+see (the usual ``tf.distribute`` rule), and `Recipe.fit` checks that they agree.
+"""
+
+import json
+import os
+import shutil
+import tempfile
+
+import keras
+
+PREFIX = "ckpt-"
+WEIGHTS_FILE = "model.weights.h5"
+PROGRESS_FILE = "progress.json"
+_PARTIAL = ".partial-"
+
+
+def list_checkpoints(directory):
+    """The complete checkpoints in ``directory``, oldest first: ``[(global_step, path)]``."""
+    if not os.path.isdir(directory):
+        return []
+    found = []
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if name.startswith(PREFIX) and os.path.isfile(os.path.join(path, PROGRESS_FILE)):
+            try:
+                found.append((int(name[len(PREFIX) :]), path))
+            except ValueError:
+                continue
+    return sorted(found)
+
+
+def read_progress(path):
+    """A checkpoint's ``{"epoch", "step", "global_step"}``."""
+    with open(os.path.join(path, PROGRESS_FILE)) as f:
+        return json.load(f)
+
+
+def _fsync(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class StepCheckpoint(keras.callbacks.Callback):
+    """Checkpoints the model and optimizer every ``every`` steps and at every epoch's end.
+
+    Args:
+        directory: where the checkpoints live (removed by `remove` after a finished run).
+        every: steps between mid-epoch checkpoints; ``None`` for epoch ends only.
+        keep: complete checkpoints kept (the oldest are deleted); at least 1.
+        write: ``False`` on the workers that only read (non-chief workers).
+    """
+
+    def __init__(self, directory, every=None, keep=2, write=True):
+        super().__init__()
+        if every is not None and (not isinstance(every, int) or every <= 0):
+            raise ValueError(
+                f"StepCheckpoint: `every` must be a positive integer or None; received {every!r}."
+            )
+        if not isinstance(keep, int) or keep < 1:
+            raise ValueError(f"StepCheckpoint: `keep` must be an integer >= 1; received {keep!r}.")
+        self.directory, self.every, self.keep, self.write = directory, every, keep, write
+        self.epoch = self.step = self.global_step = 0
+        if write and os.path.isdir(directory):  # a writer killed mid-save leaves a partial dir
+            for name in os.listdir(directory):
+                if name.startswith(_PARTIAL):
+                    shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+
+    def latest(self):
+        """Path of the newest complete checkpoint, or ``None``."""
+        found = list_checkpoints(self.directory)
+        return found[-1][1] if found else None
+
+    def resume_point(self):
+        """``(epoch, step, global_step)`` of the newest checkpoint (zeros without one)."""
+        path = self.latest()
+        if path is None:
+            return 0, 0, 0
+        progress = read_progress(path)
+        return int(progress["epoch"]), int(progress["step"]), int(progress["global_step"])
+
+    def restore(self, model):
+        """Loads the newest checkpoint's weights and optimizer state into ``model`` (built and
+        compiled, under the strategy it was built with) and continues its count from there.
+
+        Returns:
+            ``(epoch, step, global_step)``, zeros when there is no checkpoint.
+        """
+        path = self.latest()
+        if path is None:
+            return 0, 0, 0
+        optimizer = getattr(model, "optimizer", None)
+        if optimizer is not None and not optimizer.built:
+            with model.distribute_strategy.scope():
+                optimizer.build(model.trainable_variables)
+        model.load_weights(os.path.join(path, WEIGHTS_FILE))
+        self.start(*self.resume_point())
+        return self.epoch, self.step, self.global_step
+
+    def start(self, epoch, step, global_step):
+        """The next ``fit`` call begins at ``step`` of ``epoch``, ``global_step`` batches in."""
+        self.epoch, self.step, self.global_step = epoch, step, global_step
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch != self.epoch:
+            self.epoch, self.step = epoch, 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.step += 1
+        self.global_step += 1
+        last_of_epoch = batch + 1 == self.params.get("steps")  # the epoch's end saves
+        if self.every and self.global_step % self.every == 0 and not last_of_epoch:
+            self.save()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch, self.step = epoch + 1, 0
+        self.save()
+
+    def save(self):
+        """Writes a checkpoint of the current state (atomically), then prunes to ``keep``."""
+        if not self.write:
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        partial = tempfile.mkdtemp(prefix=_PARTIAL, dir=self.directory)
+        weights = os.path.join(partial, WEIGHTS_FILE)
+        self.model.save_weights(weights)
+        progress = os.path.join(partial, PROGRESS_FILE)
+        with open(progress, "w") as f:
+            json.dump({"epoch": self.epoch, "step": self.step, "global_step": self.global_step}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync(weights)
+        final = os.path.join(self.directory, f"{PREFIX}{self.global_step:09d}")
+        if os.path.exists(final):  # the same step saved again (a resumed run): swap it out
+            self._delete(final)
+        os.replace(partial, final)
+        _fsync(self.directory)
+        for _, old in list_checkpoints(self.directory)[: -self.keep]:
+            self._delete(old)
+
+    def _delete(self, path):
+        # Renamed out of the checkpoint namespace first, so no reader sees it half-deleted.
+        trash = tempfile.mkdtemp(prefix=_PARTIAL, dir=self.directory)
+        os.replace(path, os.path.join(trash, "old"))
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def remove(self):
+        """Deletes the checkpoints (after a finished run); only a writer does."""
+        if self.write:
+            shutil.rmtree(self.directory, ignore_errors=True)
