@@ -157,6 +157,12 @@ def _task_parser(command, recipe, task):
             "resumes from the last one)",
         )
         parser.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="seed of the initial weights, dropout and data order (reproducible runs)",
+        )
+        parser.add_argument(
             "--keep-checkpoints",
             type=int,
             default=2,
@@ -287,6 +293,7 @@ def _train(argv):
             strategy=args.strategy,
             checkpoint_every=args.checkpoint_every,
             keep_checkpoints=args.keep_checkpoints,
+            seed=args.seed,
             **options,
         )
     except Exception as error:

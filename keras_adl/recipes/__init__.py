@@ -89,6 +89,7 @@ def train(
     checkpoint_every=CHECKPOINT_EVERY,
     overwrite=False,
     keep_checkpoints=2,
+    seed=None,
     **options,
 ):
     """Trains ``model`` on ``task`` as ``keras-adl train`` does; writes ``model.keras``,
@@ -97,7 +98,9 @@ def train(
     An interrupted run in ``out`` (same task, model and settings) resumes from its last
     checkpoint; ``out`` holding anything else is refused (`base.check_run_dir`), unless
     ``overwrite``. Unset settings take the task's defaults; ``options`` are the task's own
-    options (e.g. ``data=``, ``max_length=``).
+    options (e.g. ``data=``, ``max_length=``). ``seed`` seeds Python, NumPy and Keras
+    (initial weights, dropout) and the order of shuffled arrays: two runs with the same seed
+    and settings train the same model.
 
     Under ``strategy="multi_worker"`` every worker calls this with the same arguments (create
     the strategy first, before TensorFlow runs anything: ``get_strategy("multi_worker")``).
@@ -131,15 +134,20 @@ def train(
         callbacks=tuple(callbacks),
         checkpoint_every=checkpoint_every,
         keep_checkpoints=keep_checkpoints,
+        seed=seed or 0,
     )
     settings = dict(
         epochs=run.epochs, batch_size=run.batch_size, samples=run.samples, options=options
     )
     # Before any build: XLA is off under a distributed strategy.
     index, workers, chief = worker_info(run.get_strategy())
+    if seed is not None:
+        import keras
+
+        keras.utils.set_random_seed(seed)
     if chief:
         check_run_dir(out, task, model, settings, overwrite)
-    run.record.update(task=task, model=model, **settings, status="training")
+    run.record.update(task=task, model=model, **settings, seed=seed, status="training")
     if workers > 1:
         run.batch_size *= workers
         run.record.update(workers=workers, global_batch_size=run.batch_size)

@@ -9,9 +9,12 @@ into place, so a checkpoint is either complete or absent, whenever the writer is
 `keras_adl.recipes.base.Recipe.fit` restores the latest one and restarts the data stream at its
 ``global_step``.
 
-Under ``MultiWorkerMirroredStrategy`` only the chief writes (the weights are the same on every
-worker); every worker reads the chief's directory on resume, so it must be on storage they all
-see (the usual ``tf.distribute`` rule), and `Recipe.fit` checks that they agree.
+Under ``MultiWorkerMirroredStrategy`` only the chief keeps checkpoints (the weights are the
+same on every worker); the others save too, to a temporary directory deleted at once, because
+saving reads variables whose values are synchronised across workers, and every worker must run
+the same collective operations in the same order. Every worker reads the chief's directory on
+resume, so it must be on storage they all see (the usual ``tf.distribute`` rule), and
+`Recipe.fit` checks that they agree.
 """
 
 import json
@@ -63,7 +66,8 @@ class StepCheckpoint(keras.callbacks.Callback):
         directory: where the checkpoints live (removed by `remove` after a finished run).
         every: steps between mid-epoch checkpoints; ``None`` for epoch ends only.
         keep: complete checkpoints kept (the oldest are deleted); at least 1.
-        write: ``False`` on the workers that only read (non-chief workers).
+        write: ``False`` on the workers that only read (non-chief workers): they save to a
+            temporary directory, deleted at once (see the module's docstring).
     """
 
     def __init__(self, directory, every=None, keep=2, write=True):
@@ -134,6 +138,11 @@ class StepCheckpoint(keras.callbacks.Callback):
     def save(self):
         """Writes a checkpoint of the current state (atomically), then prunes to ``keep``."""
         if not self.write:
+            scratch = tempfile.mkdtemp(prefix="keras-adl-checkpoint-")
+            try:
+                self.model.save_weights(os.path.join(scratch, WEIGHTS_FILE))
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
             return
         os.makedirs(self.directory, exist_ok=True)
         partial = tempfile.mkdtemp(prefix=_PARTIAL, dir=self.directory)

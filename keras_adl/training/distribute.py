@@ -1,14 +1,15 @@
-"""Distribution helpers: choose a ``tf.distribute`` strategy, build under it, and let Keras'
-``fit`` run under ``MultiWorkerMirroredStrategy``.
+"""Distribution helpers: choose a ``tf.distribute`` strategy, build under it, and correct Keras
+3.15 where it gets distribution wrong.
 
-On one machine, ``model.fit`` works under ``MirroredStrategy`` in Keras 3.15: build and compile
-the model inside ``strategy.scope()`` (see `build_in_scope`). Across machines, Keras 3.15's
-``fit`` fails under ``MultiWorkerMirroredStrategy`` (keras-team/keras#20585); `get_strategy`
-(``"multi_worker"``) installs `enable_multi_worker_fit`, two small corrections that let ``fit``,
-``evaluate`` and ``predict`` run there with every callback, metric and progress bar. Notes for
-this stack: leave ``jit_compile`` off under a distributed strategy on CPUs (XLA fails under
-``MirroredStrategy`` on logical CPUs), and feed token ids, not strings, to a distributed
-``fit``.
+On one machine, ``model.fit`` runs under ``MirroredStrategy``: build and compile the model
+inside ``strategy.scope()`` (see `build_in_scope`). Across machines, Keras 3.15's ``fit`` fails
+under ``MultiWorkerMirroredStrategy`` (keras-team/keras#20585), and under any strategy with
+several replicas it clips each replica's gradient instead of the global batch's. `get_strategy`
+installs `fix_keras_distribution`, three small corrections, so that ``fit``, ``evaluate`` and
+``predict`` run across workers with every callback, metric and progress bar, and train as on
+one device. Notes for this stack: leave ``jit_compile`` off under a distributed strategy on
+CPUs (XLA fails under ``MirroredStrategy`` on logical CPUs), and feed token ids, not strings,
+to a distributed ``fit``.
 """
 
 import tensorflow as tf
@@ -45,7 +46,11 @@ def get_strategy(strategy="auto", devices=None):
     1
     """
     if isinstance(strategy, tf.distribute.Strategy):
+        if strategy.num_replicas_in_sync > 1:
+            fix_keras_distribution()
         return strategy
+    if strategy == "multi_worker":  # before anything starts TensorFlow's runtime
+        return multi_worker_strategy()
     gpus = tf.config.list_logical_devices("GPU")
     if strategy == "auto":
         if devices is None and len(gpus) < 2:
@@ -57,11 +62,10 @@ def get_strategy(strategy="auto", devices=None):
         key = tuple(devices)
         if key not in _MIRRORED:
             _MIRRORED[key] = tf.distribute.MirroredStrategy(devices=list(devices))
+        fix_keras_distribution()
         return _MIRRORED[key]
     if strategy == "default":
         return tf.distribute.get_strategy()
-    if strategy == "multi_worker":
-        return multi_worker_strategy()
     raise ValueError(
         "`strategy` must be 'auto', 'mirrored', 'multi_worker', 'default' or a "
         "tf.distribute.Strategy; "
@@ -83,7 +87,7 @@ _MULTI_WORKER = []
 
 def multi_worker_strategy(heartbeat_timeout=HEARTBEAT_TIMEOUT, collective_timeout=None):
     """This process's ``MultiWorkerMirroredStrategy`` over the ``TF_CONFIG`` cluster, with
-    failure detection, and `enable_multi_worker_fit` installed.
+    failure detection, and `fix_keras_distribution` installed.
 
     Call it before TensorFlow runs any operation (TensorFlow configures collective ops once, at
     start-up); every worker calls it, and each blocks until all have. Later calls return the
@@ -105,8 +109,7 @@ def multi_worker_strategy(heartbeat_timeout=HEARTBEAT_TIMEOUT, collective_timeou
         A ``tf.distribute.MultiWorkerMirroredStrategy``.
 
     Raises:
-        ValueError: ``TF_CONFIG`` is missing or malformed (`cluster.ClusterError`), or
-            TensorFlow had already started (the strategy must come first).
+        ValueError: ``TF_CONFIG`` is missing or malformed (`cluster.ClusterError`).
     """
     if _MULTI_WORKER:
         return _MULTI_WORKER[0]
@@ -116,11 +119,6 @@ def multi_worker_strategy(heartbeat_timeout=HEARTBEAT_TIMEOUT, collective_timeou
     from keras_adl.training.cluster import read_tf_config
 
     config = read_tf_config()
-    if context.context()._context_handle is not None:  # noqa: SLF001 (no public query)
-        raise ValueError(
-            "multi_worker_strategy() must be called before TensorFlow runs any operation: "
-            "TensorFlow configures collective operations once, at start-up"
-        )
     cluster = config["cluster"]
     leader = "chief" if "chief" in cluster else "worker"
     context.context().configure_coordination_service(
@@ -134,7 +132,7 @@ def multi_worker_strategy(heartbeat_timeout=HEARTBEAT_TIMEOUT, collective_timeou
         ],
     )
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=collective_timeout)
-    enable_multi_worker_fit()
+    fix_keras_distribution()
     _MULTI_WORKER.append(tf.distribute.MultiWorkerMirroredStrategy(communication_options=options))
     return _MULTI_WORKER[0]
 
@@ -170,8 +168,13 @@ def gather_from_workers(strategy, value):
     Returns:
         A list of ints, one per replica (each worker's value repeated for its local replicas).
     """
-    per_replica = strategy.run(lambda: tf.constant([int(value)], tf.int64))
-    return [int(v) for v in strategy.gather(per_replica, axis=0).numpy()]
+
+    @tf.function
+    def gather(value):
+        per_replica = strategy.run(lambda: tf.reshape(value, [1]))
+        return strategy.gather(per_replica, axis=0)
+
+    return [int(v) for v in gather(tf.constant(int(value), tf.int64)).numpy()]
 
 
 def is_worker_failure(error):
@@ -191,11 +194,13 @@ def is_worker_failure(error):
 _PATCHED = []
 
 
-def enable_multi_worker_fit():
+def fix_keras_distribution():
     """Lets Keras 3.15's ``fit`` / ``evaluate`` / ``predict`` run under
-    ``MultiWorkerMirroredStrategy`` (idempotent; `multi_worker_strategy` calls it).
+    ``MultiWorkerMirroredStrategy``, and clip gradients as on one device under any
+    distribution strategy (idempotent; `get_strategy` calls it).
 
-    Keras 3.15 fails there twice, in ``keras/src/backend/tensorflow/trainer.py``:
+    Keras 3.15 fails under ``MultiWorkerMirroredStrategy`` twice, in
+    ``keras/src/backend/tensorflow/trainer.py``:
 
     1. ``TensorFlowTrainer._maybe_symbolic_build`` takes the first distributed batch and calls
        ``strategy.reduce("MEAN", batch, axis=None)`` on the whole ``(x, y)`` structure, only to
@@ -203,17 +208,29 @@ def enable_multi_worker_fit():
        on one machine ``MirroredStrategy`` happens to return it unchanged, but with several
        workers ``CollectiveAllReduceExtended._reduce_to`` sends it to the cross-device
        all-reduce, which tries ``convert_to_tensor`` on it: "Attempt to convert a value
-       (PerReplica:{...}) with an unsupported type". Corrected: take this worker's first
-       replica's batch (``experimental_local_results``); shapes are all the build needs, and
-       no collective is spent on data.
+       (PerReplica:{...}) with an unsupported type". Drawing that batch has a second cost:
+       ``fit`` then restarts the data with a new iterator, and a dataset that reshuffles on
+       every iteration (a seeded ``shuffle``) starts training on its second order, not the
+       order one device sees. Corrected: the build reads the dataset's ``element_spec``;
+       shapes are all it needs, no batch is drawn and no collective is spent on data.
     2. ``reduce_per_replica`` (the step's logs) reduces across workers with
        ``strategy.reduce("MEAN", v, axis=0)``, which fails on the scalar losses and metrics
        ("Invalid reduction dimension 0 for input with 0 dimensions") and, for any tensor,
        would also average over its first axis. Corrected: ``axis=None``, the mean across
        replicas that the one-machine branch of the same function computes.
 
-    Everything else (the gradient all-reduce in the optimizer, metrics, callbacks) already works
-    across workers.
+    And under every strategy with several replicas (``MirroredStrategy`` too), the optimizer
+    clips too early:
+
+    3. ``BaseOptimizer._backend_apply_gradients`` calls ``_clip_gradients`` on each replica's
+       own gradient, and only then ``_backend_update_step`` sums the gradients across replicas
+       (``TFOptimizer._all_reduce_sum_gradients``). ``global_clipnorm`` (the library's
+       recipe), ``clipnorm`` and ``clipvalue`` therefore bound each replica's share of the
+       gradient rather than the gradient of the global batch: training differs from one
+       device's whenever the clip is active. Corrected: clipping is skipped there and done
+       right after the all-reduce, on the summed gradient, identically on every replica.
+
+    Everything else (metrics, callbacks, checkpoints of weights) already works across workers.
     """
     if _PATCHED:
         return
@@ -225,18 +242,8 @@ def enable_multi_worker_fit():
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         if self._distribute_strategy is None:
             return
-        if iterator is not None:
-            for _, _, it in iterator:
-                batch = next(it)
-                data_batch = tree.map_structure(
-                    lambda v: (
-                        self.distribute_strategy.experimental_local_results(v)[0]
-                        if isinstance(v, tf.distribute.DistributedValues)
-                        else v
-                    ),
-                    batch,
-                )
-                break
+        if iterator is not None and data_batch is None:  # shapes only: no batch is drawn
+            data_batch = iterator.data_adapter.get_tf_dataset().element_spec
         with self.distribute_strategy.scope():
             self._symbolic_build(data_batch=data_batch)
 
@@ -247,4 +254,39 @@ def enable_multi_worker_fit():
 
     trainer.TensorFlowTrainer._maybe_symbolic_build = _maybe_symbolic_build
     trainer.reduce_per_replica = reduce_per_replica
+    _clip_after_all_reduce()
     _PATCHED.append(True)
+
+
+def _replicated():
+    """In a replica context of a strategy with several replicas."""
+    if not tf.distribute.has_strategy() or tf.distribute.in_cross_replica_context():
+        return False
+    return tf.distribute.get_replica_context().num_replicas_in_sync > 1
+
+
+def _clip_after_all_reduce():
+    from keras.src.backend.tensorflow.optimizer import TFOptimizer
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    clip = BaseOptimizer._clip_gradients
+    all_reduce = TFOptimizer._all_reduce_sum_gradients
+
+    def _clip_gradients(self, grads):
+        if _replicated():
+            return grads  # clipped after the all-reduce
+        return clip(self, grads)
+
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        reduced = all_reduce(self, grads_and_vars)
+        if not _replicated() or not (self.clipnorm or self.global_clipnorm or self.clipvalue):
+            return reduced
+        present = [i for i, (g, _) in enumerate(reduced) if g is not None]
+        clipped = clip(self, [reduced[i][0] for i in present])
+        reduced = list(reduced)
+        for i, g in zip(present, clipped):
+            reduced[i] = (g, reduced[i][1])
+        return reduced
+
+    TFOptimizer._clip_gradients = _clip_gradients
+    TFOptimizer._all_reduce_sum_gradients = _all_reduce_sum_gradients

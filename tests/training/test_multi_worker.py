@@ -1,0 +1,157 @@
+"""Multi-worker training: TF_CONFIG, Keras' fit under MultiWorkerMirroredStrategy (two worker
+processes on 127.0.0.1), the chief's run directory, and recovery from a killed worker."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_adl import recipes
+from keras_adl.training.cluster import (
+    ClusterError,
+    is_chief,
+    local_tf_configs,
+    num_workers,
+    read_tf_config,
+    start_local_workers,
+)
+from keras_adl.training.distribute import build_in_scope, get_strategy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIMEOUT = 600
+
+
+def _cli(*args):
+    return [sys.executable, "-m", "keras_adl.cli", *map(str, args)]
+
+
+def _env():
+    return {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
+def _run_workers(argv, count=2):
+    """Runs ``argv`` as every worker of a local cluster; returns ``[(code, out, err)]``."""
+    workers = start_local_workers(
+        argv, count, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        results = [w.communicate(timeout=TIMEOUT) for w in workers]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+    return [(w.returncode, out, err) for w, (out, err) in zip(workers, results)]
+
+
+def _weights(path):
+    return keras.saving.load_model(path).get_weights()
+
+
+def _assert_close(a, b, atol):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, rtol=0, atol=atol)
+
+
+# -- TF_CONFIG -------------------------------------------------------------------------------
+
+
+def test_read_tf_config_checks_and_names_the_problem():
+    good = {"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}}
+    config = read_tf_config({"TF_CONFIG": json.dumps(good)})
+    assert not is_chief(config) and num_workers(config) == 2
+    assert is_chief({**good, "task": {"type": "worker", "index": 0}})
+    with_chief = {"cluster": {"chief": ["c:0"], "worker": ["a:1"]}, "task": {"type": "worker"}}
+    assert not is_chief(read_tf_config({"TF_CONFIG": json.dumps(with_chief)}))
+    assert num_workers(with_chief) == 2
+    cases = [
+        ({}, "TF_CONFIG is not set"),
+        ({"TF_CONFIG": "{"}, "TF_CONFIG is not valid JSON"),
+        ({"TF_CONFIG": json.dumps({"task": {}})}, "needs a 'cluster'"),
+        ({"TF_CONFIG": json.dumps({**good, "cluster": {"worker": ["nohost"]}})}, "host:port"),
+        ({"TF_CONFIG": json.dumps({**good, "task": {"type": "ps"}})}, "'type' is one of"),
+        ({"TF_CONFIG": json.dumps({**good, "task": {"type": "worker", "index": 2}})}, r"\[0, 2\)"),
+    ]
+    for environ, message in cases:
+        with pytest.raises(ClusterError, match=message):
+            read_tf_config(environ)
+
+
+def test_local_tf_configs_describe_one_cluster():
+    configs = [json.loads(c) for c in local_tf_configs(3)]
+    assert [c["task"]["index"] for c in configs] == [0, 1, 2]
+    assert all(c["cluster"] == configs[0]["cluster"] for c in configs)
+    assert len(set(configs[0]["cluster"]["worker"])) == 3
+
+
+def test_cli_refuses_multi_worker_without_tf_config(capsys, monkeypatch, tmp_path):
+    from keras_adl.cli import main
+
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    code = main(["train", "dates", "--strategy", "multi_worker", "--out", str(tmp_path / "r")])
+    assert code == 1
+    assert "TF_CONFIG is not set" in capsys.readouterr().err
+
+
+# -- the clip of the global gradient -------------------------------------------------------
+
+
+def test_gradient_clipping_under_mirrored_strategy_clips_the_global_gradient():
+    # Keras 3.15 clips each replica's share before the all-reduce; fixed, two replicas train
+    # exactly as one device on the same global batches, with the clip active at every step.
+    x = np.random.default_rng(0).normal(size=(64, 4)).astype("float32")
+    y = (x @ np.array([[3.0], [-2.0], [1.0], [5.0]], "float32")) * 10.0
+
+    def build(clip=0.5):
+        keras.utils.set_random_seed(3)
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+        optimizer = keras.optimizers.SGD(1e-3, global_clipnorm=clip)
+        model.compile(optimizer, "mse", jit_compile=False)
+        return model
+
+    single = build()
+    mirrored = build_in_scope(get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]), build)
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+    single.fit(dataset, epochs=2, verbose=0, shuffle=False)
+    mirrored.fit(dataset, epochs=2, verbose=0, shuffle=False)
+    _assert_close(mirrored.get_weights(), single.get_weights(), atol=1e-5)
+
+    # The clip was active: 8 steps of at most lr × 0.5 each, where unclipped ones go far.
+    def moved(model):
+        start = np.concatenate([w.ravel() for w in build().get_weights()])
+        return np.linalg.norm(np.concatenate([w.ravel() for w in model.get_weights()]) - start)
+
+    free = build(clip=None)
+    free.fit(dataset, epochs=2, verbose=0, shuffle=False)
+    assert moved(single) <= 8 * 1e-3 * 0.5 + 1e-6 and moved(free) > 10 * moved(single)
+
+
+# -- two worker processes ----------------------------------------------------------------------
+
+
+def test_two_workers_train_dates_as_one_process_on_the_same_global_batches(tmp_path):
+    settings = ["--epochs", 2, "--samples", 256, "--seed", 0, "--checkpoint-every", 3]
+    out = tmp_path / "chief"
+    results = _run_workers(
+        _cli("train", "dates", "--strategy", "multi_worker", "--out", out, "--batch-size", 16)
+        + list(map(str, settings))
+    )
+    for code, _, err in results:
+        assert code == 0, err[-3000:]
+    # Only the chief's run directory exists: the other worker wrote to a temporary one.
+    assert sorted(os.listdir(tmp_path)) == ["chief"]
+    assert sorted(os.listdir(out)) == ["attention.png", "model.keras", "run.json"]
+    record = json.load(open(out / "run.json"))
+    assert record["status"] == "finished" and record["batch_size"] == 16
+    assert record["workers"] == 2 and record["global_batch_size"] == 32
+    assert "held_out_exact_match" in results[0][1] and "held_out_exact_match" not in results[1][1]
+    # One process, global batch 32: the same batches, the same weights.
+    recipes.train("dates", str(tmp_path / "single"), epochs=2, samples=256, batch_size=32, seed=0)
+    _assert_close(
+        _weights(str(out / "model.keras")), _weights(str(tmp_path / "single" / "model.keras")), 2e-5
+    )
