@@ -29,7 +29,7 @@ def batch_stream(x, y=None, batch_size=None, steps_per_epoch=None, shuffle=False
         y: targets when ``x`` holds arrays.
         batch_size: batch size for arrays (default 32).
         steps_per_epoch: batches per epoch; needed for an endless dataset, else the data's
-            length.
+            length (a dataset of unknown length is counted once, unless this is given).
         shuffle: shuffle arrays every epoch (datasets shuffle themselves).
         seed: the shuffle seed.
 
@@ -45,17 +45,15 @@ def batch_stream(x, y=None, batch_size=None, steps_per_epoch=None, shuffle=False
 
     if isinstance(x, tf.data.Dataset):
         cardinality = int(x.cardinality())
-        if cardinality == tf.data.INFINITE_CARDINALITY:
-            if not steps_per_epoch:
-                raise ValueError(
-                    "batch_stream: an endless dataset needs `steps_per_epoch`; received None."
-                )
-            base = x
-        else:
-            if cardinality == tf.data.UNKNOWN_CARDINALITY:  # counted once
-                cardinality = int(x.reduce(np.int64(0), lambda count, _: count + 1))
-            base = x.repeat()
-            steps_per_epoch = steps_per_epoch or cardinality
+        if cardinality == tf.data.INFINITE_CARDINALITY and not steps_per_epoch:
+            raise ValueError(
+                "batch_stream: an endless dataset needs `steps_per_epoch`; received None."
+            )
+        if cardinality == tf.data.UNKNOWN_CARDINALITY and not steps_per_epoch:
+            cardinality = int(x.reduce(np.int64(0), lambda count, _: count + 1))  # counted once
+        # Endless already, or endless now: epochs are `steps_per_epoch` batches of one stream.
+        base = x if cardinality == tf.data.INFINITE_CARDINALITY else x.repeat()
+        steps_per_epoch = steps_per_epoch or cardinality
 
         def stream(start):
             return _shardable(base.skip(start))

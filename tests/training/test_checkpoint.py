@@ -241,3 +241,21 @@ def test_split_stream_pieces_continue_one_pass():
     whole = values(shuffled)
     part = split_stream(tf.data.Dataset.range(6).shuffle(6, seed=1).repeat(3))
     assert values(part(4)) + values(part(5)) + values(part(None)) == whole
+
+
+def test_batch_stream_of_a_generator_dataset_needs_no_count():
+    # from_generator has unknown cardinality: with steps_per_epoch it must not be counted
+    # (an endless generator would never finish).
+    import itertools
+
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.from_generator(
+        lambda: ((np.full((2,), i, "float32"),) for i in itertools.count()),
+        output_signature=(tf.TensorSpec((2,), tf.float32),),
+    )
+    steps, stream = batch_stream(ds, steps_per_epoch=5)
+    assert steps == 5
+    assert [int(b[0][0]) for b in stream(7).take(3)] == [7, 8, 9]
+    finite = tf.data.Dataset.range(6).filter(lambda v: v % 2 == 0)  # unknown, counted: 3
+    assert batch_stream(finite)[0] == 3

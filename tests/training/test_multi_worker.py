@@ -3,8 +3,10 @@ processes on 127.0.0.1), the chief's run directory, and recovery from a killed w
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import keras
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from keras_adl import recipes
+from keras_adl.cli import WORKER_LOST
 from keras_adl.training.cluster import (
     ClusterError,
     is_chief,
@@ -155,3 +158,93 @@ def test_two_workers_train_dates_as_one_process_on_the_same_global_batches(tmp_p
     _assert_close(
         _weights(str(out / "model.keras")), _weights(str(tmp_path / "single" / "model.keras")), 2e-5
     )
+
+
+def _no_partial_files(directory):
+    """Every file in the run directory is complete: no temporary names, every checkpoint
+    directory whole, every JSON file parses."""
+    for root, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            assert not name.startswith(".partial-"), os.path.join(root, name)
+        if os.path.basename(root).startswith("ckpt-"):
+            assert sorted(files) == ["model.weights.h5", "progress.json"]
+        for name in files:
+            if name.endswith(".json"):
+                with open(os.path.join(root, name)) as f:
+                    json.load(f)
+
+
+@pytest.mark.slow  # two clusters of two processes and a one-process run, ~1.5 min
+def test_a_killed_worker_fails_the_job_fast_and_the_rerun_resumes_to_the_same_weights(tmp_path):
+    out = tmp_path / "run"
+    command = _cli(
+        "train", "dates", "--strategy", "multi_worker", "--out", out, "--batch-size", 16,
+        "--epochs", 2, "--samples", 2048, "--seed", 0, "--checkpoint-every", 10,
+    )  # fmt: skip
+    workers = start_local_workers(
+        command, 2, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not list((out / "backup").glob("ckpt-*")):  # the first complete checkpoint
+            assert time.monotonic() < deadline and workers[1].poll() is None
+            time.sleep(0.05)
+        workers[0].send_signal(signal.SIGKILL)  # the chief, the one that writes
+        killed = time.monotonic()
+        _, err = workers[1].communicate(timeout=120)
+        detected = time.monotonic() - killed
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+    assert workers[1].returncode == WORKER_LOST, err[-3000:]
+    assert "lost contact with another worker" in err
+    assert "start the same command on every worker again" in err
+    assert detected < 60
+    _no_partial_files(out)
+    record = json.load(open(out / "run.json"))
+    assert record["status"] == "training" and not (out / "model.keras").exists()
+    steps_done = max(int(p.name[5:]) for p in (out / "backup").glob("ckpt-*"))
+    assert 0 < steps_done < 128
+
+    results = _run_workers(command)  # the same command again, on every worker
+    for code, _, werr in results:
+        assert code == 0, werr[-3000:]
+    assert "resuming" in results[0][1]
+    _no_partial_files(out)
+    assert json.load(open(out / "run.json"))["status"] == "finished"
+    assert not (out / "backup").exists()
+    recipes.train("dates", str(tmp_path / "single"), epochs=2, samples=2048, batch_size=32, seed=0)
+    _assert_close(
+        _weights(str(out / "model.keras")), _weights(str(tmp_path / "single" / "model.keras")), 5e-5
+    )
+
+
+FAMILIES = [
+    # (task, model, per-worker batch, samples)
+    ("copy", "ntm", 8, 256),
+    ("translated_digits", "ram", 8, 256),
+    ("needle", "han", 8, 256),
+]
+
+
+@pytest.mark.slow  # a two-worker run and a one-process run per family, ~40 s each
+@pytest.mark.parametrize("task, model, batch, samples", FAMILIES)
+def test_each_family_trains_on_two_workers_as_in_one_process(tmp_path, task, model, batch, samples):
+    settings = ["--model", model, "--epochs", 2, "--samples", samples, "--seed", 0]
+    out = tmp_path / "chief"
+    results = _run_workers(
+        _cli("train", task, "--strategy", "multi_worker", "--out", out, "--batch-size", batch)
+        + list(map(str, settings))
+    )
+    for code, _, err in results:
+        assert code == 0, err[-3000:]
+    _, _, metrics = recipes.train(
+        task, str(tmp_path / "single"), model, 2, 2 * batch, samples, seed=0
+    )
+    chief = keras.saving.load_model(str(out / "model.keras"))
+    _assert_close(chief.get_weights(), _weights(str(tmp_path / "single" / "model.keras")), 5e-5)
+    assert json.load(open(out / "run.json"))["metrics"].keys() == metrics.keys()
+    inputs = [np.zeros([2, *[d or 4 for d in i.shape[1:]]], i.dtype) for i in chief.inputs]
+    for output in tf.nest.flatten(chief.predict(inputs, verbose=0)):
+        assert np.all(np.isfinite(output))
