@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow bench bench-memory bench-vision bench-documents bench-contextual demo data lint clean
+.PHONY: install test test-slow bench bench-memory bench-vision bench-documents bench-contextual bench-multi-worker demo data lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ bench-documents: $(STAMP)
 # kinds of features on the fortune topics with two seeds.
 bench-contextual: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/contextual.py --out runs/bench_contextual
+
+# Steps per second with 1 and 2 worker processes (one core each), one model per family (~10 min).
+bench-multi-worker: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/multi_worker.py --out runs/bench_multi_worker
 
 # Trains the attention seq2seq on date normalisation (under a minute on 2 cores), prints held-out
 # exact match and translations, writes runs/dates/attention.png, exports a SavedModel, reloads it

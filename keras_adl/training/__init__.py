@@ -1,1 +1,2 @@
-"""Delivery: distribution, tuning and export."""
+"""Delivery: distribution across devices and machines, checkpoints, the resumable data stream,
+tuning and export."""

@@ -579,8 +579,9 @@ def test_interrupted_training_resumes_mid_epoch(tmp_path, capsys):
     settings = dict(epochs=2, batch_size=8, samples=64, checkpoint_every=3)  # 8 steps an epoch
     with pytest.raises(KeyboardInterrupt):
         recipes.train("dates", out=out, callbacks=[_Interrupt(5)], **settings)
-    progress = json.load(open(os.path.join(out, "backup", "progress.json")))
-    assert progress == {"epoch": 0, "step": 3}  # the last checkpoint, after 3 of 5 steps
+    (last,) = os.listdir(os.path.join(out, "backup"))  # the last checkpoint, after 3 of 5 steps
+    progress = json.load(open(os.path.join(out, "backup", last, "progress.json")))
+    assert progress == {"epoch": 0, "step": 3, "global_step": 3}
     counter = _CountSteps()
     _, history, _ = recipes.train("dates", out=out, callbacks=[counter], **settings)
     assert "resuming epoch 1 at step 4 of 8" in capsys.readouterr().out
