@@ -173,10 +173,17 @@ class RecurrentAttention(keras.layers.Layer):
             self.baseline.build((None, self.units))
 
     def _draw(self, sample, batch):
-        """``[batch, 2]`` random numbers, different on each ``tf.distribute`` replica."""
+        """``[batch, 2]`` random numbers, different on each ``tf.distribute`` replica.
+
+        Every replica draws the numbers of the global batch (``count × batch`` rows, as one
+        device would for the whole batch) and keeps its own contiguous rows, the slice of the
+        global batch that ``tf.distribute`` gave it: training on several replicas samples the
+        same locations as on one device."""
         replica, count = replica_position()
-        values = sample((count, batch, 2), seed=self.seed_generator)
-        return values[0] if count == 1 else ops.take(values, replica, axis=0)
+        values = sample((count * batch, 2), seed=self.seed_generator)
+        if count == 1:
+            return values
+        return ops.take(values, ops.arange(batch) + replica * batch, axis=0)
 
     def _next_location(self, hidden, batch, training):
         """``(l_t clipped, log π(l_t | h_t), b_t)`` for the next glimpse."""

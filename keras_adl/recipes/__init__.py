@@ -90,6 +90,7 @@ def train(
     overwrite=False,
     keep_checkpoints=2,
     seed=None,
+    jit_compile=True,
     **options,
 ):
     """Trains ``model`` on ``task`` as ``keras-adl train`` does; writes ``model.keras``,
@@ -100,7 +101,9 @@ def train(
     ``overwrite``. Unset settings take the task's defaults; ``options`` are the task's own
     options (e.g. ``data=``, ``max_length=``). ``seed`` seeds Python, NumPy and Keras
     (initial weights, dropout) and the order of shuffled arrays: two runs with the same seed
-    and settings train the same model.
+    and settings train the same model. ``jit_compile=False`` trains without XLA (it is off
+    under a distributed strategy anyway; a model that samples, like the RAM, draws other random
+    numbers under XLA, so compare runs of one kind).
 
     Under ``strategy="multi_worker"`` every worker calls this with the same arguments (create
     the strategy first, before TensorFlow runs anything: ``get_strategy("multi_worker")``).
@@ -135,6 +138,7 @@ def train(
         checkpoint_every=checkpoint_every,
         keep_checkpoints=keep_checkpoints,
         seed=seed or 0,
+        jit_compile=jit_compile,
     )
     settings = dict(
         epochs=run.epochs, batch_size=run.batch_size, samples=run.samples, options=options

@@ -199,3 +199,33 @@ def test_replicas_draw_different_locations():
         per_replica = [np_(v) for v in sample(next(iter(dataset))).values]
         assert len(per_replica) == 2 and per_replica[0].shape == (2, 2)
         assert not np.allclose(per_replica[0], per_replica[1])
+
+
+def test_replicas_together_draw_the_locations_of_one_device():
+    """Each replica keeps its rows of the global batch's draw, so two replicas sample what one
+    device samples for the whole batch (multi-worker runs then train as one process)."""
+    from keras_adl.training.distribute import get_strategy
+
+    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    images = np.random.default_rng(0).normal(size=(4, 16, 16, 1)).astype("float32")
+    for policy in ("learned", "random"):
+        single = RecurrentAttention(**dict(SMALL, num_glimpses=3, seed=5), policy=policy)
+        single.build((None, 16, 16, 1))
+        with strategy.scope():
+            layer = RecurrentAttention(**dict(SMALL, num_glimpses=3, seed=5), policy=policy)
+            layer.build((None, 16, 16, 1))
+        layer.set_weights(single.get_weights())
+        dataset = strategy.experimental_distribute_dataset(
+            tf.data.Dataset.from_tensor_slices(images).batch(4)
+        )
+
+        @tf.function
+        def sample(x):
+            return strategy.run(
+                lambda x: layer(x, training=True)["locations"],  # noqa: B023
+                args=(x,),
+            )
+
+        replicas = np.concatenate([np_(v) for v in sample(next(iter(dataset))).values])
+        expected = np_(tf.function(lambda x: single(x, training=True)["locations"])(images))
+        np.testing.assert_allclose(replicas, expected, rtol=1e-5, atol=1e-6)

@@ -239,12 +239,14 @@ def test_each_family_trains_on_two_workers_as_in_one_process(tmp_path, task, mod
     )
     for code, _, err in results:
         assert code == 0, err[-3000:]
+    # XLA off as under the strategy: the RAM's samples differ under XLA.
     _, _, metrics = recipes.train(
-        task, str(tmp_path / "single"), model, 2, 2 * batch, samples, seed=0
+        task, str(tmp_path / "single"), model, 2, 2 * batch, samples, seed=0, jit_compile=False
     )
     chief = keras.saving.load_model(str(out / "model.keras"))
     _assert_close(chief.get_weights(), _weights(str(tmp_path / "single" / "model.keras")), 5e-5)
     assert json.load(open(out / "run.json"))["metrics"].keys() == metrics.keys()
     inputs = [np.zeros([2, *[d or 4 for d in i.shape[1:]]], i.dtype) for i in chief.inputs]
+    inputs = inputs if len(inputs) > 1 else inputs[0]
     for output in tf.nest.flatten(chief.predict(inputs, verbose=0)):
         assert np.all(np.isfinite(output))
