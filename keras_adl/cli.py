@@ -13,7 +13,8 @@
 The tasks, their models and settings live in the recipes (`keras_adl.recipes`); this module
 parses arguments and loops over them. Arguments are checked before TensorFlow is imported, and
 errors print one line ``keras-adl: error: …`` with exit status 1 (2 for bad command-line
-syntax). TensorFlow's start-up logs are silenced unless ``--verbose`` is given.
+syntax; 75 when a worker of a multi-worker run was lost: start the same command again on
+every worker to resume). TensorFlow's start-up logs are silenced unless ``--verbose`` is given.
 """
 
 import argparse

@@ -9,6 +9,7 @@ from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRe
 from keras_adl.layers.elmo_embedding import ELMoEmbedding
 from keras_adl.layers.glimpse_network import GlimpseNetwork
 from keras_adl.layers.glimpse_sensor import GlimpseSensor
+from keras_adl.layers.global_batch_dropout import GlobalBatchDropout
 from keras_adl.layers.hierarchical_attention import HierarchicalAttention
 from keras_adl.layers.highway import Highway
 from keras_adl.layers.luong_attention import LuongAttention
@@ -33,6 +34,7 @@ __all__ = [
     "DoublyStochasticRegularization",
     "GlimpseNetwork",
     "GlimpseSensor",
+    "GlobalBatchDropout",
     "HierarchicalAttention",
     "Highway",
     "LuongAttention",

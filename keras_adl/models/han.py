@@ -2,6 +2,7 @@
 
 import keras
 
+from keras_adl.layers.global_batch_dropout import GlobalBatchDropout
 from keras_adl.layers.hierarchical_attention import HierarchicalAttention
 from keras_adl.utils import check_choice, check_positive_int, check_rate
 
@@ -41,7 +42,8 @@ def han_classifier(
         units: attention size: projections and context vectors (100 in the paper).
         encoder: ``"gru"`` (the paper) or ``"lstm"``, bidirectional at both levels.
         encoder_units: units per direction (50 in the paper).
-        dropout: dropout rate on the document vector.
+        dropout: dropout rate on the document vector (a `GlobalBatchDropout`: the same masks
+            on one device as on several ``tf.distribute`` replicas).
         name: model name.
 
     Returns:
@@ -75,7 +77,7 @@ def han_classifier(
         name=ENCODER_LAYER,
     )(ids, return_attention_scores=True)
     if dropout:
-        document = keras.layers.Dropout(dropout, name="dropout")(document)
+        document = GlobalBatchDropout(dropout, name="dropout")(document)
     logits = keras.layers.Dense(num_classes, dtype="float32", name="logits")(document)
     return keras.Model(ids, logits, name=name)
 

@@ -227,5 +227,5 @@ def test_replicas_together_draw_the_locations_of_one_device():
             )
 
         replicas = np.concatenate([np_(v) for v in sample(next(iter(dataset))).values])
-        expected = np_(tf.function(lambda x: single(x, training=True)["locations"])(images))
+        expected = np_(tf.function(lambda x: single(x, training=True)["locations"])(images))  # noqa: B023
         np.testing.assert_allclose(replicas, expected, rtol=1e-5, atol=1e-6)
