@@ -175,7 +175,9 @@ def _no_partial_files(directory):
 
 
 @pytest.mark.slow  # two clusters of two processes and a one-process run, ~1.5 min
-def test_a_killed_worker_fails_the_job_fast_and_the_rerun_resumes_to_the_same_weights(tmp_path):
+def test_a_killed_worker_fails_the_job_fast_and_the_rerun_resumes_to_the_same_weights(
+    tmp_path, capsys
+):
     out = tmp_path / "run"
     command = _cli(
         "train", "dates", "--strategy", "multi_worker", "--out", out, "--batch-size", 16,
