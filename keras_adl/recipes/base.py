@@ -1,5 +1,5 @@
 """What every model family's recipe shares: the task description, the run-directory layout, and
-the fit → backup → save, tune → best → print and export idioms, the step log of the training
+the fit → checkpoint → save, tune → best → print and export idioms, the step log of the training
 pictures and the ``--data`` options several families share, written once.
 
 A recipe is one module per family (`keras_adl.recipes.sequences`, `.memory`, `.vision`,
@@ -243,7 +243,7 @@ def check_run_dir(out, task, model, settings, overwrite=False):
 
     Returns:
         Whether ``out`` holds an interrupted run of the same task, model and settings, whose
-        backup `Recipe.fit` will resume.
+        checkpoints `Recipe.fit` will resume from.
 
     Raises:
         RecipeError: ``out`` cannot be used.
