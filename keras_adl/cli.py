@@ -164,6 +164,14 @@ def _task_parser(command, recipe, task):
             help="seed of the initial weights, dropout and data order (reproducible runs)",
         )
         parser.add_argument(
+            "--collective-timeout",
+            type=int,
+            default=None,
+            help="with --strategy multi_worker: seconds after which an all-reduce that has not "
+            "completed fails the run (a worker alive but stuck); dead workers are detected "
+            "within about 10 s without it",
+        )
+        parser.add_argument(
             "--keep-checkpoints",
             type=int,
             default=2,
@@ -182,31 +190,31 @@ def _task_parser(command, recipe, task):
 _VERBOSE = [False]
 
 
-def _load_tensorflow(multi_worker=False):
+def _load_tensorflow(multi_worker=False, collective_timeout=None):
     """Imports TensorFlow (and registers keras-adl's classes), with its start-up logs silenced
     unless ``--verbose``: the absl lines it prints before logging is set up ignore
     ``TF_CPP_MIN_LOG_LEVEL``, so standard error is pointed at /dev/null meanwhile. With
     ``multi_worker``, the ``MultiWorkerMirroredStrategy`` is created first (TensorFlow must
     configure collectives before it runs anything); this waits for every worker."""
     if _VERBOSE[0]:
-        _start_tensorflow(multi_worker)
+        _start_tensorflow(multi_worker, collective_timeout)
         return
     sys.stderr.flush()
     saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     try:
-        _start_tensorflow(multi_worker)
+        _start_tensorflow(multi_worker, collective_timeout)
     finally:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
 
 
-def _start_tensorflow(multi_worker):
+def _start_tensorflow(multi_worker, collective_timeout=None):
     if multi_worker:
-        from keras_adl.training.distribute import get_strategy
+        from keras_adl.training.distribute import multi_worker_strategy
 
-        get_strategy("multi_worker")
+        multi_worker_strategy(collective_timeout=collective_timeout)
     else:
         import tensorflow as tf
 
@@ -242,6 +250,7 @@ def _parse_task_command(command, argv):
         "batch_size",
         "checkpoint_every",
         "keep_checkpoints",
+        "collective_timeout",
         "trials",
     ):
         _positive("--" + flag.replace("_", "-"), getattr(args, flag, None))
@@ -280,7 +289,11 @@ def _train(argv):
     # Checked here too, so that a refused --out answers before TensorFlow loads (on the chief:
     # the other workers only read --out).
     resume = chief and check_run_dir(args.out, task.name, model, settings, args.overwrite)
-    _load_tensorflow(multi_worker=args.strategy == "multi_worker")
+    if args.collective_timeout and args.strategy != "multi_worker":
+        raise CLIError("--collective-timeout needs --strategy multi_worker")
+    _load_tensorflow(
+        multi_worker=args.strategy == "multi_worker", collective_timeout=args.collective_timeout
+    )
     if resume:
         print(f"resuming the interrupted run in {args.out} (--overwrite starts fresh)")
     try:

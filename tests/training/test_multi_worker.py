@@ -99,6 +99,10 @@ def test_cli_refuses_multi_worker_without_tf_config(capsys, monkeypatch, tmp_pat
     code = main(["train", "dates", "--strategy", "multi_worker", "--out", str(tmp_path / "r")])
     assert code == 1
     assert "TF_CONFIG is not set" in capsys.readouterr().err
+    code = main(["train", "dates", "--collective-timeout", "5", "--out", str(tmp_path / "r")])
+    assert code == 1
+    assert "--collective-timeout needs --strategy multi_worker" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 # -- the clip of the global gradient -------------------------------------------------------
@@ -139,6 +143,7 @@ def test_gradient_clipping_under_mirrored_strategy_clips_the_global_gradient():
 
 def test_two_workers_train_dates_as_one_process_on_the_same_global_batches(tmp_path):
     settings = ["--epochs", 2, "--samples", 256, "--seed", 0, "--checkpoint-every", 3]
+    settings += ["--collective-timeout", 300]  # generous: only exercises the option
     out = tmp_path / "chief"
     results = _run_workers(
         _cli("train", "dates", "--strategy", "multi_worker", "--out", out, "--batch-size", 16)
