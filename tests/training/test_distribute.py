@@ -22,6 +22,7 @@ def _build():
     return model
 
 
+@pytest.mark.slow  # the fast suite checks mirrored == one device in test_multi_worker.py
 def test_mirrored_fit_on_two_logical_cpus_matches_one_device():
     # Same data and initial weights: per-epoch loss and final weights agree to 1e-4
     # (float reassociation of the cross-replica sum). Dates targets all have 11 real tokens, so
