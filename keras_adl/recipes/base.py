@@ -453,35 +453,35 @@ class Recipe:
         shutil.copy(os.path.join(run_dir, name), os.path.join(export_dir, name))
 
 
-def save_model(model, path):
-    """``model.save(path)`` atomically: written beside ``path`` under a temporary name, then
-    renamed, so ``path`` is a complete ``.keras`` file or absent."""
+def _replace_atomically(path, suffix, write):
+    """Calls ``write(partial)`` on a temporary name beside ``path``, then renames it to
+    ``path``: ``path`` is complete or absent, whenever the process is killed."""
     import tempfile
 
     directory = os.path.dirname(os.path.abspath(path))
-    fd, partial = tempfile.mkstemp(prefix=".partial-", suffix=".keras", dir=directory)
+    fd, partial = tempfile.mkstemp(prefix=".partial-", suffix=suffix, dir=directory)
     os.close(fd)
     try:
-        model.save(partial)
+        write(partial)
         os.replace(partial, path)
     finally:
         if os.path.exists(partial):
             os.remove(partial)
+
+
+def save_model(model, path):
+    """``model.save(path)`` atomically (a complete ``.keras`` file or none)."""
+    _replace_atomically(path, ".keras", model.save)
 
 
 def write_json(path, value):
-    """Writes ``value`` as JSON to ``path`` atomically (temporary file, then rename)."""
-    import tempfile
+    """Writes ``value`` as JSON to ``path`` atomically."""
 
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, partial = tempfile.mkstemp(prefix=".partial-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
+    def write(partial):
+        with open(partial, "w") as f:
             json.dump(value, f, indent=2)
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
+
+    _replace_atomically(path, ".json", write)
 
 
 def read_run_or_export(path):

@@ -16,7 +16,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 
 TRAINING_JOBS = ("chief", "worker")
 
@@ -85,11 +84,6 @@ def is_chief(config):
     return task["type"] == "worker" and task["index"] == 0
 
 
-def num_workers(config):
-    """Processes that train (``chief`` and ``worker`` tasks)."""
-    return sum(len(config["cluster"].get(job, ())) for job in TRAINING_JOBS)
-
-
 def free_ports(count, host="127.0.0.1"):
     """``count`` TCP ports free on ``host`` right now (for a local rehearsal cluster)."""
     sockets = [socket.socket() for _ in range(count)]
@@ -143,10 +137,3 @@ def start_local_workers(argv, count, env=None, cores=None, **popen_kwargs):
             subprocess.Popen(command, env=worker_env, preexec_fn=preexec, **popen_kwargs)
         )
     return processes
-
-
-def python_command(module_or_script, *args):
-    """``[python, -m module, *args]`` (or a script path), with this interpreter."""
-    if module_or_script.endswith(".py"):
-        return [sys.executable, module_or_script, *map(str, args)]
-    return [sys.executable, "-m", module_or_script, *map(str, args)]
