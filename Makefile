@@ -5,14 +5,15 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow bench bench-memory bench-vision bench-documents bench-contextual bench-multi-worker demo data lint clean
+.PHONY: install test test-slow test-backends bench bench-memory bench-vision bench-documents bench-contextual bench-multi-worker demo data lint check-dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
+# all = the plots, data and tuner extras.
 $(STAMP): $(PY) setup.cfg pyproject.toml
-	$(PIP) install --quiet -e ".[tuner,test,bench]"
+	$(PIP) install --quiet -e ".[all,test,bench]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -24,6 +25,32 @@ test: $(STAMP)
 # pytest exits 5 when no test is marked slow; that is not a failure here.
 test-slow: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m slow --durations=25 || [ $$? -eq 5 ]
+
+# The portable tests (ops, each layer's full harness, RAM's fit, imports) on TensorFlow, JAX
+# and PyTorch, each backend loading the .keras files the others saved; then the README's support
+# matrix is checked against the results (runs/backends/support_matrix.md).
+BACKENDS_STAMP := $(VENV)/.backends
+$(BACKENDS_STAMP): $(STAMP)
+	$(PIP) install --quiet -e ".[backends]"
+	touch $(BACKENDS_STAMP)
+
+PORTABLE := tests/ops tests/layers tests/models/test_ram.py tests/backends tests/test_annotations.py
+test-backends: $(BACKENDS_STAMP)
+	rm -rf runs/backends && mkdir -p runs/backends
+	status=0; for b in tensorflow jax torch; do \
+		echo "== $$b"; \
+		KERAS_BACKEND=$$b KERAS_ADL_CROSS_BACKEND_DIR=runs/backends/files TF_CPP_MIN_LOG_LEVEL=2 \
+			$(PY) -m pytest -q -m "portable and not cross_backend" --junitxml=runs/backends/$$b.xml \
+			$(PORTABLE) || status=1; \
+	done; \
+	for b in tensorflow jax torch; do \
+		echo "== $$b loads the others' .keras files"; \
+		KERAS_BACKEND=$$b KERAS_ADL_CROSS_BACKEND_DIR=runs/backends/files TF_CPP_MIN_LOG_LEVEL=2 \
+			$(PY) -m pytest -q -m cross_backend --junitxml=runs/backends/$$b-load.xml \
+			tests/backends/test_cross_backend.py || status=1; \
+	done; \
+	$(PY) tests/backends/support_matrix.py runs/backends --check README.md || status=1; \
+	exit $$status
 
 bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention.py
@@ -76,6 +103,37 @@ data:
 		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base and wamerican another way," \
 			"or pass your own MNIST/Fashion-MNIST IDX files to load_idx_dataset."; \
 	fi
+
+# The release check (not in CI: it installs TensorFlow into a fresh venv, a few minutes): builds
+# the sdist and the wheel into dist/ (the wheel from the sdist), installs the wheel without
+# extras into a fresh venv in a temporary folder and times the install, `keras-adl --help` and
+# `keras-adl list` there; checks that `tune` names the missing extra, runs the README's quick
+# start from that venv; unpacks the sdist and checks that `make -n test` works there and that
+# its tests collect.
+check-dist: SHELL := /bin/bash
+check-dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	@set -euo pipefail; TIMEFORMAT='%2Rs'; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	export TF_CPP_MIN_LOG_LEVEL=2; \
+	echo "== a fresh venv: pip install dist/*.whl"; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	time "$$tmp/venv/bin/python" -m pip install -qq dist/*.whl; \
+	echo "== keras-adl --help"; time "$$tmp/venv/bin/keras-adl" --help >/dev/null; \
+	echo "== keras-adl list"; time "$$tmp/venv/bin/keras-adl" list >/dev/null; \
+	echo "== keras-adl tune without keras-tuner: exit status 2, one line"; \
+	status=0; "$$tmp/venv/bin/keras-adl" tune dates --out "$$tmp/tune" || status=$$?; \
+	[ "$$status" -eq 2 ]; \
+	echo "== the README's quick start"; \
+	awk '/^## Quick start/ { q = 1 } q && /^```python/ { p = 1; next } p && /^```/ { exit } p' \
+		README.md > "$$tmp/quick_start.py"; \
+	(cd "$$tmp" && time venv/bin/python quick_start.py 2>quick_start.err) \
+		|| { cat "$$tmp/quick_start.err"; exit 1; }; \
+	echo "== the sdist: make -n test, and its tests collect"; \
+	mkdir "$$tmp/sdist"; tar -xzf dist/*.tar.gz -C "$$tmp/sdist"; \
+	make --no-print-directory -C "$$tmp"/sdist/* -n test; \
+	(cd "$$tmp"/sdist/* && $(CURDIR)/$(PY) -m pytest -q --collect-only 2>/dev/null | tail -1); \
+	echo "check-dist: OK"
 
 # ruff (configured in pyproject.toml): lint, and the formatting the tree keeps.
 lint: $(STAMP)

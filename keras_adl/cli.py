@@ -13,7 +13,8 @@
 The tasks, their models and settings live in the recipes (`keras_adl.recipes`); this module
 parses arguments and loops over them. Arguments are checked before TensorFlow is imported, and
 errors print one line ``keras-adl: error: …`` with exit status 1 (2 for bad command-line
-syntax; 75 when a worker of a multi-worker run was lost: start the same command again on
+syntax, and for an optional dependency that is not installed: the line names the extra to
+install; 75 when a worker of a multi-worker run was lost: start the same command again on
 every worker to resume). TensorFlow's start-up logs are silenced unless ``--verbose`` is given.
 """
 
@@ -23,6 +24,7 @@ import os
 import sys
 
 from keras_adl import recipes
+from keras_adl._extras import MissingExtra, require_spec
 from keras_adl.recipes.base import (
     CHECKPOINT_EVERY,
     MODEL_FILE,
@@ -334,6 +336,7 @@ class WorkerLost(Exception):
 
 def _tune(argv):
     recipe, task, model, args, options = _parse_task_command("tune", argv)
+    require_spec("keras_tuner", "tuner", f"{PROG} tune")  # before TensorFlow loads
     _load_tensorflow()
     recipe.tune(task.name, model, args.trials, args.epochs, args.samples, args.out, options)
 
@@ -429,6 +432,9 @@ def main(argv=None):
     except WorkerLost as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return WORKER_LOST
+    except MissingExtra as error:  # names the extra to install
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
     except (
         CLIError,
         RecipeError,

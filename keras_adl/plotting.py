@@ -1,18 +1,28 @@
-"""Pictures of attention (matplotlib, imported lazily with the Agg backend)."""
+"""Pictures of attention (matplotlib, imported lazily with the Agg backend).
+
+matplotlib is optional (``pip install 'keras-adl[plots]'``): without it, each picture function
+raises `keras_adl._extras.MissingExtra` (a ``ModuleNotFoundError``) naming that extra.
+"""
 
 import warnings
 
 import numpy as np
 
+from keras_adl._extras import require
+
+# The subject of the error a picture function raises without matplotlib.
+PICTURES = "drawing pictures"
+
 
 def _pyplot():
-    """``matplotlib.pyplot`` on the Agg backend (no display needed)."""
-    import matplotlib
+    """``matplotlib.pyplot`` on the Agg backend (no display needed).
 
+    Raises:
+        MissingExtra: matplotlib is not installed (``keras-adl[plots]``).
+    """
+    matplotlib = require("matplotlib", "plots", PICTURES)
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return require("matplotlib.pyplot", "plots", PICTURES)
 
 
 def _save(fig, path, dpi):
@@ -510,8 +520,11 @@ def plot_embeddings(embeddings, words, path, neighbors=5, perplexity=None, seed=
 
     Raises:
         ValueError: fewer than 2 of ``words`` are known.
+        MissingExtra: matplotlib (``keras-adl[plots]``) or scikit-learn (``keras-adl[data]``)
+            is not installed.
     """
-    from sklearn.manifold import TSNE
+    plt = _pyplot()
+    TSNE = require("sklearn.manifold", "data", "the t-SNE map (plot_embeddings)").TSNE
 
     chosen = [w for w in words if w in embeddings]
     if len(chosen) < 2:
@@ -528,7 +541,6 @@ def plot_embeddings(embeddings, words, path, neighbors=5, perplexity=None, seed=
     vectors = np.stack([embeddings.vector(w) for w in labels])
     perplexity = perplexity or max(2.0, min(30.0, len(labels) / 3))
     points = TSNE(2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(vectors)
-    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 7))
     colours = plt.get_cmap("tab10")
     for (x, y), label, group in zip(points, labels, groups):

@@ -10,14 +10,17 @@ settings and compile recipe, the evaluation figures and pictures, the serving fu
 HyperModel and how ``predict`` prints. The command line (`keras_adl.cli`), the examples and the
 benchmarks read their settings from it.
 
-This module imports only the standard library at import time, so that ``keras-adl --help`` and
-``keras-adl list`` answer before TensorFlow loads; every method imports what it needs.
+This module imports only the standard library (and `keras_adl._extras`) at import time, so
+that ``keras-adl --help`` and ``keras-adl list`` answer before TensorFlow loads; every method
+imports what it needs.
 """
 
 import dataclasses
 import json
 import os
 import shutil
+
+from keras_adl._extras import MissingExtra, require
 
 # The run-directory layout, written by `train` and read by `export`.
 RUN_FILE = "run.json"
@@ -425,7 +428,7 @@ class Recipe:
     @staticmethod
     def search(hypermodel, objective, trials, out, project_name, *data, **search_kwargs):
         """Random search over ``hypermodel``; prints and returns the best hyperparameters."""
-        import keras_tuner
+        keras_tuner = import_keras_tuner()
 
         if isinstance(objective, tuple):
             objective = keras_tuner.Objective(*objective)
@@ -517,6 +520,11 @@ def tuned_learning_rate(hp, default):
     return hp.Float("learning_rate", 1e-4, 3e-2, sampling="log", default=default)
 
 
+def import_keras_tuner():
+    """``keras_tuner``, or `MissingExtra` naming ``pip install 'keras-adl[tuner]'``."""
+    return require("keras_tuner", "tuner", "hyperparameter search (keras-adl tune)")
+
+
 def lazy_hypermodels(namespace, define, names):
     """PEP 562 ``__getattr__`` and ``__dir__`` for a recipe module whose HyperModels subclass
     ``keras_tuner.HyperModel``: ``define()`` (which imports keras-tuner) runs on the first
@@ -583,9 +591,31 @@ def step_log(run, keys):
     return log
 
 
+# The missing packages whose skipped pictures were reported (one line each per process).
+_PICTURES_SKIPPED = set()
+
+
+def draw(plot, *args, **kwargs):
+    """``plot(*args, **kwargs)``, a `keras_adl.plotting` function drawing a run's picture:
+    without matplotlib (``keras-adl[plots]``), or scikit-learn for the t-SNE map, the run goes
+    on without the picture, and one line (once per process) says what to install. Returns what
+    ``plot`` returns, or None when skipped. Called directly, the picture functions raise
+    `keras_adl._extras.MissingExtra` instead."""
+    try:
+        return plot(*args, **kwargs)
+    except MissingExtra as error:
+        if error.package not in _PICTURES_SKIPPED:
+            _PICTURES_SKIPPED.add(error.package)
+            print(
+                f"pictures skipped: {error.package} is not installed "
+                f"(pip install 'keras-adl[{error.extra}]')"
+            )
+        return None
+
+
 def plot_step_log(log, out, title):
     """Draws a `step_log` as ``training.png`` in ``out`` (once it holds two points)."""
     from keras_adl.plotting import plot_training_curves
 
     if len(log.steps) >= 2:
-        plot_training_curves(log.steps, log.values, os.path.join(out, "training.png"), title)
+        draw(plot_training_curves, log.steps, log.values, os.path.join(out, "training.png"), title)

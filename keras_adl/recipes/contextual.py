@@ -44,6 +44,8 @@ from keras_adl.recipes.base import (
     RecipeError,
     Task,
     compile_for_training,
+    draw,
+    import_keras_tuner,
     lazy_hypermodels,
     override,
     plot_step_log,
@@ -360,7 +362,8 @@ class ContextualRecipe(Recipe):
             ends = [j for j, t in enumerate(tokens) if t == END]
             tokens = tokens[: ends[0] + 1] if ends else tokens
             words = [w.decode() for w in tokenizer.source_tokens(tf.constant([source]))[0].numpy()]
-            plot_attention(
+            draw(
+                plot_attention,
                 keras.ops.convert_to_numpy(attention)[0][: len(tokens), : len(words)],
                 words[:max_length],
                 [t.decode() for t in tokenizer.target_tokens(tokens).numpy()],
@@ -533,7 +536,8 @@ class ContextualRecipe(Recipe):
             metrics["scalar_mix_weights"] = [float(w) for w in weights]
             metrics["scalar_mix_gamma"] = gamma
             if features == "elmo":
-                plot_scalar_mix(
+                draw(
+                    plot_scalar_mix,
                     {"fortunes": weights},
                     os.path.join(run.out, "scalar_mix.png"),
                     gammas={"fortunes": gamma},
@@ -772,7 +776,7 @@ def make_cove_serving_fn(translator, tokenizer, max_length):
 
 
 def _hypermodels():
-    import keras_tuner
+    keras_tuner = import_keras_tuner()
 
     class ContextualClassifierHyperModel(keras_tuner.HyperModel):
         """Searches the downstream classifier of ``fortunes_features``: GRU ``units``,

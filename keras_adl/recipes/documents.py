@@ -17,6 +17,8 @@ from keras_adl.recipes.base import (
     RecipeError,
     Task,
     compile_for_training,
+    draw,
+    import_keras_tuner,
     lazy_hypermodels,
     override,
     tuned_learning_rate,
@@ -204,7 +206,8 @@ class DocumentsRecipe(Recipe):
             f"({outputs['probabilities'][0].max():.2f}), true {class_names[labels[0]]}"
         )
         for extension in ("html", "png"):
-            plot_document_attention(
+            draw(
+                plot_document_attention,
                 words,
                 outputs["word_attention"][0],
                 outputs["sentence_attention"][0],
@@ -386,9 +389,10 @@ def export_han(model, export_dir, tokenizer, class_names=None):
 
 def _hypermodels():
     import keras
-    import keras_tuner
 
     from keras_adl.models.han import han_classifier
+
+    keras_tuner = import_keras_tuner()
 
     class HierarchicalAttentionHyperModel(keras_tuner.HyperModel):
         """Searches `han_classifier`: ``embedding_dim``, ``encoder_units``, ``units``

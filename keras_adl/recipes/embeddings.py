@@ -20,6 +20,8 @@ from keras_adl.recipes.base import (
     Recipe,
     RecipeError,
     Task,
+    draw,
+    import_keras_tuner,
     lazy_hypermodels,
     override,
 )
@@ -270,7 +272,7 @@ class EmbeddingsRecipe(Recipe):
             known = vocabulary.words[: len(PICTURE_WORDS)]
         from keras_adl.plotting import plot_embeddings
 
-        plot_embeddings(embeddings, known, os.path.join(out, "embeddings.png"))
+        draw(plot_embeddings, embeddings, known, os.path.join(out, "embeddings.png"))
         write_projector_files(embeddings, out)
         return metrics
 
@@ -417,7 +419,7 @@ def make_word_vectors_serving_fn(model, words, neighbors=NEIGHBORS):
 
 
 def _hypermodels():
-    import keras_tuner
+    keras_tuner = import_keras_tuner()
 
     class Word2VecHyperModel(keras_tuner.HyperModel):
         """Searches word2vec: ``dim``, ``window``, ``negatives``, ``subsample`` (t) and

@@ -6,7 +6,15 @@ Tasks (fresh random sequences every step): ``copy``, ``repeat_copy``, ``associat
 `MemorySequenceHyperModel`, is an attribute of this module defined on first use.
 """
 
-from keras_adl.recipes.base import Recipe, Task, lazy_hypermodels, override, tuned_learning_rate
+from keras_adl.recipes.base import (
+    Recipe,
+    Task,
+    draw,
+    import_keras_tuner,
+    lazy_hypermodels,
+    override,
+    tuned_learning_rate,
+)
 
 MEMORY_MODELS = ("ntm", "dnc", "lstm")
 # The NTM paper's copy configuration (LSTM controller of 100 units, 128 × 20 memory), the
@@ -137,7 +145,8 @@ class MemoryRecipe(Recipe):
             x, y, w = GENERATORS[task](1, seed=3)
             steps = int(w[0].nonzero()[0][-1]) + 1  # up to the last answer step
             outputs = addressing_model(model)(x[:, :steps])
-            plot_memory_addressing(
+            draw(
+                plot_memory_addressing,
                 outputs["write_weights"][0],
                 outputs["read_weights"][0],
                 os.path.join(out, "addressing.png"),
@@ -216,9 +225,9 @@ RECIPE = MemoryRecipe()
 
 
 def _hypermodels():
-    import keras_tuner
-
     from keras_adl.models.memory import memory_sequence_model
+
+    keras_tuner = import_keras_tuner()
 
     class MemorySequenceHyperModel(keras_tuner.HyperModel):
         """Searches `memory_sequence_model`: ``cell`` (``"ntm"``/``"dnc"``, or the fixed one),

@@ -36,6 +36,8 @@ from keras_adl.recipes.base import (
     Recipe,
     RecipeError,
     Task,
+    draw,
+    import_keras_tuner,
     lazy_hypermodels,
     override,
     plot_step_log,
@@ -807,7 +809,8 @@ def _plot_attention(model, model_name, tokenizer, texts, sequence_length, out, t
         weights = bert.attention_weights(model, token_ids, packed["segment_ids"])
     n = int(tf.reduce_sum(tf.cast(token_ids[0] > 0, tf.int32)))
     pieces = [p.decode() for p in tokenizer.id_to_piece(token_ids[0, :n]).numpy()]
-    return plot_attention_heads(
+    return draw(
+        plot_attention_heads,
         tf.convert_to_tensor(weights)[:, 0].numpy(),
         pieces,
         os.path.join(out, ATTENTION_PICTURE),
@@ -903,7 +906,7 @@ def make_text_classifier_serving_fn(model, inputs, class_names):
 
 
 def _hypermodels():
-    import keras_tuner
+    keras_tuner = import_keras_tuner()
 
     class PretrainingHyperModel(keras_tuner.HyperModel):
         """Searches a pretraining-family model (`PretrainingRecipe.build_model`): the

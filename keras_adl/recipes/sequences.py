@@ -19,6 +19,8 @@ from keras_adl.recipes.base import (
     Recipe,
     Task,
     compile_for_training,
+    draw,
+    import_keras_tuner,
     lazy_hypermodels,
     override,
 )
@@ -282,7 +284,8 @@ class SequencesRecipe(Recipe):
 
             order, probabilities = pointer_decode(model, test["inputs"])
             order = keras.ops.convert_to_numpy(order)
-            plot_attention(
+            draw(
+                plot_attention,
                 keras.ops.convert_to_numpy(probabilities)[0],
                 [f"{v:.2f}" for v in test["inputs"][0, :, 0]],
                 [str(i) for i in order[0]],
@@ -295,7 +298,8 @@ class SequencesRecipe(Recipe):
         tokens, attention, _ = self.decode_fn(model_name)(model, test["source"], TARGET_LENGTH - 1)
         predictions = TARGET_VOCAB.decode(keras.ops.convert_to_numpy(tokens))
         exact = float(np.mean([p == t for p, t in zip(predictions, test["target_text"])]))
-        plot_attention(
+        draw(
+            plot_attention,
             keras.ops.convert_to_numpy(attention)[0],
             list(test["source_text"][0]),
             list(predictions[0]) + ["</s>"],
@@ -337,7 +341,8 @@ class SequencesRecipe(Recipe):
         labels = [t.decode() for t in tokenizer.source_tokens(tf.constant(sources[:1]))[0].numpy()]
         ends = [i for i, t in enumerate(first_tokens) if t == END]
         outputs = first_tokens[: ends[0] + 1] if ends else first_tokens  # through </s>
-        plot_attention(
+        draw(
+            plot_attention,
             first_attention,
             labels[:max_length],
             [t.decode() for t in tokenizer.target_tokens(outputs).numpy()],
@@ -713,12 +718,13 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
 
 def _hypermodels():
     import keras
-    import keras_tuner
 
     from keras_adl.models.pointer import pointer_network
     from keras_adl.models.seq2seq import attention_seq2seq, encoder_decoder
     from keras_adl.models.transformer import transformer_classifier, transformer_seq2seq
     from keras_adl.recipes.base import tuned_learning_rate
+
+    keras_tuner = import_keras_tuner()
 
     def compile_(model, hp, loss, default_lr):
         return compile_for_training(model, loss, tuned_learning_rate(hp, default_lr))

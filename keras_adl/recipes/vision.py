@@ -14,6 +14,8 @@ from keras_adl.recipes.base import (
     Recipe,
     Task,
     compile_for_training,
+    draw,
+    import_keras_tuner,
     lazy_hypermodels,
     override,
     tuned_learning_rate,
@@ -210,7 +212,8 @@ class VisionRecipe(Recipe):
         on_digit = glimpses_on_digit(
             outputs["locations"], offsets, test_x.shape[1], layout["canvas_size"]
         )
-        plot_glimpse_path(
+        draw(
+            plot_glimpse_path,
             canvases[0],
             outputs["locations"][0],
             layout["patch_size"],
@@ -263,7 +266,8 @@ class VisionRecipe(Recipe):
             ),
         }
         words = [str(t - DIGIT_OFFSET) if t >= DIGIT_OFFSET else "</s>" for t in tokens[0]]
-        plot_caption_attention(
+        draw(
+            plot_caption_attention,
             strips[0],
             keras.ops.convert_to_numpy(attention)[0],
             words,
@@ -535,10 +539,11 @@ def make_ram_serving_fn(model):
 
 def _hypermodels():
     import keras
-    import keras_tuner
 
     from keras_adl.models.captioning import show_attend_tell
     from keras_adl.models.ram import recurrent_attention_model
+
+    keras_tuner = import_keras_tuner()
 
     class RecurrentAttentionHyperModel(keras_tuner.HyperModel):
         """Searches `recurrent_attention_model` (trained by its own hybrid REINFORCE rule).

@@ -14,10 +14,11 @@ References:
 """
 
 import gzip
-import importlib.util
 import os
 
 import numpy as np
+
+from keras_adl._extras import require_spec
 
 # Where Debian's `dataset-fashion-mnist` package installs the four gzip-compressed IDX files
 # (`train-images-idx3-ubyte.gz`, `train-labels-idx1-ubyte.gz`, `t10k-images-idx3-ubyte.gz`,
@@ -52,13 +53,8 @@ def _resize_weights(in_size, out_size):
 
 def _sklearn_digits():
     """The 8×8 digits (values 0..16) and labels bundled with scikit-learn."""
-    spec = importlib.util.find_spec("sklearn")
-    if spec is None:
-        raise ImportError(
-            "load_sklearn_digits needs scikit-learn (it ships the 8x8 digits): "
-            "`pip install scikit-learn` (a dependency of keras-adl)."
-        )
     # Read the bundled file directly: importing sklearn.datasets takes about a second.
+    spec = require_spec("sklearn", "data", "load_sklearn_digits (scikit-learn's 8x8 digits)")
     for location in spec.submodule_search_locations or ():
         path = os.path.join(location, "datasets", "data", "digits.csv.gz")
         if os.path.isfile(path):
@@ -85,7 +81,8 @@ def load_sklearn_digits(size=16):
         (classes 0–9).
 
     Raises:
-        ImportError: scikit-learn is not installed.
+        ImportError: scikit-learn is not installed (`keras_adl._extras.MissingExtra`, naming
+            ``pip install 'keras-adl[data]'``).
         ValueError: ``size`` is not an integer ≥ 8.
 
     Example:

@@ -46,7 +46,7 @@ def test_load_sklearn_digits_errors(monkeypatch):
         "find_spec",
         lambda name, *args: None if name == "sklearn" else find_spec(name, *args),
     )
-    with pytest.raises(ImportError, match="pip install scikit-learn"):
+    with pytest.raises(ImportError, match=r"pip install 'keras-adl\[data\]'"):
         load_sklearn_digits()
 
 
