@@ -1,8 +1,11 @@
 """What the NTM and DNC cells share: the controller, the initial memory, the state layout."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer
 from keras_adl.utils import (
     check_choice,
     check_positive_int,
@@ -33,18 +36,18 @@ class MemoryCellBase(keras.layers.Layer):
 
     def __init__(
         self,
-        controller_units,
-        memory_size,
-        memory_width,
-        num_read_heads,
-        num_write_heads,
-        controller="lstm",
-        memory_init="constant",
-        clip_value=20.0,
-        return_addressing=False,
-        kernel_initializer="glorot_uniform",
-        **kwargs,
-    ):
+        controller_units: int,
+        memory_size: int,
+        memory_width: int,
+        num_read_heads: int,
+        num_write_heads: int,
+        controller: str = "lstm",
+        memory_init: str = "constant",
+        clip_value: float | None = 20.0,
+        return_addressing: bool = False,
+        kernel_initializer: Initializer = "glorot_uniform",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = f"{type(self).__name__}: "
         self.controller_units = check_positive_int("controller_units", controller_units, where)

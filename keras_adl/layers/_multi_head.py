@@ -1,10 +1,12 @@
 """Private base of the multi-head attention layers: head bookkeeping, config and the attend step."""
 
 import math
+from typing import Any
 
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer, Regularizer
 from keras_adl.ops.attention import (
     dot_scores,
     masked_softmax,
@@ -23,18 +25,18 @@ class MultiHeadAttentionBase(keras.layers.Layer):
 
     def __init__(
         self,
-        num_heads,
-        key_dim=None,
-        value_dim=None,
-        output_dim=None,
-        dropout=0.0,
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        kernel_regularizer=None,
-        bias_regularizer=None,
-        **kwargs,
-    ):
+        num_heads: int,
+        key_dim: int | None = None,
+        value_dim: int | None = None,
+        output_dim: int | None = None,
+        dropout: float = 0.0,
+        use_bias: bool = True,
+        kernel_initializer: Initializer = "glorot_uniform",
+        bias_initializer: Initializer = "zeros",
+        kernel_regularizer: Regularizer = None,
+        bias_regularizer: Regularizer = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = f"{type(self).__name__}: "
         self.num_heads = check_positive_int("num_heads", num_heads, where)

@@ -1,5 +1,7 @@
 """Private base of the RNN-era attention layers (Bahdanau, Luong): the shared call contract."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
@@ -19,7 +21,7 @@ class SequenceAttentionBase(keras.layers.Layer):
     ``_score(query, processed_keys)``.
     """
 
-    def __init__(self, dropout=0.0, **kwargs):
+    def __init__(self, dropout: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.dropout = check_rate("dropout", dropout, f"{type(self).__name__}: ")
         self.supports_masking = True

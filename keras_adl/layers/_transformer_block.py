@@ -1,7 +1,10 @@
 """Private base of the Transformer blocks: config, residual + LayerNorm wiring, the FFN."""
 
+from typing import Any
+
 import keras
 
+from keras_adl._typing import Activation, Initializer
 from keras_adl.utils import check_positive_int, check_rate, clone_initializer
 
 
@@ -10,17 +13,17 @@ class TransformerBlockBase(keras.layers.Layer):
 
     def __init__(
         self,
-        num_heads,
-        intermediate_dim,
-        dropout=0.0,
-        norm_first=False,
-        activation="relu",
-        layer_norm_epsilon=1e-5,
-        key_dim=None,
-        kernel_initializer="glorot_uniform",
-        bias_initializer="zeros",
-        **kwargs,
-    ):
+        num_heads: int,
+        intermediate_dim: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        activation: Activation = "relu",
+        layer_norm_epsilon: float = 1e-5,
+        key_dim: int | None = None,
+        kernel_initializer: Initializer = "glorot_uniform",
+        bias_initializer: Initializer = "zeros",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = f"{type(self).__name__}: "
         self.num_heads = check_positive_int("num_heads", num_heads, where)

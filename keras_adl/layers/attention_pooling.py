@@ -1,8 +1,11 @@
 """Attention pooling with a learned context vector (the HAN word / sentence attention)."""
 
+from typing import Any
+
 import keras
 from keras import ops  # noqa: F401  (the Example uses it)
 
+from keras_adl._typing import Initializer, Regularizer
 from keras_adl.ops.attention import context_scores, masked_softmax, weighted_sum
 from keras_adl.utils import check_positive_int, check_rank, clone_initializer
 
@@ -54,13 +57,13 @@ class AttentionPooling(keras.layers.Layer):
 
     def __init__(
         self,
-        units,
-        use_bias=True,
-        kernel_initializer="glorot_uniform",
-        context_initializer="glorot_uniform",
-        kernel_regularizer=None,
-        **kwargs,
-    ):
+        units: int,
+        use_bias: bool = True,
+        kernel_initializer: Initializer = "glorot_uniform",
+        context_initializer: Initializer = "glorot_uniform",
+        kernel_regularizer: Regularizer = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.units = check_positive_int("units", units, "AttentionPooling: ")
         self.use_bias = bool(use_bias)

@@ -1,8 +1,11 @@
 """Recurrent decoder with attention over a memory (the RNNsearch decoder of Bahdanau et al.)."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.layers.luong_attention import LuongAttention
 from keras_adl.ops.recurrence import scan_steps
@@ -76,15 +79,15 @@ class AttentionRNNDecoder(keras.layers.Layer):
 
     def __init__(
         self,
-        units,
-        attention="bahdanau",
-        attention_units=None,
-        luong_score="general",
-        cell="gru",
-        kernel_initializer="glorot_uniform",
-        recurrent_initializer="orthogonal",
-        **kwargs,
-    ):
+        units: int,
+        attention: str = "bahdanau",
+        attention_units: int | None = None,
+        luong_score: str = "general",
+        cell: str = "gru",
+        kernel_initializer: Initializer = "glorot_uniform",
+        recurrent_initializer: Initializer = "orthogonal",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = "AttentionRNNDecoder: "
         self.units = check_positive_int("units", units, where)

@@ -1,10 +1,12 @@
 """Bahdanau (additive) attention."""
 
 import math
+from typing import Any
 
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer, Regularizer
 from keras_adl.layers._sequence_attention import SequenceAttentionBase
 from keras_adl.ops.attention import additive_scores
 from keras_adl.utils import check_positive_int, clone_initializer
@@ -63,13 +65,13 @@ class BahdanauAttention(SequenceAttentionBase):
 
     def __init__(
         self,
-        units,
-        normalize=False,
-        dropout=0.0,
-        kernel_initializer="glorot_uniform",
-        kernel_regularizer=None,
-        **kwargs,
-    ):
+        units: int,
+        normalize: bool = False,
+        dropout: float = 0.0,
+        kernel_initializer: Initializer = "glorot_uniform",
+        kernel_regularizer: Regularizer = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(dropout=dropout, **kwargs)
         self.units = check_positive_int("units", units, "BahdanauAttention: ")
         self.normalize = bool(normalize)

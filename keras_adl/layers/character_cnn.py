@@ -1,9 +1,13 @@
 """ELMo's character-level token encoder: character embeddings, a CNN with max-over-time pooling
 that ignores character padding, highway layers and a projection."""
 
+from collections.abc import Sequence
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Activation
 from keras_adl.layers.highway import Highway
 from keras_adl.ops.attention import large_negative
 from keras_adl.utils import check_positive_int, check_rank
@@ -96,14 +100,14 @@ class CharacterCNN(keras.layers.Layer):
 
     def __init__(
         self,
-        num_characters=259,
-        character_dim=16,
-        filters=((1, 32), (2, 32), (3, 64), (4, 128), (5, 256)),
-        num_highway=2,
-        output_dim=128,
-        activation="relu",
-        **kwargs,
-    ):
+        num_characters: int = 259,
+        character_dim: int = 16,
+        filters: Sequence[Sequence[int]] = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256)),
+        num_highway: int = 2,
+        output_dim: int = 128,
+        activation: Activation = "relu",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.num_characters = check_positive_int("num_characters", num_characters, _WHERE)
         self.character_dim = check_positive_int("character_dim", character_dim, _WHERE)

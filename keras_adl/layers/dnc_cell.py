@@ -1,8 +1,11 @@
 """The Differentiable Neural Computer as a Keras RNN cell."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer
 from keras_adl.layers._memory_cell import MemoryCellBase, split_sizes
 from keras_adl.ops.addressing import (
     allocation_weights,
@@ -93,18 +96,18 @@ class DNCCell(MemoryCellBase):
 
     def __init__(
         self,
-        controller_units,
-        memory_size,
-        memory_width,
-        num_read_heads=4,
-        num_write_heads=1,
-        controller="lstm",
-        memory_init="constant",
-        clip_value=20.0,
-        return_addressing=False,
-        kernel_initializer="glorot_uniform",
-        **kwargs,
-    ):
+        controller_units: int,
+        memory_size: int,
+        memory_width: int,
+        num_read_heads: int = 4,
+        num_write_heads: int = 1,
+        controller: str = "lstm",
+        memory_init: str = "constant",
+        clip_value: float | None = 20.0,
+        return_addressing: bool = False,
+        kernel_initializer: Initializer = "glorot_uniform",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(
             controller_units=controller_units,
             memory_size=memory_size,

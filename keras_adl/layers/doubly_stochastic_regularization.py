@@ -1,5 +1,7 @@
 """Doubly stochastic attention regularisation of Show, Attend and Tell (Xu et al. 2015)."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
@@ -48,7 +50,7 @@ class DoublyStochasticRegularization(keras.layers.Layer):
         Attention, section 4.2.1, eq. 14. arXiv:1502.03044.
     """
 
-    def __init__(self, strength=1.0, **kwargs):
+    def __init__(self, strength: float = 1.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if (
             isinstance(strength, bool)

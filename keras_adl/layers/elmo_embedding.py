@@ -3,6 +3,7 @@
 
 import copy
 import json
+from typing import Any
 
 import keras
 from keras import ops
@@ -50,7 +51,14 @@ class ELMoEmbedding(keras.layers.Layer):
         Peters et al. (2018). Deep contextualized word representations. NAACL.
     """
 
-    def __init__(self, embedder, mix="all", layer_norm=False, trainable_embedder=False, **kwargs):
+    def __init__(
+        self,
+        embedder: keras.Model | dict[str, Any],
+        mix: str = "all",
+        layer_norm: bool = False,
+        trainable_embedder: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = "ELMoEmbedding: "
         if isinstance(embedder, dict):

@@ -1,8 +1,11 @@
 """The glimpse network of the Recurrent Attention Model (Mnih et al. 2014)."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer
 from keras_adl.layers.glimpse_sensor import GlimpseSensor
 from keras_adl.utils import check_positive_int, check_rank, clone_initializer
 
@@ -46,15 +49,15 @@ class GlimpseNetwork(keras.layers.Layer):
 
     def __init__(
         self,
-        patch_size,
-        num_scales=1,
-        scale_factor=2.0,
-        glimpse_units=128,
-        location_units=128,
-        units=256,
-        kernel_initializer="glorot_uniform",
-        **kwargs,
-    ):
+        patch_size: int,
+        num_scales: int = 1,
+        scale_factor: float = 2.0,
+        glimpse_units: int = 128,
+        location_units: int = 128,
+        units: int = 256,
+        kernel_initializer: Initializer = "glorot_uniform",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = "GlimpseNetwork: "
         GlimpseSensor(patch_size, num_scales, scale_factor)  # validates the sensor arguments

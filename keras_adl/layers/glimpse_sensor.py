@@ -1,5 +1,7 @@
 """The glimpse sensor of the Recurrent Attention Model (Mnih et al. 2014)."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
@@ -47,7 +49,14 @@ class GlimpseSensor(keras.layers.Layer):
         arXiv:1406.6247.
     """
 
-    def __init__(self, patch_size, num_scales=1, scale_factor=2.0, flatten=False, **kwargs):
+    def __init__(
+        self,
+        patch_size: int,
+        num_scales: int = 1,
+        scale_factor: float = 2.0,
+        flatten: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         _check_sizes(patch_size, num_scales, scale_factor, "GlimpseSensor: ")
         if not isinstance(flatten, bool):

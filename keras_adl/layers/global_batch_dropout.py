@@ -1,5 +1,7 @@
 """Dropout (Srivastava et al. 2014) whose masks do not depend on how the batch is distributed."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
@@ -60,7 +62,7 @@ class GlobalBatchDropout(keras.layers.Layer):
         to Prevent Neural Networks from Overfitting. JMLR 15(56), 1929-1958.
     """
 
-    def __init__(self, rate, seed=None, **kwargs):
+    def __init__(self, rate: float, seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rate = check_rate("rate", rate, _WHERE)
         self.seed = None if seed is None else check_seed(_WHERE, seed)

@@ -1,10 +1,12 @@
 """The hierarchical attention encoder of HAN: words → sentence vectors → a document vector."""
 
 import inspect
+from typing import Any
 
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer
 from keras_adl.layers.attention_pooling import AttentionPooling
 from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
 
@@ -80,17 +82,17 @@ class HierarchicalAttention(keras.layers.Layer):
 
     def __init__(
         self,
-        units=100,
-        word_encoder="gru",
-        sentence_encoder="gru",
-        encoder_units=50,
-        bidirectional=True,
-        vocab_size=None,
-        embedding_dim=None,
-        embeddings_initializer="uniform",
-        kernel_initializer="glorot_uniform",
-        **kwargs,
-    ):
+        units: int = 100,
+        word_encoder: str | keras.layers.Layer | dict[str, Any] = "gru",
+        sentence_encoder: str | keras.layers.Layer | dict[str, Any] = "gru",
+        encoder_units: int = 50,
+        bidirectional: bool = True,
+        vocab_size: int | None = None,
+        embedding_dim: int | None = None,
+        embeddings_initializer: Initializer = "uniform",
+        kernel_initializer: Initializer = "glorot_uniform",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = "HierarchicalAttention: "
         self.units = check_positive_int("units", units, where)

@@ -1,8 +1,11 @@
 """Highway network (Srivastava, Greff & Schmidhuber 2015), as in ELMo's character encoder."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Activation
 from keras_adl.utils import check_positive_int
 
 
@@ -53,7 +56,13 @@ class Highway(keras.layers.Layer):
         appendix. NAACL-HLT.
     """
 
-    def __init__(self, num_layers=1, activation="relu", transform_bias=-1.0, **kwargs):
+    def __init__(
+        self,
+        num_layers: int = 1,
+        activation: Activation = "relu",
+        transform_bias: float = -1.0,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = "Highway: "
         self.num_layers = check_positive_int("num_layers", num_layers, where)

@@ -1,9 +1,11 @@
 """Luong (multiplicative) attention."""
 
 import math
+from typing import Any
 
 import keras
 
+from keras_adl._typing import Initializer, Regularizer
 from keras_adl.layers._sequence_attention import SequenceAttentionBase
 from keras_adl.ops.attention import dot_scores
 from keras_adl.utils import check_choice
@@ -57,12 +59,12 @@ class LuongAttention(SequenceAttentionBase):
 
     def __init__(
         self,
-        score="dot",
-        dropout=0.0,
-        kernel_initializer="glorot_uniform",
-        kernel_regularizer=None,
-        **kwargs,
-    ):
+        score: str = "dot",
+        dropout: float = 0.0,
+        kernel_initializer: Initializer = "glorot_uniform",
+        kernel_regularizer: Regularizer = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(dropout=dropout, **kwargs)
         self.score = check_choice(
             "score", score, ("dot", "general", "scaled_dot"), "LuongAttention: "

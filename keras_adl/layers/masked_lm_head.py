@@ -1,8 +1,11 @@
 """BERT's masked-LM transform: gather the masked positions, dense → GELU → layer norm."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Activation, Initializer
 from keras_adl.utils import check_rank
 
 
@@ -41,11 +44,11 @@ class MaskedLMHead(keras.layers.Layer):
 
     def __init__(
         self,
-        activation="gelu",
-        layer_norm_epsilon=1e-12,
-        kernel_initializer="truncated_normal_002",
-        **kwargs,
-    ):
+        activation: Activation = "gelu",
+        layer_norm_epsilon: float = 1e-12,
+        kernel_initializer: Initializer = "truncated_normal_002",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.activation = keras.activations.get(activation)
         self.layer_norm_epsilon = layer_norm_epsilon

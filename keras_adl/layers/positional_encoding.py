@@ -1,5 +1,7 @@
 """Sinusoidal positional encoding (Vaswani et al. 2017)."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
@@ -48,7 +50,7 @@ class PositionalEncoding(keras.layers.Layer):
         Vaswani et al. (2017). Attention Is All You Need, section 3.5. arXiv:1706.03762.
     """
 
-    def __init__(self, max_wavelength=10000, mode="add", **kwargs):
+    def __init__(self, max_wavelength: float = 10000, mode: str = "add", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if (
             isinstance(max_wavelength, bool)

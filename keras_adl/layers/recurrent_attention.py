@@ -1,10 +1,12 @@
 """The recurrent core of the Recurrent Attention Model (Mnih et al. 2014): glimpses and a policy."""
 
 import math
+from typing import Any
 
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer
 from keras_adl.layers.glimpse_network import GlimpseNetwork
 from keras_adl.ops.glimpse import _check_sizes
 from keras_adl.utils import (
@@ -86,21 +88,21 @@ class RecurrentAttention(keras.layers.Layer):
 
     def __init__(
         self,
-        num_glimpses=4,
-        patch_size=8,
-        num_scales=1,
-        scale_factor=2.0,
-        glimpse_units=128,
-        location_units=128,
-        glimpse_output_units=256,
-        units=256,
-        core="lstm",
-        location_std=0.1,
-        policy="learned",
-        seed=None,
-        kernel_initializer="glorot_uniform",
-        **kwargs,
-    ):
+        num_glimpses: int = 4,
+        patch_size: int = 8,
+        num_scales: int = 1,
+        scale_factor: float = 2.0,
+        glimpse_units: int = 128,
+        location_units: int = 128,
+        glimpse_output_units: int = 256,
+        units: int = 256,
+        core: str = "lstm",
+        location_std: float = 0.1,
+        policy: str = "learned",
+        seed: int | None = None,
+        kernel_initializer: Initializer = "glorot_uniform",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = "RecurrentAttention: "
         self.num_glimpses = check_positive_int("num_glimpses", num_glimpses, where)

@@ -9,6 +9,7 @@ projection is the token embedding's reverse call (tied weights, `TokenAndPositio
 
 import keras
 
+from keras_adl._typing import Tensor
 from keras_adl.layers.masked_lm_head import MaskedLMHead
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
@@ -18,16 +19,16 @@ ENCODER_INPUTS = ("token_ids", "segment_ids")
 
 
 def bert_encoder(
-    vocab_size,
-    sequence_length=128,
-    model_dim=128,
-    num_heads=2,
-    intermediate_dim=512,
-    num_layers=2,
-    num_segments=2,
-    dropout=0.1,
-    name="bert_encoder",
-):
+    vocab_size: int,
+    sequence_length: int = 128,
+    model_dim: int = 128,
+    num_heads: int = 2,
+    intermediate_dim: int = 512,
+    num_layers: int = 2,
+    num_segments: int = 2,
+    dropout: float = 0.1,
+    name: str = "bert_encoder",
+) -> keras.Model:
     """The BERT encoder: token + position + segment embeddings, layer norm, dropout, then
     ``num_layers`` post-norm `TransformerEncoderBlock` with GELU, and the pooler (``tanh``
     dense on the ``[CLS]`` vector).
@@ -92,7 +93,12 @@ def bert_encoder(
     )
 
 
-def bert_pretrainer(encoder, max_predictions=20, next_sentence=True, name="bert_pretrainer"):
+def bert_pretrainer(
+    encoder: keras.Model,
+    max_predictions: int = 20,
+    next_sentence: bool = True,
+    name: str = "bert_pretrainer",
+) -> keras.Model:
     """Masked LM (and next-sentence prediction) on a `bert_encoder`'s graph.
 
     Args:
@@ -124,7 +130,7 @@ def _encoder_blocks(model):
     return sorted(blocks, key=lambda layer: int(layer.name.split("_")[1]))
 
 
-def encoder_of(model):
+def encoder_of(model: keras.Model) -> keras.Model:
     """The encoder inside a `bert_pretrainer` or `bert_classifier` (also one reloaded from
     ``.keras``): a model on the same layers from ``token_ids``/``segment_ids`` to
     ``sequence_output``/``pooled_output``. A pretrainer without next-sentence prediction
@@ -147,7 +153,9 @@ def encoder_of(model):
     )
 
 
-def attention_weights(model, token_ids, segment_ids=None):
+def attention_weights(
+    model: keras.Model, token_ids: Tensor, segment_ids: Tensor | None = None
+) -> Tensor:
     """Every encoder block's self-attention weights for a batch (inference: no dropout), e.g.
     for `keras_adl.plotting.plot_attention_heads`.
 
@@ -185,7 +193,13 @@ def attention_weights(model, token_ids, segment_ids=None):
 POOLINGS = ("cls", "mean")
 
 
-def bert_classifier(encoder, num_classes, dropout=0.1, pooling="cls", name="bert_classifier"):
+def bert_classifier(
+    encoder: keras.Model,
+    num_classes: int,
+    dropout: float = 0.1,
+    pooling: str = "cls",
+    name: str = "bert_classifier",
+) -> keras.Model:
     """Fine-tuning: dropout and a ``Dense(num_classes)`` on a vector of the text.
 
     The vector is the encoder's pooled ``[CLS]`` output (``pooling="cls"``, BERT's) or the
@@ -224,7 +238,12 @@ def bert_classifier(encoder, num_classes, dropout=0.1, pooling="cls", name="bert
     return keras.Model(dict(encoder.input), logits, name=name)
 
 
-def compile_pretrainer(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
+def compile_pretrainer(
+    model: keras.Model,
+    learning_rate: float = 1e-3,
+    jit_compile: bool | str = True,
+    optimizer: str | keras.optimizers.Optimizer | None = None,
+) -> keras.Model:
     """Compiles a `bert_pretrainer`: sparse cross-entropy on the masked tokens (the batch's
     ``mask_weights`` as sample weights, so padded slots count for nothing) and on the NSP
     label, each with its accuracy (``mlm_accuracy`` is the masked-token accuracy).

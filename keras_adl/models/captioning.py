@@ -11,9 +11,12 @@ loops (`keras_adl.models._decoding`), so they trace into a ``tf.function`` / Sav
 `caption_attention` gives the teacher-forced attention for alignment figures and plots.
 """
 
+from collections.abc import Sequence
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.conventions import PAD
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRegularization
@@ -80,18 +83,18 @@ def _encoder(image_shape, feature_shape, encoder_filters, position_embedding, wh
 
 
 def show_attend_tell(
-    vocab_size,
-    image_shape=None,
-    feature_shape=None,
-    embedding_dim=64,
-    units=128,
-    attention_units=None,
-    encoder_filters=(32, 64),
-    position_embedding=True,
-    regularization=1.0,
-    dropout=0.0,
-    name="show_attend_tell",
-):
+    vocab_size: int,
+    image_shape: Sequence[int] | None = None,
+    feature_shape: Sequence[int] | None = None,
+    embedding_dim: int = 64,
+    units: int = 128,
+    attention_units: int | None = None,
+    encoder_filters: Sequence[int] = (32, 64),
+    position_embedding: bool = True,
+    regularization: float = 1.0,
+    dropout: float = 0.0,
+    name: str = "show_attend_tell",
+) -> keras.Model:
     """The soft-attention captioning model of Xu et al. (2015), teacher-forced.
 
     Encoder: (image mode) a small CNN, ``Conv2D 3×3 'same' + ReLU + 2×2 max-pool`` per entry of
@@ -257,7 +260,9 @@ def _images(model, images_or_features):
     return ops.convert_to_tensor(images_or_features, dtype)
 
 
-def caption_greedy_decode(model, images_or_features, max_length):
+def caption_greedy_decode(
+    model: keras.Model, images_or_features: Tensor, max_length: int
+) -> tuple[Tensor, Tensor, Tensor]:
     """Greedy decoding with a model from `show_attend_tell`.
 
     A bounded loop over ``max_length`` steps (no Python-side state), so it traces into a
@@ -292,7 +297,13 @@ def caption_greedy_decode(model, images_or_features, max_length):
     )
 
 
-def caption_beam_search(model, images_or_features, max_length, beam_width=4, length_penalty=0.0):
+def caption_beam_search(
+    model: keras.Model,
+    images_or_features: Tensor,
+    max_length: int,
+    beam_width: int = 4,
+    length_penalty: float = 0.0,
+) -> tuple[Tensor, Tensor, Tensor]:
     """Beam search with a model from `show_attend_tell`.
 
     Keeps the ``beam_width`` best partial captions by summed log-probability (finished ones
@@ -338,7 +349,7 @@ def caption_beam_search(model, images_or_features, max_length, beam_width=4, len
     )
 
 
-def caption_attention(model, inputs):
+def caption_attention(model: keras.Model, inputs: dict[str, Tensor]) -> Tensor:
     """The teacher-forced attention weights of a model from `show_attend_tell`.
 
     Args:
@@ -378,7 +389,7 @@ def caption_attention(model, inputs):
     return ops.cast(attention, "float32")
 
 
-def caption_grid_shape(model):
+def caption_grid_shape(model: keras.Model) -> tuple[int, int]:
     """``(h, w)`` of a `show_attend_tell` image model's annotation grid (``L = h · w``).
 
     Example:

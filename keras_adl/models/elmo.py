@@ -12,9 +12,12 @@ its layers ``[B, L, T, 2·P]`` (layer 0: the token encoder's output for both dir
 `keras_adl.layers.ELMoEmbedding` mixes for a downstream model (ELMo_k = γ Σ_j s_j h_{k,j}).
 """
 
+from collections.abc import Sequence
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.layers._reverse_sequence import ReverseSequence
 from keras_adl.layers.character_cnn import CharacterCNN
 from keras_adl.utils import check_positive_int, check_positive_ints, check_rate
@@ -25,18 +28,18 @@ FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 128))
 
 
 def elmo_bilm(
-    vocab_size,
-    max_characters=20,
-    num_characters=259,
-    character_dim=16,
-    filters=FILTERS,
-    num_highway=2,
-    projection_dim=128,
-    units=512,
-    num_layers=2,
-    dropout=0.1,
-    name="elmo_bilm",
-):
+    vocab_size: int,
+    max_characters: int = 20,
+    num_characters: int = 259,
+    character_dim: int = 16,
+    filters: Sequence[Sequence[int]] = FILTERS,
+    num_highway: int = 2,
+    projection_dim: int = 128,
+    units: int = 512,
+    num_layers: int = 2,
+    dropout: float = 0.1,
+    name: str = "elmo_bilm",
+) -> keras.Model:
     """ELMo's bidirectional language model on character ids.
 
     Args:
@@ -107,7 +110,7 @@ def elmo_bilm(
     return keras.Model(characters, outputs, name=name)
 
 
-def num_bilm_layers(bilm):
+def num_bilm_layers(bilm: keras.Model) -> int:
     """The LSTM layers per direction of a model from `elmo_bilm`."""
     count = 0
     while any(layer.name == f"forward_lstm_{count + 1}" for layer in bilm.layers):
@@ -120,7 +123,7 @@ def num_bilm_layers(bilm):
     return count
 
 
-def bilm_states(bilm, characters):
+def bilm_states(bilm: keras.Model, characters: Tensor) -> tuple[Tensor, list[Tensor], list[Tensor]]:
     """``(token vectors, forward states, backward states)`` of a trained `elmo_bilm` for
     ``characters`` (inference: no dropout), each state ``[B, T, P]`` with its Keras mask and
     the backward states in input order."""
@@ -141,7 +144,7 @@ def bilm_states(bilm, characters):
     return tokens, states["forward"], states["backward"]
 
 
-def elmo_embedder(bilm, name="elmo_embedder"):
+def elmo_embedder(bilm: keras.Model, name: str = "elmo_embedder") -> keras.Model:
     """The representations ELMo mixes, from a trained biLM: every layer at every word.
 
     Args:
@@ -173,7 +176,12 @@ def elmo_embedder(bilm, name="elmo_embedder"):
     return keras.Model(characters, stacked, name=name)
 
 
-def compile_bilm(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
+def compile_bilm(
+    model: keras.Model,
+    learning_rate: float = 1e-3,
+    jit_compile: bool | str = True,
+    optimizer: str | keras.optimizers.Optimizer | None = None,
+) -> keras.Model:
     """Compiles an `elmo_bilm`: the forward and backward next-word cross-entropies (padding
     targets, id 0, ignored), summed, and each direction's `Perplexity` (``forward_perplexity``,
     ``backward_perplexity``); Adam with a global-norm clip of 1 by default.
@@ -201,7 +209,14 @@ def compile_bilm(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
     return model
 
 
-def features_classifier(inputs, features, num_classes, units=64, dropout=0.3, name="classifier"):
+def features_classifier(
+    inputs: Tensor | list[Tensor] | dict[str, Tensor],
+    features: Tensor,
+    num_classes: int,
+    units: int = 64,
+    dropout: float = 0.3,
+    name: str = "classifier",
+) -> keras.Model:
     """A small classifier on top of per-word features: dropout → bidirectional GRU (its final
     states, masked) → dropout → logits. The downstream model on which word vectors, CoVe and
     ELMo are compared.

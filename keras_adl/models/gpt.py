@@ -2,9 +2,13 @@
 tied output embedding, cached generation (greedy, temperature, top-k, top-p) and
 fine-tuning as a classifier with the auxiliary LM loss."""
 
+from collections.abc import Callable
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.conventions import END, PAD
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
@@ -12,15 +16,15 @@ from keras_adl.utils import check_positive_int, check_positive_ints, check_rate
 
 
 def gpt_lm(
-    vocab_size,
-    sequence_length=128,
-    model_dim=128,
-    num_heads=4,
-    intermediate_dim=512,
-    num_layers=2,
-    dropout=0.1,
-    name="gpt_lm",
-):
+    vocab_size: int,
+    sequence_length: int = 128,
+    model_dim: int = 128,
+    num_heads: int = 4,
+    intermediate_dim: int = 512,
+    num_layers: int = 2,
+    dropout: float = 0.1,
+    name: str = "gpt_lm",
+) -> keras.Model:
     """A decoder-only Transformer language model with tied input and output embeddings.
 
     ``TokenAndPositionEmbedding`` (learned positions) → dropout → ``num_layers`` causal
@@ -71,7 +75,12 @@ def gpt_lm(
     return keras.Model(token_ids, logits, name=name)
 
 
-def compile_lm(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
+def compile_lm(
+    model: keras.Model,
+    learning_rate: float = 1e-3,
+    jit_compile: bool | str = True,
+    optimizer: str | keras.optimizers.Optimizer | None = None,
+) -> keras.Model:
     """Compiles a `gpt_lm` for next-token prediction: sparse cross-entropy on the logits
     (padding targets, id 0, ignored) with the `Perplexity` metric; Adam with clipping by
     default."""
@@ -86,7 +95,13 @@ def compile_lm(model, learning_rate=1e-3, jit_compile=True, optimizer=None):
     return model
 
 
-def gpt_classifier(lm, num_classes, dropout=0.1, lm_loss=True, name="gpt_classifier"):
+def gpt_classifier(
+    lm: keras.Model,
+    num_classes: int,
+    dropout: float = 0.1,
+    lm_loss: bool = True,
+    name: str = "gpt_classifier",
+) -> keras.Model:
     """GPT-1 fine-tuning: a linear classifier on the last decoder's hidden state at each
     text's last token, optionally keeping the language-model output for the auxiliary loss.
 
@@ -141,8 +156,12 @@ def gpt_classifier(lm, num_classes, dropout=0.1, lm_loss=True, name="gpt_classif
 
 
 def compile_classifier(
-    model, lm_loss_weight=0.5, learning_rate=1e-4, jit_compile=True, optimizer=None
-):
+    model: keras.Model,
+    lm_loss_weight: float = 0.5,
+    learning_rate: float = 1e-4,
+    jit_compile: bool | str = True,
+    optimizer: str | keras.optimizers.Optimizer | None = None,
+) -> keras.Model:
     """Compiles a `gpt_classifier`: cross-entropy on the classes (``accuracy`` metric) plus,
     when the model has the ``"lm"`` output, ``lm_loss_weight`` × the next-token loss on the
     same texts (targets: the inputs shifted left, `keras_adl.tasks.pretraining.pack_for_lm`;
@@ -175,7 +194,7 @@ def compile_classifier(
     return model
 
 
-def attention_weights(model, token_ids):
+def attention_weights(model: keras.Model, token_ids: Tensor) -> Tensor:
     """Every decoder block's causal self-attention weights for a batch (inference: no
     dropout), e.g. for `keras_adl.plotting.plot_attention_heads`.
 
@@ -211,7 +230,12 @@ def _count_decoders(model):
     return count
 
 
-def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
+def filter_logits(
+    logits: Tensor,
+    temperature: float | Tensor = 1.0,
+    top_k: int | Tensor = 0,
+    top_p: float | Tensor = 1.0,
+) -> Tensor:
     """Next-token logits ``[B, V]`` reshaped for sampling: divided by ``temperature``, then
     all but the ``top_k`` largest (``0``: no limit) and all outside the smallest set whose
     probability reaches ``top_p`` (nucleus sampling, Holtzman et al. 2020; ``1``: no limit)
@@ -242,16 +266,16 @@ def filter_logits(logits, temperature=1.0, top_k=0, top_p=1.0):
 
 
 def generate(
-    model,
-    prompts,
-    max_length,
-    temperature=0.0,
-    top_k=0,
-    top_p=1.0,
-    seed=None,
-    noise=None,
-    start_id=END,
-):
+    model: keras.Model,
+    prompts: Tensor,
+    max_length: int,
+    temperature: float | Tensor = 0.0,
+    top_k: int | Tensor = 0,
+    top_p: float | Tensor = 1.0,
+    seed: int | keras.random.SeedGenerator | None = None,
+    noise: Callable[[Tensor, tuple[Any, ...]], Tensor] | None = None,
+    start_id: int = END,
+) -> Tensor:
     """Continues ``prompts`` with a `gpt_lm` model, one cached step per position.
 
     Every row is fed ``start_id`` (``</s>``, what precedes a document in `lm_windows`) and

@@ -10,17 +10,17 @@ ENCODER_LAYER = "hierarchical_attention"
 
 
 def han_classifier(
-    vocab_size,
-    num_classes,
-    max_sentences=None,
-    max_words=None,
-    embedding_dim=100,
-    units=100,
-    encoder="gru",
-    encoder_units=50,
-    dropout=0.0,
-    name="han_classifier",
-):
+    vocab_size: int,
+    num_classes: int,
+    max_sentences: int | None = None,
+    max_words: int | None = None,
+    embedding_dim: int = 100,
+    units: int = 100,
+    encoder: str = "gru",
+    encoder_units: int = 50,
+    dropout: float = 0.0,
+    name: str = "han_classifier",
+) -> keras.Model:
     """Builds HAN: token ids ``[B, S, W]`` → class logits ``[B, num_classes]``.
 
         v = HierarchicalAttention(ids)      (word encoder + word attention → sentence vectors,
@@ -82,7 +82,7 @@ def han_classifier(
     return keras.Model(ids, logits, name=name)
 
 
-def han_attention(model):
+def han_attention(model: keras.Model) -> keras.Model:
     """A model sharing ``model``'s weights that returns its logits, probabilities and attention.
 
     Args:

@@ -11,23 +11,23 @@ CELLS = ("ntm", "dnc", "lstm")
 
 
 def memory_sequence_model(
-    input_dim,
-    output_dim,
-    cell="ntm",
-    controller_units=100,
-    memory_size=128,
-    memory_width=20,
-    num_read_heads=None,
-    num_write_heads=1,
-    shift_range=1,
-    controller="lstm",
-    memory_init="constant",
-    clip_value=20.0,
-    lstm_units=256,
-    lstm_layers=3,
-    return_addressing=False,
-    name=None,
-):
+    input_dim: int,
+    output_dim: int,
+    cell: str = "ntm",
+    controller_units: int = 100,
+    memory_size: int = 128,
+    memory_width: int = 20,
+    num_read_heads: int | None = None,
+    num_write_heads: int = 1,
+    shift_range: int = 1,
+    controller: str = "lstm",
+    memory_init: str = "constant",
+    clip_value: float | None = 20.0,
+    lstm_units: int = 256,
+    lstm_layers: int = 3,
+    return_addressing: bool = False,
+    name: str | None = None,
+) -> keras.Model:
     """A sequence-to-sequence model over a memory cell: ``x_t → cell → Dense → logits_t``.
 
     One output per input step (the algorithmic tasks read, then answer, on one time axis). The
@@ -114,7 +114,7 @@ def memory_sequence_model(
     return keras.Model(inputs, outputs, name=name or f"{cell}_sequence_model")
 
 
-def addressing_model(model):
+def addressing_model(model: keras.Model) -> keras.Model:
     """A copy of a trained NTM/DNC `memory_sequence_model` that also outputs its addressing.
 
     The copy shares no variables with ``model``: it is rebuilt with ``return_addressing=True``

@@ -4,13 +4,16 @@ positions is the output."""
 import keras
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.conventions import START_VALUE
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.utils import check_positive_int
 
 
-def pointer_network(input_dim=1, units=128, name="pointer_network"):
+def pointer_network(
+    input_dim: int = 1, units: int = 128, name: str = "pointer_network"
+) -> keras.Model:
     """A pointer network, teacher-forced.
 
     Encoder: a shared input projection and an LSTM over the input elements ``x_j``, giving
@@ -61,7 +64,7 @@ def pointer_network(input_dim=1, units=128, name="pointer_network"):
     return keras.Model([inputs, decoder_input], pointer, name=name)
 
 
-def pointer_decode(model, inputs):
+def pointer_decode(model: keras.Model, inputs: Tensor) -> tuple[Tensor, Tensor]:
     """Greedy pointer decoding that never points at the same position twice.
 
     Each step feeds the element chosen at the previous step and masks the positions already

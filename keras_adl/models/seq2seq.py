@@ -12,6 +12,7 @@ loops, no Python-side state), so they export to a SavedModel.
 import keras
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.conventions import PAD
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.models._decoding import beam_loop, greedy_loop, tile_beams
@@ -67,14 +68,14 @@ def _encoder_decoder(
 
 
 def attention_seq2seq(
-    source_vocab_size,
-    target_vocab_size,
-    embedding_dim=64,
-    units=128,
-    attention="bahdanau",
-    cell="gru",
-    name="attention_seq2seq",
-):
+    source_vocab_size: int,
+    target_vocab_size: int,
+    embedding_dim: int = 64,
+    units: int = 128,
+    attention: str = "bahdanau",
+    cell: str = "gru",
+    name: str = "attention_seq2seq",
+) -> keras.Model:
     """The RNN encoder-decoder with attention (Bahdanau et al. 2014), teacher-forced.
 
     Source and target ids use 0 for padding (masked throughout); decoding assumes ``<s>=1`` and
@@ -110,13 +111,13 @@ def attention_seq2seq(
 
 
 def encoder_decoder(
-    source_vocab_size,
-    target_vocab_size,
-    embedding_dim=64,
-    units=128,
-    cell="gru",
-    name="encoder_decoder",
-):
+    source_vocab_size: int,
+    target_vocab_size: int,
+    embedding_dim: int = 64,
+    units: int = 128,
+    cell: str = "gru",
+    name: str = "encoder_decoder",
+) -> keras.Model:
     """The RNN encoder-decoder without attention (Cho et al. 2014), the classic baseline.
 
     Identical to `attention_seq2seq` except that the memory is one slot holding the encoder
@@ -161,7 +162,9 @@ def _encode(model, source):
     return ops.expand_dims(summary, 1), None, initial
 
 
-def greedy_decode(model, source, max_length):
+def greedy_decode(
+    model: keras.Model, source: Tensor, max_length: int
+) -> tuple[Tensor, Tensor, Tensor]:
     """Greedy decoding with a model from `attention_seq2seq` or `encoder_decoder`.
 
     A bounded loop over ``max_length`` steps (no Python-side state), so it traces into a
@@ -193,7 +196,13 @@ def greedy_decode(model, source, max_length):
     return greedy_loop(step, tuple(states), ops.shape(source)[0], max_length, ops.shape(memory)[1])
 
 
-def beam_search(model, source, max_length, beam_width=4, length_penalty=0.0):
+def beam_search(
+    model: keras.Model,
+    source: Tensor,
+    max_length: int,
+    beam_width: int = 4,
+    length_penalty: float = 0.0,
+) -> tuple[Tensor, Tensor, Tensor]:
     """Beam search with a model from `attention_seq2seq` or `encoder_decoder`.
 
     Keeps the ``beam_width`` best partial hypotheses by summed log-probability; a finished
@@ -246,7 +255,9 @@ def beam_search(model, source, max_length, beam_width=4, length_penalty=0.0):
     )
 
 
-def cove_encoder(model, with_word_vectors=True, name="cove"):
+def cove_encoder(
+    model: keras.Model, with_word_vectors: bool = True, name: str = "cove"
+) -> keras.Model:
     """CoVe (McCann et al. 2017): the encoder of a trained attention translation model as a
     contextual-embedding model.
 

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.conventions import PAD
 from keras_adl.layers.positional_encoding import PositionalEncoding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
@@ -30,15 +31,15 @@ def _encoder(source, vocab_size, model_dim, num_heads, intermediate_dim, num_lay
 
 
 def transformer_seq2seq(
-    source_vocab_size,
-    target_vocab_size,
-    model_dim=64,
-    num_heads=4,
-    intermediate_dim=128,
-    num_layers=2,
-    dropout=0.0,
-    name="transformer_seq2seq",
-):
+    source_vocab_size: int,
+    target_vocab_size: int,
+    model_dim: int = 64,
+    num_heads: int = 4,
+    intermediate_dim: int = 128,
+    num_layers: int = 2,
+    dropout: float = 0.0,
+    name: str = "transformer_seq2seq",
+) -> keras.Model:
     """The Transformer encoder-decoder, teacher-forced (post-norm, sinusoidal positions).
 
     Ids use 0 for padding (masked throughout); decoding assumes ``<s>=1`` and ``</s>=2``.
@@ -97,15 +98,15 @@ def transformer_seq2seq(
 
 
 def transformer_classifier(
-    vocab_size,
-    num_classes,
-    model_dim=64,
-    num_heads=4,
-    intermediate_dim=128,
-    num_layers=2,
-    dropout=0.0,
-    name="transformer_classifier",
-):
+    vocab_size: int,
+    num_classes: int,
+    model_dim: int = 64,
+    num_heads: int = 4,
+    intermediate_dim: int = 128,
+    num_layers: int = 2,
+    dropout: float = 0.0,
+    name: str = "transformer_classifier",
+) -> keras.Model:
     """A Transformer encoder with masked mean pooling and a softmax classifier.
 
     Args:
@@ -149,7 +150,9 @@ def _count_blocks(model, prefix):
     return count
 
 
-def transformer_greedy_decode(model, source, max_length):
+def transformer_greedy_decode(
+    model: keras.Model, source: Tensor, max_length: int
+) -> tuple[Tensor, Tensor, Tensor]:
     """Greedy decoding with key/value caches for a model from `transformer_seq2seq`.
 
     The encoder runs once; each decoder block gets a fixed-size self-attention cache and its
