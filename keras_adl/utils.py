@@ -15,7 +15,9 @@ def shape_of(x):
     shape = getattr(x, "shape", None)
     if shape is None:
         raise TypeError(f"Expected a tensor, received {type(x).__name__}: {x!r}")
-    return tuple(None if d is None else int(d) for d in shape)
+    # A dimension that is not a plain integer is unknown: ``None``, or on JAX a symbolic
+    # dimension of a functional model's unknown batch or time.
+    return tuple(int(d) if isinstance(d, (int, np.integer)) else None for d in shape)
 
 
 def check_rank(name, x, ranks, where=""):

@@ -1,4 +1,12 @@
-"""Test configuration: two logical CPUs, seeds, and warnings from our code as errors.
+"""Test configuration: two logical CPUs, seeds, warnings from our code as errors, and the
+backend selection.
+
+The suite runs on TensorFlow. With ``KERAS_BACKEND=jax`` or ``torch`` (``make test-backends``)
+only the tests marked ``portable`` run: the ops tests and each layer's full harness, which use
+nothing but Keras and NumPy; ``tf_only`` marks the tests of a portable module that use TensorFlow
+itself (``tf.function``, ``tf.GradientTape``, SavedModel). ``cross_backend`` tests compare
+``.keras`` files written by the other backends' runs and run only when
+``KERAS_ADL_CROSS_BACKEND_DIR`` names the folder they share.
 
 Warnings issued by ``keras_adl`` modules, and the Keras warnings that signal a bug in a layer
 (a mask silently dropped, unbuilt state), are turned into errors by ``filterwarnings`` in
@@ -12,8 +20,18 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import pytest  # noqa: E402
 
+BACKEND = os.environ["KERAS_BACKEND"]
+
 
 def pytest_configure(config):
+    for line in (
+        "portable: runs on every Keras backend (make test-backends)",
+        "tf_only: uses TensorFlow itself, inside a portable module",
+        "cross_backend: loads .keras files saved by the other backends (make test-backends)",
+    ):
+        config.addinivalue_line("markers", line)
+    if BACKEND != "tensorflow":
+        return
     # Must run before TensorFlow initialises its devices: split the one CPU into two logical
     # devices so that tf.distribute.MirroredStrategy tests have two replicas.
     import tensorflow as tf
@@ -22,6 +40,22 @@ def pytest_configure(config):
     tf.config.set_logical_device_configuration(
         cpus[0], [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()]
     )
+
+
+def pytest_collection_modifyitems(config, items):
+    def runs_here(item):
+        if item.get_closest_marker("cross_backend") and not os.environ.get(
+            "KERAS_ADL_CROSS_BACKEND_DIR"
+        ):
+            return False
+        if BACKEND == "tensorflow":
+            return True
+        return bool(item.get_closest_marker("portable")) and not item.get_closest_marker("tf_only")
+
+    kept = [item for item in items if runs_here(item)]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if not runs_here(item)])
+        items[:] = kept
 
 
 @pytest.fixture(autouse=True)

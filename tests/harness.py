@@ -19,7 +19,14 @@ richest configuration; ``tests/layers/test_harness_coverage.py`` counts):
 6. ``.keras`` save + load in the same process gives identical outputs, and a layer rebuilt
    from its config with the same weights gives identical outputs;
 7. a ``mixed_float16`` copy of the layer with the same weights returns finite float16 outputs
-   close to the float32 ones.
+   close to the float32 ones;
+8. with ``KERAS_ADL_CROSS_BACKEND_DIR`` set (``make test-backends``), the model of step 6, its
+   inputs and outputs are written to ``<dir>/<backend>/<layer>.keras`` / ``.npz``, for
+   ``tests/backends/test_cross_backend.py`` to load on the other backends.
+
+The harness runs on every Keras backend (TensorFlow, JAX, PyTorch): tensors come from
+``keras.ops``, gradients from the backend's own differentiation (`gradients`), and the fit
+step compiles with XLA on TensorFlow and JAX (PyTorch runs it eagerly).
 """
 
 import inspect
@@ -29,12 +36,80 @@ import tempfile
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 
 def np_(x):
     """A tensor as a numpy array (shared by the tests)."""
     return keras.ops.convert_to_numpy(x)
+
+
+def backend():
+    return keras.backend.backend()
+
+
+def value_and_grads(fn, *args):
+    """``(fn(*args), [d fn / d arg, ...])`` for a scalar ``fn`` of NumPy arrays, on the active
+    backend (each array becomes a tensor of its own dtype)."""
+    tensors = [
+        keras.ops.convert_to_tensor(np.asarray(a), dtype=np.asarray(a).dtype.name) for a in args
+    ]
+    if backend() == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            tape.watch(tensors)
+            value = fn(*tensors)
+        return value, tape.gradient(value, tensors)
+    if backend() == "jax":
+        import jax
+
+        value, grads = jax.value_and_grad(fn, argnums=tuple(range(len(tensors))))(*tensors)
+        return value, list(grads)
+    import torch
+
+    tensors = [x.detach().requires_grad_(True) for x in tensors]
+    value = fn(*tensors)
+    return value, list(torch.autograd.grad(value, tensors, allow_unused=True))
+
+
+def gradients(model, feed, losses_of, variables):
+    """``[[d loss_i / d v for v in variables] for each loss]`` on the active backend, with
+    ``losses_of(outputs) -> [scalar loss, ...]`` of ``model(feed, training=True)``; ``None``
+    where a loss does not reach a variable (TensorFlow and PyTorch tell; JAX gives zeros)."""
+    if backend() == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape(persistent=True) as tape:
+            losses = losses_of(model(feed, training=True))
+        grads = [tape.gradient(loss, variables) for loss in losses]
+        del tape
+        return grads
+    if backend() == "jax":
+        import jax
+
+        trainable = [v.value for v in model.trainable_variables]
+        non_trainable = [v.value for v in model.non_trainable_variables]
+        index = {id(v): i for i, v in enumerate(model.trainable_variables)}
+        count = len(losses_of(model(feed, training=True)))
+
+        def loss_i(values, i):
+            outputs, _ = model.stateless_call(values, non_trainable, feed, training=True)
+            return losses_of(outputs)[i]
+
+        grads = [jax.grad(loss_i)(trainable, i) for i in range(count)]
+        return [[g[index[id(v)]] for v in variables] for g in grads]
+    import torch
+
+    losses = losses_of(model(feed, training=True))
+    grads = []
+    for loss in losses:
+        if not loss.requires_grad:  # an output nothing differentiable reaches
+            grads.append([None] * len(variables))
+            continue
+        values = [v.value for v in variables]
+        found = torch.autograd.grad(loss, values, retain_graph=True, allow_unused=True)
+        grads.append(list(found))
+    return grads
 
 
 def _as_dict(input_data):
@@ -109,19 +184,27 @@ def _check_gradients(model, layer, probes, inputs, no_gradient):
     known = {i for i, o in enumerate(model.outputs) if _is_float(o)}
     unknown = set(no_gradient) - known
     assert not unknown, f"`no_gradient` names outputs {sorted(unknown)}, not float outputs"
-    feed = {k: tf.constant(v) for k, v in inputs.items()}
-    with tf.GradientTape(persistent=True) as tape:
-        outputs = _flat(model(feed, training=True))
-        losses = {}
-        for i, out in enumerate(outputs):
-            if i in known:
-                projection = tf.random.stateless_normal(tf.shape(out), seed=(1, i), dtype="float32")
-                losses[i] = tf.reduce_sum(tf.cast(out, "float32") * projection)
+    feed = {k: keras.ops.convert_to_tensor(v) for k, v in inputs.items()}
+    rng = np.random.default_rng(1)
+    projections = {}
+
+    def losses_of(outputs):
+        flat = _flat(outputs)
+        for i in known:
+            if i not in projections:
+                projections[i] = keras.ops.convert_to_tensor(
+                    rng.standard_normal(tuple(flat[i].shape)).astype("float32")
+                )
+        return [
+            keras.ops.sum(keras.ops.cast(flat[i], "float32") * projections[i])
+            for i in sorted(known)
+        ]
+
+    all_grads = gradients(model, feed, losses_of, [v for _, v in targets])
     problems = []  # all of them at once: a layer's exceptions are read off one run
-    for i, loss in losses.items():
+    for i, grads in zip(sorted(known), all_grads):
         excepted = tuple(no_gradient.get(i, ()))
         matched = set()
-        grads = tape.gradient(loss, [v for _, v in targets])
         for (name, _), grad in zip(targets, grads):
             hits = [
                 e
@@ -145,7 +228,27 @@ def _check_gradients(model, layer, probes, inputs, no_gradient):
                 f"`no_gradient` of output {i} matches nothing: {sorted(set(excepted) - matched)}"
             )
     assert not problems, "\n".join(problems)
-    del tape
+
+
+def cross_backend_name(layer_cls, init_kwargs):
+    """The public layer a harness run tests: the class, or the cell a test wrapper holds."""
+    cell = init_kwargs.get("cell")
+    return cell["class_name"] if isinstance(cell, dict) else layer_cls.__name__
+
+
+def _save_for_other_backends(layer_cls, init_kwargs, model, inputs, outputs):
+    folder = os.environ.get("KERAS_ADL_CROSS_BACKEND_DIR")
+    if not folder:
+        return
+    folder = os.path.join(folder, backend())
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.join(folder, cross_backend_name(layer_cls, init_kwargs))
+    model.save(stem + ".keras")
+    np.savez(
+        stem + ".npz",
+        **{f"input:{k}": v for k, v in inputs.items()},
+        **{f"output:{i}": np.asarray(o) for i, o in enumerate(outputs)},
+    )
 
 
 def run_layer_test(
@@ -193,7 +296,7 @@ def run_layer_test(
     config = _check_config(layer_cls, layer)
 
     # 2. Eager call.
-    tensors = {k: tf.constant(v) for k, v in inputs.items()}
+    tensors = {k: keras.ops.convert_to_tensor(v) for k, v in inputs.items()}
     outputs = _call(layer, tensors, call_kwargs)
     _check_shapes(outputs, expected_output_shape)
     for out in _flat(outputs):
@@ -229,7 +332,9 @@ def run_layer_test(
 
     # 5. One compiled fit step changes the layer's weights.
     before = _numpy(model_layer.trainable_weights)
-    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="mse", jit_compile=True)
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-2), loss="mse", jit_compile=backend() != "torch"
+    )
     targets = [p + 1.0 for p in _flat(model.predict(inputs, verbose=0))]
     history = model.fit(inputs, targets, epochs=1, batch_size=len(targets[0]), verbose=0)
     assert np.isfinite(history.history["loss"][0])
@@ -245,6 +350,7 @@ def run_layer_test(
         reloaded = keras.saving.load_model(path)
     for got, want in zip(_flat(reloaded.predict(inputs, verbose=0)), expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    _save_for_other_backends(layer_cls, init_kwargs, model, inputs, expected)
     rebuilt = layer_cls.from_config(layer.get_config())
     _call(rebuilt, tensors, call_kwargs)
     rebuilt.set_weights(layer.get_weights())

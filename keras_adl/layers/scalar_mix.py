@@ -1,5 +1,8 @@
 """ELMo's scalar mix: a learned, softmax-weighted and scaled sum of a biLM's layers."""
 
+from collections.abc import Sequence
+from typing import Any
+
 import keras
 import numpy as np
 from keras import ops
@@ -68,7 +71,13 @@ class ScalarMix(keras.layers.Layer):
         (``allennlp.modules.scalar_mix.ScalarMix``).
     """
 
-    def __init__(self, num_layers, layer_norm=False, initial_scalar_parameters=None, **kwargs):
+    def __init__(
+        self,
+        num_layers: int,
+        layer_norm: bool = False,
+        initial_scalar_parameters: Sequence[float] | np.ndarray | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.num_layers = check_positive_int("num_layers", num_layers, _WHERE)
         if not isinstance(layer_norm, bool):
@@ -168,14 +177,28 @@ class ScalarMix(keras.layers.Layer):
             mask = ops.cast(mask, "bool")
         scalars = ops.cast(self.scalar_parameters, "float32")
         exp = ops.exp(scalars - ops.max(scalars))
-        weights = ops.reshape(exp / ops.sum(exp), (1, -1, 1, 1))  # softmax(s), [1, L, 1, 1]
+        weights = exp / ops.sum(exp)  # softmax(s), [L]
         gamma = ops.cast(self.gamma, "float32")
         if self.layer_norm:
             x = self._normalised(ops.cast(x, "float32"), mask)
-            return ops.cast(gamma * ops.sum(weights * x, axis=1), self.compute_dtype)
+            return ops.cast(gamma * self._weighted_sum(weights, x), self.compute_dtype)
         dtype = self.compute_dtype
-        mixed = ops.sum(ops.cast(weights, dtype) * ops.cast(x, dtype), axis=1)
+        mixed = self._weighted_sum(ops.cast(weights, dtype), ops.cast(x, dtype))
         return ops.cast(gamma, dtype) * mixed
+
+    def _weighted_sum(self, weights, x):
+        """``Σ_l weights[l] · x[:, l]``, ``[B, T, D]``, as a sum over the (few) layers: with an
+        unknown layer dimension in a functional model (JAX traces it symbolically), a
+        ``[1, L, 1, 1]`` weight tensor cannot broadcast against ``x``."""
+        return sum(weights[i] * x[:, i] for i in range(self.num_layers))
+
+    def compute_output_shape(self, inputs_shape):
+        # Declared rather than traced: PyTorch traces unknown dimensions with a placeholder
+        # size, which the layer-count check would reject.
+        if inputs_shape and isinstance(inputs_shape[0], (list, tuple)):  # the list form
+            return tuple(inputs_shape[0])
+        shape = tuple(inputs_shape)
+        return (shape[0],) + shape[2:]
 
     def compute_mask(self, inputs, mask=None):
         mask = self._first_mask(inputs, mask)

@@ -1,9 +1,12 @@
 """Token, learned position and optional segment embeddings (BERT, GPT), reversible for a tied
 output projection."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Initializer
 from keras_adl.utils import check_positive_int, check_rank
 
 
@@ -53,14 +56,14 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     def __init__(
         self,
-        vocab_size,
-        max_length,
-        embedding_dim,
-        num_segments=0,
-        output_bias=False,
-        embeddings_initializer="truncated_normal_002",
-        **kwargs,
-    ):
+        vocab_size: int,
+        max_length: int,
+        embedding_dim: int,
+        num_segments: int = 0,
+        output_bias: bool = False,
+        embeddings_initializer: Initializer = "truncated_normal_002",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         where = "TokenAndPositionEmbedding: "
         self.vocab_size = check_positive_int("vocab_size", vocab_size, where)
@@ -125,9 +128,12 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                     f"{where}sequences of {length} steps from position {start_index} exceed "
                     f"max_length = {self.max_length}."
                 )
-        x = ops.take(self.token_embeddings, inputs, axis=0)
+        # Tables as tensors: JAX no longer converts a variable inside `take` and `slice`.
+        x = ops.take(ops.convert_to_tensor(self.token_embeddings), inputs, axis=0)
         positions = ops.slice(
-            self.position_embeddings, (start_index, 0), (ops.shape(inputs)[1], self.embedding_dim)
+            ops.convert_to_tensor(self.position_embeddings),
+            (start_index, 0),
+            (ops.shape(inputs)[1], self.embedding_dim),
         )
         x = x + ops.expand_dims(positions, 0)
         if self.num_segments:
@@ -135,8 +141,17 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 raise ValueError(
                     f"{where}`segment_ids` is required: the layer has {self.num_segments} segments."
                 )
-            x = x + ops.take(self.segment_embeddings, segment_ids, axis=0)
+            x = x + ops.take(ops.convert_to_tensor(self.segment_embeddings), segment_ids, axis=0)
         return ops.cast(x, self.compute_dtype)
+
+    def compute_output_shape(self, inputs_shape, segment_ids_shape=None):
+        # Token ids [B, T] give [B, T, D]; a reverse call's vectors [B, T, D] give logits
+        # [B, T, vocab_size]. Declared rather than traced: the slice of the position table is
+        # only checked against max_length at run time (JAX cannot compare an unknown length).
+        inputs_shape = tuple(inputs_shape)
+        if len(inputs_shape) == 3:
+            return inputs_shape[:-1] + (self.vocab_size,)
+        return inputs_shape + (self.embedding_dim,)
 
     def compute_mask(self, inputs, mask=None):
         # Keras passes only the first input: float vectors mean a reverse call (no mask).

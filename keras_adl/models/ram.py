@@ -1,11 +1,10 @@
 """The Recurrent Attention Model (Mnih et al. 2014) and its hybrid REINFORCE training rule."""
 
 import keras
-import tensorflow as tf
 from keras import ops
 
 from keras_adl.layers.recurrent_attention import RecurrentAttention
-from keras_adl.utils import check_positive_int, check_rank
+from keras_adl.utils import check_positive_int, check_rank, replica_position
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -13,22 +12,31 @@ class RecurrentAttentionModel(keras.Model):
     """A functional model trained with the hybrid loss of Mnih et al. (2014).
 
     Built by `recurrent_attention_model`; its outputs are a dict with ``logits``,
-    ``probabilities``, ``locations``, ``log_probs`` and ``baselines`` (see there). `train_step`
-    minimises, per example,
+    ``probabilities``, ``locations``, ``log_probs`` and ``baselines`` (see there). Training
+    minimises, per example, the surrogate loss
 
         L = −log p(y | x)                                  (classification cross-entropy)
             − Σ_t log π(l_t | h_t) · stop_gradient(R − b_t)  (REINFORCE, R = 1 if correct)
             + mean_t (b_t − R)²                            (baseline regression)
 
-    The reward ``R`` is the correctness of the prediction after the sampled glimpses. The
-    location network and the baseline both read ``stop_gradient(h_t)``: the REINFORCE term
-    trains only the location network, the baseline loss only the baseline, and the
-    cross-entropy the glimpse network, the core and the classifier. The loss is divided by the replica count under a
-    ``tf.distribute`` strategy and scaled by a ``LossScaleOptimizer`` under mixed precision.
+    whose gradient is the hybrid rule's: the cross-entropy's gradient, plus the REINFORCE
+    estimate ``−Σ_t ∇ log π(l_t | h_t) (R − b_t)`` (the reward and baseline enter as constants),
+    plus the baseline regression's. The reward ``R`` is the correctness of the prediction after
+    the sampled glimpses. The location network and the baseline both read
+    ``stop_gradient(h_t)``: the REINFORCE term trains only the location network, the baseline
+    loss only the baseline, and the cross-entropy the glimpse network, the core and the
+    classifier.
 
-    `test_step` uses the policy's mean locations (deterministic for a learned policy) and
-    reports the cross-entropy as ``loss`` and the ``accuracy``. Compile with an optimizer only: ``model.compile(optimizer="adam")``;
-    losses and metrics are fixed by the paper.
+    The loss is `compute_loss`, so the default ``train_step`` of every Keras backend
+    (TensorFlow, JAX, PyTorch) runs the rule, with everything it brings: loss scaling under
+    mixed precision, a ``tf.distribute`` strategy (the loss is divided by the replica count, as
+    Keras' own losses are), ``steps_per_execution``, XLA. `compute_metrics` reports the three
+    terms (``cross_entropy``, ``reinforce``, ``baseline_mse``) and the ``accuracy`` beside
+    the total ``loss``.
+
+    Evaluation uses the policy's mean locations (deterministic for a learned policy); its
+    ``loss`` is the cross-entropy. Compile with an optimizer only:
+    ``model.compile(optimizer="adam")``; losses and metrics are fixed by the paper.
     """
 
     def __init__(self, *args, **kwargs):
@@ -36,21 +44,10 @@ class RecurrentAttentionModel(keras.Model):
         policies = [layer.policy for layer in self.layers if isinstance(layer, RecurrentAttention)]
         # Only a learned policy has a REINFORCE term and a baseline.
         self.learned_policy = "learned" in policies
-        self.loss_tracker = keras.metrics.Mean(name="loss")
         self.cross_entropy_tracker = keras.metrics.Mean(name="cross_entropy")
         self.reinforce_tracker = keras.metrics.Mean(name="reinforce")
         self.baseline_tracker = keras.metrics.Mean(name="baseline_mse")
         self.accuracy_tracker = keras.metrics.SparseCategoricalAccuracy(name="accuracy")
-
-    @property
-    def metrics(self):
-        return [
-            self.loss_tracker,
-            self.cross_entropy_tracker,
-            self.reinforce_tracker,
-            self.baseline_tracker,
-            self.accuracy_tracker,
-        ]
 
     def hybrid_loss(self, labels, outputs):
         """The three per-example loss terms ``(cross_entropy, reinforce, baseline_mse)``, each
@@ -62,11 +59,12 @@ class RecurrentAttentionModel(keras.Model):
         )
         correct = ops.equal(ops.cast(ops.argmax(logits, axis=-1), "int32"), labels)
         reward = ops.stop_gradient(ops.cast(correct, "float32"))[:, None]  # R, [B, 1]
-        baselines = outputs["baselines"]  # b_t, [B, n−1]
+        baselines = ops.cast(outputs["baselines"], "float32")  # b_t, [B, n−1]
         advantage = ops.stop_gradient(reward - baselines)
-        reinforce = -ops.sum(outputs["log_probs"] * advantage, axis=-1)
+        log_probs = ops.cast(outputs["log_probs"], "float32")
+        reinforce = -ops.sum(log_probs * advantage, axis=-1)
         baseline_mse = ops.mean(ops.square(baselines - reward), axis=-1)
-        if not self.learned_policy or ops.shape(baselines)[1] == 0:
+        if not self.learned_policy or baselines.shape[1] == 0:
             # A random policy has no baseline to fit; one glimpse chooses no location.
             reinforce = baseline_mse = ops.zeros_like(cross_entropy)
         return cross_entropy, reinforce, baseline_mse
@@ -92,60 +90,61 @@ class RecurrentAttentionModel(keras.Model):
                 f"(not one-hot); received shape {shape}."
             )
 
-    def train_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        self._check_labels(y, "fit")
-        with tf.GradientTape() as tape:
-            outputs = self(x, training=True)
-            terms = self.hybrid_loss(y, outputs)
-            cross_entropy, reinforce, baseline_mse = (
-                self._mean(term, sample_weight) for term in terms
-            )
-            loss = cross_entropy + reinforce + baseline_mse
-            if self.losses:  # weight regularizers
-                loss = loss + ops.sum([ops.cast(v, "float32") for v in self.losses])
-            # Gradients are summed over replicas: each replica's loss is divided by their count.
-            replicas = tf.distribute.get_strategy().num_replicas_in_sync
-            scaled = self.optimizer.scale_loss(loss / replicas)
-        gradients = tape.gradient(scaled, self.trainable_weights)
-        self.optimizer.apply_gradients(zip(gradients, self.trainable_weights))
-        self.loss_tracker.update_state(loss)
-        self.cross_entropy_tracker.update_state(cross_entropy)
-        self.reinforce_tracker.update_state(reinforce)
-        self.baseline_tracker.update_state(baseline_mse)
-        self.accuracy_tracker.update_state(y, outputs["probabilities"], sample_weight)
-        return {m.name: m.result() for m in self.metrics}
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The hybrid surrogate loss in training (plus any weight regularizers), the
+        cross-entropy in evaluation; divided by the replica count under a ``tf.distribute``
+        strategy, as Keras' losses are, because replicas' gradients are summed."""
+        self._check_labels(y, "fit" if training else "evaluate")
+        # Read by `compute_metrics`, which every backend's train and test steps call after
+        # this in the same (traced) step; its signature has no `training`.
+        self._evaluating = not training
+        terms = self.hybrid_loss(y, y_pred)
+        cross_entropy, reinforce, baseline_mse = (self._mean(term, sample_weight) for term in terms)
+        if not training:
+            return _per_replica(cross_entropy)
+        loss = cross_entropy + reinforce + baseline_mse
+        for extra in self.losses:  # weight regularizers, `add_loss`
+            loss = loss + ops.sum(ops.cast(extra, "float32"))
+        return _per_replica(loss)
 
-    def test_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        self._check_labels(y, "evaluate")
-        outputs = self(x, training=False)
-        labels = ops.reshape(ops.cast(y, "int32"), (-1,))
-        cross_entropy = keras.losses.sparse_categorical_crossentropy(
-            labels, ops.cast(outputs["logits"], "float32"), from_logits=True
-        )
-        self.loss_tracker.update_state(self._mean(cross_entropy, sample_weight))
-        self.accuracy_tracker.update_state(y, outputs["probabilities"], sample_weight)
-        return {"loss": self.loss_tracker.result(), "accuracy": self.accuracy_tracker.result()}
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Training: the total loss, the three terms and the accuracy. Evaluation: the loss
+        (the cross-entropy) and the accuracy."""
+        self.accuracy_tracker.update_state(y, y_pred["probabilities"], sample_weight)
+        if getattr(self, "_evaluating", False):
+            return {name: self.get_metrics_result()[name] for name in ("loss", "accuracy")}
+        terms = self.hybrid_loss(y, y_pred)
+        for tracker, term in zip(
+            (self.cross_entropy_tracker, self.reinforce_tracker, self.baseline_tracker), terms
+        ):
+            tracker.update_state(self._mean(term, sample_weight))
+        return self.get_metrics_result()
+
+
+def _per_replica(loss):
+    """``loss`` divided by the number of replicas of the ``tf.distribute`` strategy in use
+    (1 outside one, and on JAX and PyTorch)."""
+    _, replicas = replica_position()
+    return loss if replicas == 1 else loss / replicas
 
 
 def recurrent_attention_model(
-    image_shape,
-    num_classes,
-    num_glimpses=4,
-    patch_size=8,
-    num_scales=1,
-    scale_factor=2.0,
-    glimpse_units=128,
-    location_units=128,
-    glimpse_output_units=256,
-    units=256,
-    core="lstm",
-    location_std=0.1,
-    policy="learned",
-    seed=None,
-    name="recurrent_attention_model",
-):
+    image_shape: tuple[int, int, int],
+    num_classes: int,
+    num_glimpses: int = 4,
+    patch_size: int = 8,
+    num_scales: int = 1,
+    scale_factor: float = 2.0,
+    glimpse_units: int = 128,
+    location_units: int = 128,
+    glimpse_output_units: int = 256,
+    units: int = 256,
+    core: str = "lstm",
+    location_std: float = 0.1,
+    policy: str = "learned",
+    seed: int | None = None,
+    name: str = "recurrent_attention_model",
+) -> RecurrentAttentionModel:
     """The Recurrent Attention Model (RAM) of Mnih et al. (2014) for image classification.
 
     A `keras_adl.layers.RecurrentAttention` layer (glimpse network, core RNN, Gaussian location

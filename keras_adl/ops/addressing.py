@@ -26,6 +26,7 @@ References:
 
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.utils import check_rank, check_same_dim
 
 #: DeepMind's DNC ``_EPSILON``. Used under the square roots of the cosine's norms
@@ -44,7 +45,7 @@ def _last_dim(name, x, where):
     return int(n)
 
 
-def oneplus(x):
+def oneplus(x: Tensor) -> Tensor:
     """``1 + softplus(x)``: maps reals to ``[1, ∞)`` (key strengths, sharpening ``γ``).
 
     Example:
@@ -55,7 +56,9 @@ def oneplus(x):
     return 1.0 + ops.softplus(x)
 
 
-def content_addressing(memory, keys, strengths, epsilon=EPSILON):
+def content_addressing(
+    memory: Tensor, keys: Tensor, strengths: Tensor, epsilon: float = EPSILON
+) -> Tensor:
     """Content-based addressing: a softmax over slots of the keys' cosine similarity.
 
         w^c_h(i) = exp(β_h K[k_h, M_i]) / Σ_j exp(β_h K[k_h, M_j]),
@@ -103,7 +106,7 @@ def content_addressing(memory, keys, strengths, epsilon=EPSILON):
     return ops.softmax(strengths[:, :, None] * cosine, axis=-1)
 
 
-def interpolate(content_weights, previous_weights, gate):
+def interpolate(content_weights: Tensor, previous_weights: Tensor, gate: Tensor) -> Tensor:
     """Interpolation with the previous weighting: ``w^g = g w^c + (1 − g) w_{t−1}`` (NTM eq. 7).
 
     Args:
@@ -139,7 +142,7 @@ def interpolate(content_weights, previous_weights, gate):
     return gate * content_weights + (1.0 - gate) * previous_weights
 
 
-def circular_shift(weights, shift_weights):
+def circular_shift(weights: Tensor, shift_weights: Tensor) -> Tensor:
     """Rotation of each weighting by a distribution over shifts (NTM eq. 8).
 
         w̃(i) = Σ_j w(j) s(i − j mod N)
@@ -181,7 +184,7 @@ def circular_shift(weights, shift_weights):
     return shifted
 
 
-def sharpen(weights, gamma, epsilon=EPSILON):
+def sharpen(weights: Tensor, gamma: Tensor, epsilon: float = EPSILON) -> Tensor:
     """Sharpening ``w(i) = w̃(i)^γ / Σ_j w̃(j)^γ`` with ``γ ≥ 1`` (NTM eq. 9).
 
     Computed in log space, ``softmax(γ · log(w̃ + ε))`` ``= (w̃ + ε)^γ / Σ_j (w̃(j) + ε)^γ``, so
@@ -211,7 +214,7 @@ def sharpen(weights, gamma, epsilon=EPSILON):
     return ops.softmax(gamma * ops.log(weights + epsilon), axis=-1)
 
 
-def erase_and_write(memory, weights, erase, add):
+def erase_and_write(memory: Tensor, weights: Tensor, erase: Tensor, add: Tensor) -> Tensor:
     """The NTM/DNC write: erase then add, for every write head at once (NTM eq. 3-4).
 
         M ← M ∘ Π_h (1 − w_h e_hᵀ) + Σ_h w_h a_hᵀ
@@ -244,7 +247,7 @@ def erase_and_write(memory, weights, erase, add):
     return memory * keep + written
 
 
-def read_memory(memory, weights):
+def read_memory(memory: Tensor, weights: Tensor) -> Tensor:
     """The read vectors ``r_h = Σ_i w_h(i) M_i`` (NTM eq. 2), ``[B, H, W]``.
 
     Args:
@@ -268,7 +271,9 @@ def read_memory(memory, weights):
     return ops.einsum("bhn,bnw->bhw", weights, memory)
 
 
-def update_usage(usage, write_weights, free_gates, read_weights):
+def update_usage(
+    usage: Tensor, write_weights: Tensor, free_gates: Tensor, read_weights: Tensor
+) -> Tensor:
     """The DNC usage vector after the previous write and this step's free gates.
 
         ψ_t = Π_i (1 − f^i_t w^{r,i}_{t−1})                          (retention)
@@ -313,7 +318,7 @@ def update_usage(usage, write_weights, free_gates, read_weights):
     return usage * retention
 
 
-def allocation_weights(usage, epsilon=EPSILON):
+def allocation_weights(usage: Tensor, epsilon: float = EPSILON) -> Tensor:
     """The DNC allocation weighting: free slots first, least used first (DNC eq. "a").
 
         φ = slots sorted by ascending usage,
@@ -356,7 +361,7 @@ def allocation_weights(usage, epsilon=EPSILON):
     return ops.einsum("bj,bjn->bn", sorted_allocation, permutation)
 
 
-def update_precedence(precedence, write_weights):
+def update_precedence(precedence: Tensor, write_weights: Tensor) -> Tensor:
     """The DNC precedence weighting ``p_t = (1 − Σ_i w^w_t(i)) p_{t−1} + w^w_t``.
 
     ``p_t(i)`` is the degree to which slot ``i`` was the last one written; it sums to ≤ 1.
@@ -384,7 +389,7 @@ def update_precedence(precedence, write_weights):
     return (1.0 - ops.sum(write_weights, axis=-1, keepdims=True)) * precedence + write_weights
 
 
-def update_temporal_link(link, precedence, write_weights):
+def update_temporal_link(link: Tensor, precedence: Tensor, write_weights: Tensor) -> Tensor:
     """The DNC temporal link matrix: ``L[i, j]`` is the degree to which slot ``i`` was written
     right after slot ``j``.
 
@@ -423,7 +428,7 @@ def update_temporal_link(link, precedence, write_weights):
     return link * off_diagonal
 
 
-def directional_read_weights(link, read_weights, forward):
+def directional_read_weights(link: Tensor, read_weights: Tensor, forward: bool) -> Tensor:
     """Forward ``f = L w^r_{t−1}`` or backward ``b = Lᵀ w^r_{t−1}`` read weightings (DNC).
 
     Forward moves each read head to the slots written right after the ones it read; backward

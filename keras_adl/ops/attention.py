@@ -18,12 +18,13 @@ References:
 import keras
 from keras import ops
 
+from keras_adl._typing import DType, Tensor
 from keras_adl.utils import check_rank, check_same_dim
 
 _LOW_PRECISION = ("float16", "bfloat16")
 
 
-def large_negative(dtype):
+def large_negative(dtype: DType) -> float:
     """A large negative number that ``dtype`` can hold, used to mask logits.
 
     ``float16`` cannot hold ``-1e9`` (it overflows to ``-inf`` and softmax of a row of ``-inf``
@@ -41,7 +42,7 @@ def large_negative(dtype):
     return -1.0e9
 
 
-def masked_softmax(scores, mask=None, axis=-1):
+def masked_softmax(scores: Tensor, mask: Tensor | None = None, axis: int = -1) -> Tensor:
     """Softmax over ``axis`` that gives masked positions exactly zero weight.
 
     ``α_j = exp(e_j) / Σ_{k unmasked} exp(e_k)`` for unmasked ``j``, and ``α_j = 0`` for masked
@@ -85,7 +86,9 @@ def masked_softmax(scores, mask=None, axis=-1):
     return ops.cast(weights, dtype)
 
 
-def additive_scores(query, keys, attention_v, bias=None):
+def additive_scores(
+    query: Tensor, keys: Tensor, attention_v: Tensor, bias: Tensor | None = None
+) -> Tensor:
     """Bahdanau's additive alignment scores ``e_ij = vᵀ tanh(q_i + k_j (+ b))``.
 
     The inputs are already projected: ``query = W_a s`` and ``keys = U_a h``, so the memory
@@ -106,12 +109,13 @@ def additive_scores(query, keys, attention_v, bias=None):
     >>> tuple(e.shape)
     (2, 3, 5)
     """
+    query, keys, attention_v = (ops.convert_to_tensor(x) for x in (query, keys, attention_v))
     single_step = len(query.shape) == 2
     if single_step:
         query = ops.expand_dims(query, 1)
     hidden = ops.expand_dims(query, 2) + ops.expand_dims(keys, 1)  # [B, S, T, U]
     if bias is not None:
-        hidden = hidden + bias
+        hidden = hidden + ops.convert_to_tensor(bias)
     # e = vᵀ tanh(W q + U k + b), as a reduction: a rank-4 × rank-1 matmul lowers to a
     # tensordot whose gradient XLA cannot compile inside a loop with dynamic lengths.
     scores = ops.sum(ops.tanh(hidden) * attention_v, axis=-1)
@@ -120,7 +124,7 @@ def additive_scores(query, keys, attention_v, bias=None):
     return scores
 
 
-def dot_scores(query, keys, scale=None):
+def dot_scores(query: Tensor, keys: Tensor, scale: float | Tensor | None = None) -> Tensor:
     """Dot-product scores ``e_ij = scale · q_iᵀ k_j`` (Luong "dot"; Vaswani with ``1/sqrt(d)``).
 
     Args:
@@ -138,6 +142,7 @@ def dot_scores(query, keys, scale=None):
     >>> float(e[0, 0, 0])
     2.0
     """
+    query, keys = ops.convert_to_tensor(query), ops.convert_to_tensor(keys)
     single_step = len(query.shape) == len(keys.shape) - 1
     if single_step:
         query = ops.expand_dims(query, -2)
@@ -150,7 +155,7 @@ def dot_scores(query, keys, scale=None):
     return scores
 
 
-def context_scores(keys, context_vector):
+def context_scores(keys: Tensor, context_vector: Tensor) -> Tensor:
     """Scores of every step against a learned context vector: ``e_t = u_tᵀ u_ctx``.
 
     The "informative word / sentence" query of the Hierarchical Attention Network (Yang et al.
@@ -180,10 +185,13 @@ def context_scores(keys, context_vector):
     check_same_dim(
         "keys", keys_shape, -1, "context_vector", vector_shape, 0, "The feature sizes", where
     )
+    keys = ops.convert_to_tensor(keys)
     return ops.sum(keys * ops.cast(context_vector, keys.dtype), axis=-1)  # u_tᵀ u_ctx
 
 
-def causal_mask(query_length, key_length, offset=0):
+def causal_mask(
+    query_length: int | Tensor, key_length: int | Tensor, offset: int | Tensor = 0
+) -> Tensor:
     """Boolean mask letting query step ``i`` see key steps ``j ≤ i + offset``.
 
     With a key/value cache, the queries of the current call start at absolute position
@@ -209,7 +217,7 @@ def causal_mask(query_length, key_length, offset=0):
     return cols <= rows + ops.cast(offset, "int32")
 
 
-def weighted_sum(weights, values):
+def weighted_sum(weights: Tensor, values: Tensor) -> Tensor:
     """Context vectors ``c_i = Σ_j α_ij v_j``.
 
     Args:
@@ -228,7 +236,12 @@ def weighted_sum(weights, values):
     return context
 
 
-def merge_masks(query_mask=None, key_mask=None, attention_mask=None, causal=None):
+def merge_masks(
+    query_mask: Tensor | None = None,
+    key_mask: Tensor | None = None,
+    attention_mask: Tensor | None = None,
+    causal: Tensor | None = None,
+) -> Tensor | None:
     """Combines padding, attention and causal masks into one ``[B, S, T]`` mask (or ``None``).
 
     Args:
@@ -257,7 +270,13 @@ def merge_masks(query_mask=None, key_mask=None, attention_mask=None, causal=None
     return mask
 
 
-def scaled_dot_product_attention(query, key, value, mask=None, scale=None):
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    scale: float | Tensor | None = None,
+) -> Tensor:
     """``softmax(scale · Q Kᵀ, masked) V`` with a memory-lean gradient.
 
         S = scale · Q Kᵀ,   P = masked_softmax(S, mask),   O = P V
@@ -310,24 +329,24 @@ def scaled_dot_product_attention(query, key, value, mask=None, scale=None):
 
         return context, grad
 
-    return attend(query, key, value)
+    return attend(*(ops.convert_to_tensor(x) for x in (query, key, value)))
 
 
-def split_heads(x, num_heads):
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
     """``[B, T, H·d] → [B, H, T, d]``."""
     batch, length = ops.shape(x)[0], ops.shape(x)[1]
     x = ops.reshape(x, (batch, length, num_heads, x.shape[-1] // num_heads))
     return ops.transpose(x, (0, 2, 1, 3))
 
 
-def merge_heads(x):
+def merge_heads(x: Tensor) -> Tensor:
     """``[B, H, T, d] → [B, T, H·d]``."""
     x = ops.transpose(x, (0, 2, 1, 3))
     batch, length = ops.shape(x)[0], ops.shape(x)[1]
     return ops.reshape(x, (batch, length, x.shape[2] * x.shape[3]))
 
 
-def doubly_stochastic_penalty(attention, mask=None):
+def doubly_stochastic_penalty(attention: Tensor, mask: Tensor | None = None) -> Tensor:
     """Per-example doubly stochastic attention penalty of Show, Attend and Tell (without ``λ``).
 
         P = Σ_i (1 − Σ_t m_t α_ti)²

@@ -23,14 +23,17 @@ References:
     arXiv:1406.6247.
 """
 
+from collections.abc import Sequence
+
 import keras
 import numpy as np
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.utils import check_positive_int, check_rank, check_same_dim
 
 
-def glimpse_widths(patch_size, num_scales, scale_factor=2.0):
+def glimpse_widths(patch_size: int, num_scales: int, scale_factor: float = 2.0) -> list[float]:
     """Widths in pixels of the ``num_scales`` patches of a glimpse: ``g · scale_factor^s``.
 
     Example:
@@ -53,7 +56,9 @@ def _check_sizes(patch_size, num_scales, scale_factor, where):
         raise ValueError(f"{where}`scale_factor` must be a number >= 1; received {scale_factor!r}.")
 
 
-def area_weights(centres, widths, cells, length):
+def area_weights(
+    centres: Tensor, widths: Sequence[float] | np.ndarray, cells: int, length: int | Tensor
+) -> Tensor:
     """Area-averaging matrices of patches along one image axis.
 
     For patch ``s`` of width ``w_s`` centred at ``c`` (in pixels), output cell ``i`` covers
@@ -81,6 +86,7 @@ def area_weights(centres, widths, cells, length):
     offsets = (
         np.arange(cells, dtype="float32")[None, :] * steps[:, None] - widths[:, None] / 2.0
     )  # a_i − c, [S, g]
+    offsets, steps = ops.convert_to_tensor(offsets), ops.convert_to_tensor(steps)
     starts = ops.cast(centres, "float32")[:, None, None] + offsets[None]  # a_i, [B, S, g]
     starts = ops.expand_dims(starts, -1)  # [B, S, g, 1]
     ends = starts + steps[None, :, None, None]  # a_i + d
@@ -89,7 +95,13 @@ def area_weights(centres, widths, cells, length):
     return ops.maximum(overlap, 0.0) / steps[None, :, None, None]
 
 
-def extract_glimpses(images, locations, patch_size, num_scales=1, scale_factor=2.0):
+def extract_glimpses(
+    images: Tensor,
+    locations: Tensor,
+    patch_size: int,
+    num_scales: int = 1,
+    scale_factor: float = 2.0,
+) -> Tensor:
     """Multi-resolution glimpses ``ρ(x, l)`` of images at locations (the RAM glimpse sensor).
 
     Patch ``s`` (``s = 0 … num_scales − 1``) is ``g · scale_factor^s`` pixels wide, centred at the

@@ -1,19 +1,18 @@
-"""A time loop for recurrent layers that compiles and differentiates under XLA.
+"""A time loop for recurrent layers that compiles and differentiates on every backend.
 
-``keras.ops.scan`` on the TensorFlow backend runs a ``tf.while_loop`` without
-``maximum_iterations`` and requires per-step outputs shaped like the carry; XLA cannot
-differentiate such a loop ("XLA compilation requires a fixed tensor list size"). This module is
-the one place a recurrent layer's loop touches ``tf`` directly.
+On TensorFlow, ``keras.ops.scan`` runs a ``tf.while_loop`` without ``maximum_iterations`` and
+requires per-step outputs shaped like the carry; XLA cannot differentiate such a loop ("XLA
+compilation requires a fixed tensor list size"). There `scan_steps` runs its own
+``tf.while_loop`` with ``TensorArray`` outputs, the one place a recurrent layer's loop touches
+``tf`` (imported when the loop runs, so that importing this module loads no TensorFlow). On JAX
+and PyTorch it is ``keras.ops.scan`` (``jax.lax.scan``, and a Python loop on PyTorch).
 """
 
-import tensorflow as tf
+import keras
 
 
 def scan_steps(step_fn, initial_state, inputs):
     """Runs ``state, output = step_fn(state, x_t)`` over the time-major ``inputs``.
-
-    The loop is a ``tf.while_loop`` with ``maximum_iterations`` set and ``TensorArray`` outputs,
-    the form XLA compiles and differentiates.
 
     Args:
         step_fn: ``(state, x_t) -> (new_state, output_t)``; ``state`` and ``output_t`` are
@@ -28,10 +27,23 @@ def scan_steps(step_fn, initial_state, inputs):
 
     Example:
 
-    >>> final, outputs = scan_steps(lambda s, x: (s + x, 2 * s), tf.zeros(()), tf.ones((3,)))
-    >>> float(final), outputs.numpy().tolist()
+    >>> import keras
+    >>> final, outputs = scan_steps(
+    ...     lambda s, x: (s + x, 2 * s), keras.ops.zeros(()), keras.ops.ones((3,))
+    ... )
+    >>> float(final), keras.ops.convert_to_numpy(outputs).tolist()
     (3.0, [0.0, 2.0, 4.0])
     """
+    if keras.backend.backend() == "tensorflow":
+        return _tf_scan_steps(step_fn, initial_state, inputs)
+    return keras.ops.scan(step_fn, initial_state, inputs)
+
+
+def _tf_scan_steps(step_fn, initial_state, inputs):
+    """`scan_steps` as a ``tf.while_loop`` with ``maximum_iterations`` set and ``TensorArray``
+    outputs, the form XLA compiles and differentiates."""
+    import tensorflow as tf
+
     flat_inputs = tf.nest.flatten(inputs)
     steps = tf.shape(flat_inputs[0])[0]
     input_arrays = [

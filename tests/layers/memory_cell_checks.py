@@ -12,7 +12,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_adl.training.distribute import build_in_scope, get_strategy
 from tests.harness import np_, run_layer_test
 
 
@@ -93,6 +92,8 @@ def check_keras_file_and_saved_model(cell, tmp_path, input_dim=5):
 
 def check_mirrored_fit_matches_one_device(make_cell, input_dim=5):
     """``fit`` under MirroredStrategy on two logical CPUs equals one device (jit off there)."""
+    from keras_adl.training.distribute import build_in_scope, get_strategy
+
     rng = np.random.default_rng(2)
     x = rng.uniform(size=(16, 6, input_dim)).astype("float32")
     y = rng.uniform(size=(16, 6, 3)).astype("float32")

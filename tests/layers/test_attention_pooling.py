@@ -15,6 +15,7 @@ def test_harness():
     run_layer_test(AttentionPooling, {"units": 4}, H, (3, 6), expected_num_trainable_weights=3)
 
 
+@pytest.mark.portable
 def test_full_harness_with_weights_and_mask():
     run_layer_test(
         AttentionPooling,

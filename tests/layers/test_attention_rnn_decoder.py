@@ -10,6 +10,7 @@ MEMORY = np.random.RandomState(1).rand(2, 6, 7).astype("float32")
 MASK = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], bool)
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         AttentionRNNDecoder,

@@ -32,6 +32,7 @@ def test_harness_sequence_query_normalized():
     )
 
 
+@pytest.mark.portable
 def test_full_harness_single_step_with_separate_key():
     run_layer_test(
         BahdanauAttention,

@@ -26,6 +26,7 @@ IDS = np.array(
 )
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(CharacterCNN, SMALL, IDS, (2, 3, 4), expected_num_trainable_weights=9, full=True)
 

@@ -10,6 +10,7 @@ from tests.layers import memory_cell_checks as checks
 SMALL = dict(controller_units=12, memory_size=8, memory_width=4, num_read_heads=2)
 
 
+@pytest.mark.portable
 def test_full_harness():
     checks.run_cell_harness(DNCCell(**SMALL), expected_num_trainable_weights=5, full=True)
 

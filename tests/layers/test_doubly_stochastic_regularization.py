@@ -24,6 +24,7 @@ def _reference(alpha, mask):
     return ((1.0 - coverage) ** 2).sum(-1)  # Σ_i (1 − ·)²
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         DoublyStochasticRegularization,

@@ -22,6 +22,7 @@ def _embedder(seed=0):
     return elmo_embedder(bilm)
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         ELMoEmbedding,

@@ -14,6 +14,7 @@ def _data(batch=3, size=16, channels=1):
     }
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         GlimpseNetwork,

@@ -15,6 +15,7 @@ def _data(batch=2, size=12, channels=2):
     }
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         GlimpseSensor,

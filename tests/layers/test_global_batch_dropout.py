@@ -13,6 +13,7 @@ from tests.harness import np_, run_layer_test
 X = np.random.default_rng(0).normal(size=(2, 3, 6)).astype("float32")
 
 
+@pytest.mark.portable
 def test_full_harness():
     # Not training (the eager call, predict, the .keras and mixed_float16 checks) the layer is
     # the identity; in training (the gradient check) the kept units pass the input's gradient.

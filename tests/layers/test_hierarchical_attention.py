@@ -35,6 +35,7 @@ def test_harness_token_ids():
     )
 
 
+@pytest.mark.portable
 def test_full_harness_word_vectors_custom_encoders_with_attention():
     # Word vectors with zero vectors as padding; a Dense word encoder (no mask argument) and a
     # unidirectional LSTM sentence encoder, given serialized (as get_config writes them: the

@@ -12,6 +12,7 @@ from tests.harness import np_, run_layer_test
 X = np.random.default_rng(0).normal(size=(2, 3, 6)).astype("float32")
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         Highway,

@@ -9,6 +9,7 @@ QUERY = np.random.RandomState(0).rand(2, 3, 8).astype("float32")
 VALUE = np.random.RandomState(1).rand(2, 5, 8).astype("float32")
 
 
+@pytest.mark.portable
 def test_full_harness_general():
     run_layer_test(
         LuongAttention,

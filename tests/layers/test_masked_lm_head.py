@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 
 from keras_adl.layers import MaskedLMHead
 from tests.harness import np_, run_layer_test
@@ -10,6 +11,7 @@ SEQUENCE = np.random.default_rng(0).normal(size=(2, 6, 8)).astype("float32")
 POSITIONS = np.array([[1, 4, 0], [5, 2, 2]], "int32")
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         MaskedLMHead,

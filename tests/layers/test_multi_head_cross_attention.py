@@ -5,6 +5,7 @@ from keras_adl.layers import MultiHeadCrossAttention
 from tests.harness import np_, run_layer_test
 
 
+@pytest.mark.portable
 def test_full_harness():
     data = {
         "query": np.random.rand(2, 3, 8).astype("float32"),

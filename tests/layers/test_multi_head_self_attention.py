@@ -13,6 +13,7 @@ def test_harness():
     )
 
 
+@pytest.mark.portable
 def test_full_harness_with_scores_and_causal_mask():
     x = np.random.rand(2, 5, 8).astype("float32")
     run_layer_test(

@@ -9,6 +9,7 @@ from tests.layers import memory_cell_checks as checks
 SMALL = dict(controller_units=12, memory_size=8, memory_width=4)
 
 
+@pytest.mark.portable
 def test_full_harness():
     # The initial memory is a constant (non-trainable).
     checks.run_cell_harness(NTMCell(**SMALL), expected_num_trainable_weights=5, full=True)

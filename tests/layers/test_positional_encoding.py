@@ -6,6 +6,7 @@ from keras_adl.layers import PositionalEncoding
 from tests.harness import run_layer_test
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         PositionalEncoding,

@@ -25,6 +25,7 @@ def _images(batch=4, size=16):
     return np.random.default_rng(0).random((batch, size, size, 1)).astype("float32")
 
 
+@pytest.mark.portable
 def test_full_harness():
     # Outputs in key order: baselines, hidden, locations, log_probs. The harness differentiates
     # in training mode, where the locations are samples (no gradient), the policy and the

@@ -18,6 +18,7 @@ LAYERS = (
 MASK = np.array([[True, True, True, False], [True, True, False, False]])
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         ScalarMix,

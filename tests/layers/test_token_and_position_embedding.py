@@ -12,6 +12,7 @@ IDS = np.array([[5, 6, 7, 0], [9, 8, 0, 0]], "int32")
 SEGMENTS = np.array([[0, 0, 1, 0], [0, 1, 0, 0]], "int32")
 
 
+@pytest.mark.portable
 def test_full_harness():
     run_layer_test(
         TokenAndPositionEmbedding,

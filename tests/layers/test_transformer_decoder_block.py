@@ -9,6 +9,7 @@ TARGET = np.random.RandomState(0).rand(2, 6, 8).astype("float32")
 SOURCE = np.random.RandomState(1).rand(2, 5, 12).astype("float32")
 
 
+@pytest.mark.portable
 def test_full_harness_encoder_decoder():
     run_layer_test(
         TransformerDecoderBlock,

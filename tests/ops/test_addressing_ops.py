@@ -1,13 +1,14 @@
 """Addressing ops against hand-checked cases, the papers' formulas and the DNC invariants."""
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 from keras import ops
 
 from keras_adl.ops import addressing as A
-from tests.harness import np_
+from tests.harness import np_, value_and_grads
+
+pytestmark = pytest.mark.portable  # run on every backend by make test-backends
 
 
 def t(x):
@@ -85,12 +86,14 @@ def test_zero_memory_and_zero_keys_give_uniform_finite_weights():
         A.content_addressing(t(np.zeros((2, 5, 3))), t(np.zeros((2, 2, 3))), t(np.ones((2, 2))))
     )
     np.testing.assert_allclose(w, 0.2, rtol=1e-6)
-    with tf.GradientTape() as tape:
-        keys = tf.Variable(np.zeros((1, 1, 3), "float32"))
-        memory = tf.Variable(np.zeros((1, 4, 3), "float32"))
-        out = A.content_addressing(memory, keys, t([[1.0]]))
-        loss = tf.reduce_sum(out * t([[[1.0, 2.0, 3.0, 4.0]]]))
-    for g in tape.gradient(loss, [keys, memory]):
+    _, grads = value_and_grads(
+        lambda keys, memory: ops.sum(
+            A.content_addressing(memory, keys, t([[1.0]])) * t([[[1.0, 2.0, 3.0, 4.0]]])
+        ),
+        np.zeros((1, 1, 3), "float32"),
+        np.zeros((1, 4, 3), "float32"),
+    )
+    for g in grads:
         assert np.all(np.isfinite(np_(g)))
 
 
@@ -183,10 +186,11 @@ def test_allocation_with_zero_usage_goes_to_one_slot():
 
 
 def test_allocation_gradient_is_finite_with_full_and_empty_slots():
-    usage = tf.Variable(np.array([[0.0, 1.0, 1.0, 0.5]], "float32"))
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_sum(A.allocation_weights(usage) * t([[1.0, 2.0, 3.0, 4.0]]))
-    g = np_(tape.gradient(loss, usage))
+    _, (g,) = value_and_grads(
+        lambda usage: ops.sum(A.allocation_weights(usage) * t([[1.0, 2.0, 3.0, 4.0]])),
+        np.array([[0.0, 1.0, 1.0, 0.5]], "float32"),
+    )
+    g = np_(g)
     assert np.all(np.isfinite(g)) and np.any(g != 0)
 
 
@@ -293,6 +297,7 @@ def test_freed_slot_is_reused():
     assert int(np_(ops.argmax(second, -1))[0]) == slot
 
 
+@pytest.mark.tf_only
 def test_ops_compile_under_xla_with_dynamic_batch():
     @tf.function(jit_compile=True, input_signature=[tf.TensorSpec((None, 6), tf.float32)])
     def alloc_grad(usage):
@@ -317,4 +322,12 @@ def test_low_level_shape_errors_name_the_argument():
         )
     with pytest.raises(ValueError, match="`usage` must have rank 2"):
         A.allocation_weights(t(np.ones((4,))))
-    assert keras.backend.backend() == "tensorflow"
+
+
+def test_oneplus_is_one_plus_softplus_and_at_least_one():
+    x = np.array([-30.0, -1.0, 0.0, 2.0, 30.0], "float32")
+    got = np_(A.oneplus(x))
+    np.testing.assert_allclose(got, 1.0 + np.log1p(np.exp(x)), rtol=1e-6)
+    assert np.all(got >= 1.0)
+    _, (grad,) = value_and_grads(lambda x: ops.sum(A.oneplus(x)), x)
+    np.testing.assert_allclose(np_(grad), 1.0 / (1.0 + np.exp(-x)), rtol=1e-5, atol=1e-7)

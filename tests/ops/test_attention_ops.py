@@ -14,7 +14,9 @@ from keras_adl.ops.attention import (
     split_heads,
     weighted_sum,
 )
-from tests.harness import np_
+from tests.harness import np_, value_and_grads
+
+pytestmark = pytest.mark.portable  # run on every backend by make test-backends
 
 
 def test_masked_softmax_matches_softmax_over_unmasked_and_zero_elsewhere():
@@ -108,32 +110,34 @@ def _composed(q, k, v, mask, scale):
 
 @pytest.mark.parametrize("use_mask", [False, True])
 def test_scaled_dot_product_attention_values_and_gradients_match_composed_ops(use_mask):
-    import tensorflow as tf
-
     from keras_adl.ops.attention import scaled_dot_product_attention
 
     rng = np.random.RandomState(3)
-    q, k, v = (tf.constant(rng.randn(2, 3, 4, 5).astype("float32")) for _ in range(3))
-    k = tf.constant(rng.randn(2, 3, 6, 5).astype("float32"))
-    v = tf.constant(rng.randn(2, 3, 6, 7).astype("float32"))
+    q = rng.randn(2, 3, 4, 5).astype("float32")
+    k = rng.randn(2, 3, 6, 5).astype("float32")
+    v = rng.randn(2, 3, 6, 7).astype("float32")
     mask = None
     if use_mask:
         mask = rng.rand(2, 1, 4, 6) > 0.4
         mask[0, 0, 1] = False  # a fully masked row
-    probe = tf.constant(rng.randn(2, 3, 4, 7).astype("float32"))
+    probe = keras.ops.convert_to_tensor(rng.randn(2, 3, 4, 7).astype("float32"))
     results = []
     for fn in (scaled_dot_product_attention, _composed):
-        with tf.GradientTape() as tape:
-            tape.watch([q, k, v])
-            out = fn(q, k, v, mask, 0.4)
-            loss = tf.reduce_sum(tf.sin(out) * probe)
-        results.append([out] + tape.gradient(loss, [q, k, v]))
+        out = fn(q, k, v, mask, 0.4)
+        _, grads = value_and_grads(
+            lambda q, k, v, fn=fn: keras.ops.sum(keras.ops.sin(fn(q, k, v, mask, 0.4)) * probe),
+            q,
+            k,
+            v,
+        )
+        results.append([out] + list(grads))
     for fast, reference in zip(*results):
         np.testing.assert_allclose(np_(fast), np_(reference), rtol=1e-4, atol=1e-5)
     if use_mask:
         assert np.all(np_(results[0][0])[0, :, 1] == 0)
 
 
+@pytest.mark.tf_only
 def test_scaled_dot_product_attention_compiles_and_runs_in_float16():
     import tensorflow as tf
 
@@ -162,3 +166,38 @@ def test_masked_softmax_over_one_position():
     np.testing.assert_array_equal(np_(masked_softmax(scores)), np.ones((3, 1)))
     mask = np.array([[True], [False], [True]])
     np.testing.assert_array_equal(np_(masked_softmax(scores, mask)), mask.astype("float32"))
+
+
+def test_context_scores_formula_and_gradient():
+    from keras_adl.ops.attention import context_scores
+
+    rng = np.random.default_rng(4)
+    keys = rng.standard_normal((2, 3, 5, 4)).astype("float32")
+    context = rng.standard_normal(4).astype("float32")
+    np.testing.assert_allclose(
+        np_(context_scores(keys, context)), keys @ context, rtol=1e-5, atol=1e-6
+    )
+    _, (d_keys, d_context) = value_and_grads(
+        lambda k, u: keras.ops.sum(context_scores(k, u)), keys, context
+    )
+    np.testing.assert_allclose(np_(d_keys), np.broadcast_to(context, keys.shape), rtol=1e-6)
+    np.testing.assert_allclose(np_(d_context), keys.sum(axis=(0, 1, 2)), rtol=1e-5)
+
+
+def test_doubly_stochastic_penalty_formula_mask_and_dtype():
+    from keras_adl.ops.attention import doubly_stochastic_penalty
+
+    rng = np.random.default_rng(5)
+    alpha = rng.random((2, 4, 3)).astype("float32")
+    alpha /= alpha.sum(-1, keepdims=True)
+    mask = np.array([[True, True, False, False], [True, True, True, True]])
+    expected = ((1.0 - (alpha * mask[..., None]).sum(1)) ** 2).sum(-1)
+    got = doubly_stochastic_penalty(alpha.astype("float16"), mask)
+    assert keras.backend.standardize_dtype(got.dtype) == "float32"
+    np.testing.assert_allclose(np_(got), expected, rtol=2e-3)
+    # A padded step changes nothing: its weights are left out.
+    changed = alpha.copy()
+    changed[0, 3] = [1.0, 0.0, 0.0]
+    np.testing.assert_allclose(
+        np_(doubly_stochastic_penalty(changed, mask))[0], expected[0], rtol=1e-5
+    )

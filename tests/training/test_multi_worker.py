@@ -139,6 +139,7 @@ def test_gradient_clipping_under_mirrored_strategy_clips_the_global_gradient():
 # -- two worker processes ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 15 s: two processes; the fast suite keeps the in-process clipping check
 def test_two_workers_train_dates_as_one_process_on_the_same_global_batches(tmp_path):
     settings = ["--epochs", 2, "--samples", 128, "--seed", 0, "--checkpoint-every", 3]
     settings += ["--collective-timeout", 300]  # generous: only exercises the option
