@@ -113,6 +113,8 @@ class RecurrentAttentionModel(keras.Model):
         self.accuracy_tracker.update_state(y, y_pred["probabilities"], sample_weight)
         if getattr(self, "_evaluating", False):
             return {name: self.get_metrics_result()[name] for name in ("loss", "accuracy")}
+        # Recomputed, not kept from `compute_loss`: on JAX that runs inside `jax.grad`'s trace,
+        # whose values cannot leave it. The terms are [B]-sized; the cost is negligible.
         terms = self.hybrid_loss(y, y_pred)
         for tracker, term in zip(
             (self.cross_entropy_tracker, self.reinforce_tracker, self.baseline_tracker), terms
