@@ -87,13 +87,19 @@ def test_ntm_copy_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
-@pytest.mark.slow  # six model compilations, four under XLA: about a minute
-def test_memory_speed_benchmark_smoke():
+@pytest.mark.slow  # fourteen model compilations, seven under XLA: about two minutes
+def test_memory_speed_benchmark_smoke(tmp_path):
     benchmark = load_script("benchmarks/memory_speed.py")
-    results = benchmark.main(["--smoke"])
-    assert [(r[0], r[1]) for r in results["jit"]] == [("ntm", 2), ("dnc", 2)]
+    results = benchmark.main(["--smoke", "--out", str(tmp_path)])
+    assert [(r[0], r[1]) for r in results["jit"]] == [
+        ("ntm", 2),
+        ("dnc", 2),
+        ("dnc, sparse K = 2", 2),
+    ]
     assert [r[0] for r in results["memory_size"]] == [8, 16]
+    assert all(len(r[1]) == 4 and min(r[1]) > 0 for r in results["memory_size"])
     assert all(t > 0 for r in results["jit"] for t in r[2:])
+    assert os.path.getsize(results["picture"]) > 1000
 
 
 def test_ram_digits_example_smoke(tmp_path):

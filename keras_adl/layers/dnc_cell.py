@@ -12,12 +12,20 @@ from keras_adl.ops.addressing import (
     content_addressing,
     directional_read_weights,
     erase_and_write,
+    initial_sparse_link,
     oneplus,
     read_memory,
+    sparse_directional_read_weights,
     update_precedence,
+    update_sparse_temporal_link,
     update_temporal_link,
     update_usage,
 )
+from keras_adl.utils import check_positive_int
+
+#: The largest slot index each state dtype holds exactly (the sparse link keeps its column
+#: indices in the float states Keras' ``RNN`` carries).
+_EXACT_INTEGERS = {"float16": 2048, "bfloat16": 256}
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -46,7 +54,9 @@ class DNCCell(MemoryCellBase):
     ``mixed_float16``; between steps Keras' ``RNN`` keeps the states in the compute dtype
     (``float16`` under ``mixed_float16``): for a full-precision memory in a mixed-precision
     model, give the cell and its ``RNN`` ``dtype="float32"``.
-    The link matrix costs ``O(N²)`` memory and time per step and write head.
+    The link matrix costs ``O(N²)`` memory and time per step and write head; with
+    ``sparse_links=K`` each row keeps only its ``K`` largest entries (the sparse link of the
+    paper's Methods; `keras_adl.ops.addressing.update_sparse_temporal_link`), ``O(N·K log K)``.
 
     Unlike DeepMind's DNC code, which stops the gradient of the usage with respect to the
     previous write weights, the usage here is differentiable in them, as in the paper's
@@ -65,6 +75,11 @@ class DNCCell(MemoryCellBase):
             `NTMCell`).
         clip_value: clip the controller output and the interface vector to ``±clip_value``;
             ``None`` disables.
+        sparse_links: ``None`` for the dense ``N × N`` link matrix, or ``K`` (``1 ≤ K ≤ N``)
+            to keep the ``K`` largest entries of each row (equal to the dense link for
+            ``K = N``; the paper uses small ``K`` such as 8). Its column indices are kept in the
+            float states, so under ``float16`` (``bfloat16``) states ``N`` may not exceed
+            2048 (256).
         return_addressing: append the read and write weights to the output (see
             `split_output`).
         kernel_initializer: of the controller and interface kernels.
@@ -73,7 +88,8 @@ class DNCCell(MemoryCellBase):
     Call arguments:
         inputs: ``[B, D]``, one step's input.
         states: list of states in the order of `state_names`: the controller's (``h, c`` for
-            an LSTM), ``memory [B, N·W]``, ``usage [B, N]``, ``link [B, Hw·N·N]``,
+            an LSTM), ``memory [B, N·W]``, ``usage [B, N]``, ``link [B, Hw·N·N]`` (with
+            ``sparse_links=K``: ``link_values`` and ``link_indices``, ``[B, Hw·N·K]`` each),
             ``precedence [B, Hw·N]``, ``read_weights [B, R·N]``, ``write_weights [B, Hw·N]``,
             ``reads [B, R·W]``.
         training: passed to the controller.
@@ -104,6 +120,7 @@ class DNCCell(MemoryCellBase):
         controller: str = "lstm",
         memory_init: str = "constant",
         clip_value: float | None = 20.0,
+        sparse_links: int | None = None,
         return_addressing: bool = False,
         kernel_initializer: Initializer = "glorot_uniform",
         **kwargs: Any,
@@ -121,6 +138,22 @@ class DNCCell(MemoryCellBase):
             kernel_initializer=kernel_initializer,
             **kwargs,
         )
+        where = "DNCCell: "
+        self.sparse_links = check_positive_int("sparse_links", sparse_links, where, allow_none=True)
+        if self.sparse_links is not None:
+            if self.sparse_links > self.memory_size:
+                raise ValueError(
+                    f"{where}`sparse_links` must be at most `memory_size` ({self.memory_size}); "
+                    f"received {self.sparse_links}."
+                )
+            limit = _EXACT_INTEGERS.get(self.compute_dtype)
+            if limit is not None and self.memory_size > limit:
+                raise ValueError(
+                    f"{where}with `sparse_links`, the slot indices live in the {self.compute_dtype} "
+                    f"states, exact up to {limit}; `memory_size` must be at most {limit} "
+                    f"under this dtype; received {self.memory_size}. Give the cell and its RNN "
+                    "dtype='float32'."
+                )
 
     @property
     def num_read_modes(self):
@@ -147,10 +180,15 @@ class DNCCell(MemoryCellBase):
 
     def _memory_state_shapes(self):
         n, w, r, hw = self.memory_size, self.memory_width, self.num_read_heads, self.num_write_heads
+        if self.sparse_links is None:
+            link = [("link", (hw, n, n))]
+        else:
+            k = self.sparse_links
+            link = [("link_values", (hw, n, k)), ("link_indices", (hw, n, k))]
         return [
             ("memory", (n, w)),
             ("usage", (n,)),
-            ("link", (hw, n, n)),
+            *link,
             ("precedence", (hw, n)),
             ("read_weights", (r, n)),
             ("write_weights", (hw, n)),
@@ -159,8 +197,15 @@ class DNCCell(MemoryCellBase):
 
     def _initial_memory_states(self, memory, batch_size):
         shapes = self._memory_state_shapes()[1:]
-        zeros = [ops.zeros((batch_size,) + shape, "float32") for _, shape in shapes]
-        return [memory] + zeros
+        states = [ops.zeros((batch_size,) + shape, "float32") for _, shape in shapes]
+        if self.sparse_links is not None:
+            _, indices = initial_sparse_link(
+                batch_size, self.memory_size, self.sparse_links, heads=self.num_write_heads
+            )
+            states[[name for name, _ in shapes].index("link_indices")] = ops.cast(
+                indices, "float32"
+            )
+        return [memory] + states
 
     def _parse_interface(self, interface):
         r, hw, w = self.num_read_heads, self.num_write_heads, self.memory_width
@@ -211,15 +256,26 @@ class DNCCell(MemoryCellBase):
         write_weights = g_w * (g_a * allocation + (1.0 - g_a) * write_content)
 
         memory = erase_and_write(memory, write_weights, p["erase"], p["write_vectors"])
-        link = update_temporal_link(states["link"], states["precedence"], write_weights)
+        if self.sparse_links is None:
+            link = update_temporal_link(states["link"], states["precedence"], write_weights)
+            link_states = {"link": link}
+        else:
+            values, indices = update_sparse_temporal_link(
+                states["link_values"], states["link_indices"], states["precedence"], write_weights
+            )
+            link_states = {"link_values": values, "link_indices": ops.cast(indices, "float32")}
         precedence = update_precedence(states["precedence"], write_weights)
 
         # Read weights: backward / content / forward, mixed by the read modes.
         hw = self.num_write_heads
         previous_reads = states["read_weights"]
         read_content = content_addressing(memory, p["read_keys"], p["read_strengths"])
-        backward = directional_read_weights(link, previous_reads, forward=False)  # [B,R,Hw,N]
-        forward = directional_read_weights(link, previous_reads, forward=True)
+        if self.sparse_links is None:
+            backward = directional_read_weights(link, previous_reads, forward=False)  # [B,R,Hw,N]
+            forward = directional_read_weights(link, previous_reads, forward=True)
+        else:
+            backward = sparse_directional_read_weights(values, indices, previous_reads, False)
+            forward = sparse_directional_read_weights(values, indices, previous_reads, True)
         modes = p["read_modes"]
         read_weights = (
             ops.sum(modes[:, :, :hw, None] * backward, axis=2)
@@ -230,10 +286,15 @@ class DNCCell(MemoryCellBase):
         new_states = {
             "memory": memory,
             "usage": usage,
-            "link": link,
+            **link_states,
             "precedence": precedence,
             "read_weights": read_weights,
             "write_weights": write_weights,
             "reads": reads,
         }
         return new_states, reads, read_weights, write_weights
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config["sparse_links"] = self.sparse_links
+        return config

@@ -328,8 +328,7 @@ def allocation_weights(usage: Tensor, epsilon: float = EPSILON) -> Tensor:
     gradient divides by them); ties are sorted lower slot index first (``top_k``'s order), so
     with all usage zero everything goes to slot 0.
     The sort is a ``top_k`` of the free-ness ``1 − u``; the sorted allocation is put back in slot
-    order by a gather with the inverse permutation, written as a contraction with the one-hot
-    of the sort order so that it compiles under XLA in a recurrent loop's gradient.
+    order by a gather with the inverse permutation (``O(N log N)`` in all).
 
     Args:
         usage: ``[B, N]`` in ``[0, 1]`` (``N`` static).
@@ -354,11 +353,10 @@ def allocation_weights(usage: Tensor, epsilon: float = EPSILON) -> Tensor:
     cumulative = ops.cumprod(sorted_usage, axis=-1)
     exclusive = ops.concatenate([ops.ones_like(cumulative[:, :1]), cumulative[:, :-1]], axis=-1)
     sorted_allocation = sorted_free * exclusive
-    # a[n] = sorted_allocation[φ⁻¹(n)]: the gather by the inverse permutation, written as a
-    # contraction with the one-hot of φ (O(N²), like the link matrix), because a gather's
-    # gradient has dynamic shapes that XLA cannot compile inside a recurrent loop's backward pass.
-    permutation = ops.one_hot(order, num_slots, dtype=usage.dtype)  # [b, j, n] = [φ_j == n]
-    return ops.einsum("bj,bjn->bn", sorted_allocation, permutation)
+    # a[n] = sorted_allocation[φ⁻¹(n)]: a gather by the inverse permutation (φ's argsort),
+    # O(N log N); it compiles under XLA inside a recurrent loop's gradient.
+    inverse = ops.argsort(order, axis=-1)
+    return ops.take_along_axis(sorted_allocation, ops.cast(inverse, "int32"), axis=-1)
 
 
 def update_precedence(precedence: Tensor, write_weights: Tensor) -> Tensor:
@@ -458,3 +456,209 @@ def directional_read_weights(link: Tensor, read_weights: Tensor, forward: bool) 
     else:
         equation = "bhij,brj->brhi" if forward else "bhij,bri->brhj"
     return ops.einsum(equation, link, read_weights)
+
+
+# --- The sparse temporal link (DNC Methods, "Sparse link matrix") ----------------------------
+#
+# The dense link costs O(N²) memory and time per step and write head. The sparse link keeps at
+# most K entries per row ``i`` (slot written after): their column indices ``j`` and values. A
+# step is O(N·K·log K) (plus O(N log K) for the top-K of the precedence); the directional
+# reads are a gather (forward) and a segment sum (backward), O(N·K) each.
+
+
+def initial_sparse_link(batch_size: int | Tensor, num_slots: int, k: int, heads: int | None = None):
+    """An empty sparse link: values 0, and in row ``i`` the (distinct) columns ``0 … K−1``.
+
+    Args:
+        batch_size: ``B``.
+        num_slots: ``N``.
+        k: entries kept per row, ``1 ≤ K ≤ N``.
+        heads: if given, one link per write head (``[B, Hw, N, K]``).
+
+    Returns:
+        ``(values, indices)``, float32 zeros and int32 column indices, ``[B, N, K]`` (or
+        ``[B, Hw, N, K]``).
+    """
+    if not 1 <= k <= num_slots:
+        raise ValueError(
+            f"initial_sparse_link: `k` must be in [1, num_slots={num_slots}]; received {k}."
+        )
+    shape = (batch_size, num_slots, k) if heads is None else (batch_size, heads, num_slots, k)
+    indices = ops.broadcast_to(ops.arange(k, dtype="int32"), shape)
+    return ops.zeros(shape, "float32"), indices
+
+
+def _flatten_heads(x, rank):
+    """``[B, Hw, ...]`` → ``[B·Hw, ...]`` when ``x`` has ``rank + 1`` dims (one per head)."""
+    if len(x.shape) == rank + 1:
+        return ops.reshape(x, (-1,) + tuple(x.shape[2:]))
+    return x
+
+
+def _gather_rows(vector, indices):
+    """``out[b, i, k] = vector[b, indices[b, i, k]]`` for ``vector [B, N]``, ``indices [B, N, K]``."""
+    n, k = indices.shape[-2], indices.shape[-1]
+    flat = ops.take_along_axis(vector, ops.reshape(indices, (-1, n * k)), axis=-1)
+    return ops.reshape(flat, (-1, n, k))
+
+
+def update_sparse_temporal_link(
+    values: Tensor, indices: Tensor, precedence: Tensor, write_weights: Tensor
+) -> tuple[Tensor, Tensor]:
+    """`update_temporal_link` on a link that keeps the ``K`` largest entries of each row.
+
+    The kept entries follow the dense formula,
+
+        L_t[i, j] = (1 − w^w_t[i] − w^w_t[j]) L_{t−1}[i, j] + w^w_t[i] p_{t−1}[j],   L_t[i, i] = 0
+
+    and the new entries ``w^w_t[i] p_{t−1}[j]`` are added only for the ``K`` largest
+    ``p_{t−1}[j]`` (as the paper's sparse precedence); each row then keeps the ``K`` largest of
+    its (at most ``2K``) candidates. Entries never exceed the dense link's (no entry gains what
+    the dense one does not), and for ``K = N`` the result equals the dense update. Columns are
+    not capped at ``K`` (the paper also caps them; rows are what the reads gather).
+
+    Args:
+        values: the kept entries ``[B, N, K]`` (or ``[B, Hw, N, K]``), in ``[0, 1]``.
+        indices: their columns, int (or integer-valued float), distinct within a row, the shape
+            of ``values`` (see `initial_sparse_link`).
+        precedence: the *previous* precedence ``[B, N]`` (or ``[B, Hw, N]``).
+        write_weights: this step's write weights, the shape of ``precedence``.
+
+    Returns:
+        ``(values, indices)``, int32 indices, the shapes of the inputs.
+
+    Example:
+
+    >>> v, i = initial_sparse_link(1, 3, 1)
+    >>> v, i = update_sparse_temporal_link(v, i, ops.convert_to_tensor([[1.0, 0.0, 0.0]]),
+    ...                                    ops.convert_to_tensor([[0.0, 1.0, 0.0]]))
+    >>> ops.convert_to_numpy(sparse_link_to_dense(v, i, 3))  # slot 1 was written after slot 0
+    array([[[0., 0., 0.],
+            [1., 0., 0.],
+            [0., 0., 0.]]], dtype=float32)
+    """
+    where = "update_sparse_temporal_link: "
+    v_shape = check_rank("values", values, (3, 4), where)
+    i_shape = check_rank("indices", indices, len(v_shape), where)
+    check_rank("precedence", precedence, len(v_shape) - 1, where)
+    w_shape = check_rank("write_weights", write_weights, len(v_shape) - 1, where)
+    check_same_dim(
+        "values", v_shape, -2, "write_weights", w_shape, -1, "The number of slots N", where
+    )
+    check_same_dim("values", v_shape, -1, "indices", i_shape, -1, "The entries per row K", where)
+    num_slots = _last_dim("write_weights", write_weights, where)
+    k = _last_dim("values", values, where)
+    if k > num_slots:
+        raise ValueError(
+            f"{where}K = {k} entries per row exceeds the number of slots N = {num_slots}."
+        )
+    out_shape = ops.shape(values)
+    values = _flatten_heads(values, 3)
+    indices = ops.cast(_flatten_heads(indices, 3), "int32")
+    precedence = _flatten_heads(precedence, 2)
+    w = _flatten_heads(write_weights, 2)
+
+    # The kept entries decay as the dense ones do.
+    w_i = w[:, :, None]  # [B, N, 1]
+    kept = (1.0 - w_i - _gather_rows(w, indices)) * values  # [B, N, K]
+    # The new entries w_i p_j, for the K largest p_j (the same columns in every row).
+    p_top, p_columns = ops.top_k(precedence, k=k, sorted=False)  # [B, K]
+    p_columns = ops.cast(p_columns, "int32")
+    same = ops.cast(indices[:, :, :, None] == p_columns[:, None, None, :], values.dtype)
+    kept = kept + w_i * ops.einsum("bikl,bl->bik", same, p_top)  # columns already kept
+    fresh = w_i * p_top[:, None, :]  # [B, N, K]
+    already = ops.sum(same, axis=2) > 0  # [B, N, K]: that column is among the kept ones
+    # A fresh entry in an already-kept column was added above; rank it below every real entry
+    # (all ≥ 0) so that the K chosen columns stay distinct.
+    fresh = ops.where(already, -ops.ones_like(fresh), fresh)
+    candidates = ops.concatenate([kept, fresh], axis=-1)  # [B, N, 2K]
+    columns = ops.concatenate(
+        [indices, ops.broadcast_to(p_columns[:, None, :], ops.shape(indices))], axis=-1
+    )
+    rows = ops.arange(num_slots, dtype="int32")[None, :, None]
+    candidates = ops.where(columns == rows, ops.zeros_like(candidates), candidates)
+    new_values, chosen = ops.top_k(candidates, k=k, sorted=False)
+    new_indices = ops.take_along_axis(columns, ops.cast(chosen, "int32"), axis=-1)
+    return ops.reshape(new_values, out_shape), ops.reshape(new_indices, out_shape)
+
+
+def sparse_directional_read_weights(
+    values: Tensor, indices: Tensor, read_weights: Tensor, forward: bool
+) -> Tensor:
+    """`directional_read_weights` on a sparse link (`update_sparse_temporal_link`).
+
+    Forward ``f[i] = Σ_k values[i, k] w[indices[i, k]]`` is a gather; backward
+    ``b[j] = Σ_{i, k: indices[i, k] = j} values[i, k] w[i]`` is a segment sum.
+
+    Args:
+        values: ``[B, N, K]``, or ``[B, Hw, N, K]`` with one link per write head.
+        indices: their columns, the shape of ``values``.
+        read_weights: the previous read weights ``[B, R, N]``.
+        forward: ``True`` for ``L w``, ``False`` for ``Lᵀ w``.
+
+    Returns:
+        ``[B, R, N]`` for rank-3 ``values``, ``[B, R, Hw, N]`` for rank-4 ``values``.
+
+    Example:
+
+    >>> v, i = initial_sparse_link(1, 2, 1)
+    >>> v, i = update_sparse_temporal_link(v, i, ops.convert_to_tensor([[1.0, 0.0]]),
+    ...                                    ops.convert_to_tensor([[0.0, 1.0]]))
+    >>> w = ops.convert_to_tensor([[[1.0, 0.0]]])  # reading slot 0
+    >>> ops.convert_to_numpy(sparse_directional_read_weights(v, i, w, forward=True))
+    array([[[0., 1.]]], dtype=float32)
+    """
+    where = "sparse_directional_read_weights: "
+    v_shape = check_rank("values", values, (3, 4), where)
+    i_shape = check_rank("indices", indices, len(v_shape), where)
+    r_shape = check_rank("read_weights", read_weights, 3, where)
+    check_same_dim(
+        "values", v_shape, -2, "read_weights", r_shape, 2, "The number of slots N", where
+    )
+    check_same_dim("values", v_shape, -1, "indices", i_shape, -1, "The entries per row K", where)
+    num_slots = _last_dim("read_weights", read_weights, where)
+    num_reads = _last_dim("read_weights", ops.moveaxis(read_weights, 1, -1), where)
+    k = _last_dim("values", values, where)
+    per_head = len(v_shape) == 4
+    if not per_head:
+        values, indices = values[:, None], indices[:, None]
+    heads = int(values.shape[1])
+    batch = ops.shape(read_weights)[0]
+    entries = heads * num_slots * k
+    indices = ops.reshape(ops.cast(indices, "int32"), (-1, 1, entries))  # [B, 1, Hw·N·K]
+    if forward:
+        gathered = ops.take_along_axis(
+            read_weights, ops.broadcast_to(indices, (batch, num_reads, entries)), axis=-1
+        )  # [B, R, Hw·N·K]: w[indices[h, i, k]]
+        gathered = ops.reshape(gathered, (-1, num_reads, heads, num_slots, k))
+        result = ops.sum(values[:, None] * gathered, axis=-1)  # [B, R, Hw, N]
+    else:
+        # values[h, i, k] w[i], summed into column indices[h, i, k] of (b, r, h).
+        contributions = values[:, None] * read_weights[:, :, None, :, None]  # [B, R, Hw, N, K]
+        offsets = ops.arange(batch * num_reads * heads, dtype="int32") * num_slots
+        segments = ops.reshape(indices, (-1, 1, heads, num_slots * k)) + ops.reshape(
+            offsets, (-1, num_reads, heads, 1)
+        )
+        summed = ops.segment_sum(
+            ops.reshape(contributions, (-1,)),
+            ops.reshape(segments, (-1,)),
+            num_segments=batch * num_reads * heads * num_slots,
+        )
+        result = ops.reshape(summed, (-1, num_reads, heads, num_slots))
+    return result if per_head else result[:, :, 0]
+
+
+def sparse_link_to_dense(values: Tensor, indices: Tensor, num_slots: int) -> Tensor:
+    """The dense link ``[B, (Hw,) N, N]`` holding a sparse link's entries (for inspection and
+    tests; O(N²)).
+
+    Args:
+        values: ``[B, N, K]`` or ``[B, Hw, N, K]``.
+        indices: their columns, the shape of ``values``.
+        num_slots: ``N``.
+
+    Returns:
+        ``[B, N, N]`` or ``[B, Hw, N, N]``.
+    """
+    one_hot = ops.one_hot(ops.cast(indices, "int32"), num_slots, dtype=values.dtype)
+    return ops.sum(values[..., None] * one_hot, axis=-2)

@@ -83,6 +83,84 @@ def test_state_invariants_after_a_sequence(num_write_heads):
     assert np.all(write_w >= -1e-7) and np.all(write_w.sum(-1) <= 1 + 1e-5)
 
 
+@pytest.mark.tf_only
+def test_sparse_links_harness_and_xla_fit():
+    checks.run_cell_harness(DNCCell(**SMALL, sparse_links=3), expected_num_trainable_weights=5)
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [
+            keras.Input((6, 5)),
+            keras.layers.RNN(DNCCell(**SMALL, sparse_links=3), return_sequences=True),
+            keras.layers.Dense(2),
+        ]
+    )
+    model.compile(keras.optimizers.Adam(1e-2), "mse", jit_compile=True)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(8, 6, 5)).astype("float32"), rng.normal(size=(8, 6, 2))
+    before = [np_(w).copy() for w in model.trainable_weights]
+    history = model.fit(x, y, batch_size=4, epochs=3, verbose=0).history["loss"]
+    assert np.all(np.isfinite(history)) and history[-1] < history[0]
+    assert all(np.any(np_(w) != b) for w, b in zip(model.trainable_weights, before))
+
+
+def test_sparse_links_config_and_keras_file(tmp_path):
+    checks.check_config_round_trip(
+        DNCCell, dict(controller_units=7, memory_size=9, memory_width=3, sparse_links=4)
+    )
+    checks.check_keras_file_and_saved_model(DNCCell(**SMALL, sparse_links=2), tmp_path)
+
+
+@pytest.mark.parametrize("num_write_heads", [1, 2])
+def test_sparse_links_keeping_every_entry_equal_the_dense_cell(num_write_heads):
+    kwargs = dict(
+        SMALL,
+        num_write_heads=num_write_heads,
+        kernel_initializer=keras.initializers.RandomNormal(stddev=1.0, seed=1),
+    )
+    dense, sparse = DNCCell(**kwargs), DNCCell(**kwargs, sparse_links=SMALL["memory_size"])
+    dense_out, dense_states = _run(dense)
+    sparse.build((None, 5))
+    sparse.set_weights(dense.get_weights())
+    sparse_out, sparse_states = _run(sparse)
+    np.testing.assert_allclose(np_(sparse_out), np_(dense_out), atol=1e-5)
+    from keras_adl.ops.addressing import sparse_link_to_dense
+
+    link = sparse_link_to_dense(
+        sparse_states["link_values"], sparse_states["link_indices"], SMALL["memory_size"]
+    )
+    np.testing.assert_allclose(np_(link), np_(dense_states["link"]), atol=1e-6)
+
+
+def test_sparse_links_states_keep_distinct_columns_and_a_zero_diagonal():
+    cell = DNCCell(
+        **SMALL, sparse_links=2, kernel_initializer=keras.initializers.RandomNormal(stddev=1.0)
+    )
+    _, s = _run(cell, steps=20)
+    values, indices = np_(s["link_values"]), np_(s["link_indices"]).astype(int)  # [B,1,N,K]
+    assert values.shape == indices.shape == (3, 1, 8, 2)
+    assert np.all(values >= -1e-6) and np.all(values <= 1 + 1e-6)
+    assert np.any(values > 1e-3)
+    assert all(len(set(row)) == 2 for row in indices.reshape(-1, 2).tolist())
+    rows = np.arange(8)[None, None, :, None]
+    assert np.all(values[indices == rows] == 0.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(sparse_links=0), "`sparse_links` must be a positive integer"),
+        (dict(sparse_links=9), "`sparse_links` must be at most `memory_size` \\(8\\)"),
+        (
+            dict(memory_size=300, sparse_links=8, dtype="bfloat16"),
+            "`memory_size` must be at most 256",
+        ),
+    ],
+)
+def test_bad_sparse_links(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        DNCCell(**{**SMALL, **kwargs})
+
+
 def test_allocation_write_goes_to_unused_slots_in_turn():
     """With write gate = allocation gate = 1 and nothing freed, successive writes fill distinct
     slots, and usage of each written slot is ~1."""

@@ -277,6 +277,117 @@ def test_link_records_write_order_and_directional_reads_follow_it():
     assert tuple(A.directional_read_weights(per_head, reading_0, True).shape) == (1, 1, 2, n)
 
 
+def _writes(rng, shape, temperature):
+    logits = rng.normal(size=shape) / temperature
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w = w / w.sum(-1, keepdims=True) * rng.uniform(0.5, 1.0, size=shape[:-1] + (1,))
+    return w.astype("float32")
+
+
+@pytest.mark.parametrize("heads", [None, 2])
+def test_sparse_link_equals_the_dense_link_when_it_keeps_every_entry(heads):
+    rng = np.random.default_rng(11)
+    b, n = 3, 6
+    shape = (b, n) if heads is None else (b, heads, n)
+    link, p = np.zeros(shape + (n,), "float32"), np.zeros(shape, "float32")
+    values, indices = A.initial_sparse_link(b, n, n, heads)
+    for _ in range(12):
+        w = _writes(rng, shape, 1.0)
+        link = np_(A.update_temporal_link(t(link), t(p), t(w)))
+        values, indices = A.update_sparse_temporal_link(values, indices, t(p), t(w))
+        p = np_(A.update_precedence(t(p), t(w)))
+        np.testing.assert_allclose(np_(A.sparse_link_to_dense(values, indices, n)), link, atol=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_sparse_link_never_exceeds_the_dense_one_and_reads_match_its_entries(k):
+    """Small K drops entries but adds none: 0 ≤ sparse ≤ dense entrywise; rows keep K distinct
+    columns, the diagonal stays 0; the sparse reads equal the dense reads of the kept entries."""
+    rng = np.random.default_rng(k)
+    b, n, r = 3, 9, 2
+    link, p = np.zeros((b, n, n), "float32"), np.zeros((b, n), "float32")
+    values, indices = A.initial_sparse_link(b, n, k)
+    for _ in range(15):
+        w = _writes(rng, (b, n), 0.3)
+        link = np_(A.update_temporal_link(t(link), t(p), t(w)))
+        values, indices = A.update_sparse_temporal_link(values, indices, t(p), t(w))
+        p = np_(A.update_precedence(t(p), t(w)))
+        dense = np_(A.sparse_link_to_dense(values, indices, n))
+        assert np.all(dense >= -1e-6) and np.all(dense <= link + 1e-5)
+        np.testing.assert_array_equal(np.diagonal(dense, axis1=1, axis2=2), 0.0)
+        cols = np_(indices)
+        assert all(len(set(row)) == k for row in cols.reshape(-1, k).tolist())
+        reads = rng.dirichlet(np.ones(n), size=(b, r)).astype("float32")
+        for forward in (True, False):
+            np.testing.assert_allclose(
+                np_(A.sparse_directional_read_weights(values, indices, t(reads), forward)),
+                np_(A.directional_read_weights(t(dense), t(reads), forward)),
+                atol=1e-6,
+            )
+    if k < 4:  # K < N does drop entries (soft writes spread the precedence)
+        assert np.abs(dense - link).max() > 1e-3
+
+
+def test_sparse_link_with_one_entry_per_row_is_exact_for_one_hot_writes():
+    """Writing one slot at a time (the copy task's pattern), each row has one entry: K = 1 loses
+    nothing, and the reads follow the write order."""
+    n = 6
+    link, p = t(np.zeros((1, n, n))), t(np.zeros((1, n)))
+    values, indices = A.initial_sparse_link(1, n, 1)
+    for slot in [4, 1, 5, 0]:
+        w = t(np.eye(n)[[slot]])
+        link = A.update_temporal_link(link, p, w)
+        values, indices = A.update_sparse_temporal_link(values, indices, p, w)
+        p = A.update_precedence(p, w)
+    np.testing.assert_allclose(np_(A.sparse_link_to_dense(values, indices, n)), np_(link))
+    reading_1 = t(np.eye(n)[[[1]]])
+    np.testing.assert_allclose(
+        np_(A.sparse_directional_read_weights(values, indices, reading_1, True)), [[np.eye(n)[5]]]
+    )
+    np.testing.assert_allclose(
+        np_(A.sparse_directional_read_weights(values, indices, reading_1, False)), [[np.eye(n)[4]]]
+    )
+
+
+def test_sparse_link_gradients_match_the_dense_link_at_k_equal_n():
+    rng = np.random.default_rng(5)
+    b, n = 2, 5
+    p0 = t(rng.dirichlet(np.ones(n), b) * 0.8)
+    link0 = np.zeros((b, n, n), "float32")
+    reads = t(rng.dirichlet(np.ones(n), (b, 1)))
+    target = t(rng.normal(size=(b, 1, n)))
+
+    def dense_loss(w):
+        link = A.update_temporal_link(t(link0), p0, w)
+        f = A.directional_read_weights(link, reads, True)
+        g = A.directional_read_weights(link, reads, False)
+        return ops.sum((f + 2 * g) * target)
+
+    def sparse_loss(w):
+        values, indices = A.initial_sparse_link(b, n, n)
+        values, indices = A.update_sparse_temporal_link(values, indices, p0, w)
+        f = A.sparse_directional_read_weights(values, indices, reads, True)
+        g = A.sparse_directional_read_weights(values, indices, reads, False)
+        return ops.sum((f + 2 * g) * target)
+
+    w = (rng.dirichlet(np.ones(n), b) * 0.9).astype("float32")
+    dense_value, (dense_grad,) = value_and_grads(dense_loss, w)
+    sparse_value, (sparse_grad,) = value_and_grads(sparse_loss, w)
+    np.testing.assert_allclose(np_(sparse_value), np_(dense_value), rtol=1e-5)
+    np.testing.assert_allclose(np_(sparse_grad), np_(dense_grad), atol=1e-5)
+    assert np.abs(np_(dense_grad)).max() > 1e-3
+
+
+def test_sparse_link_shape_errors_name_the_argument():
+    values, indices = A.initial_sparse_link(1, 4, 2)
+    with pytest.raises(ValueError, match="`k` must be in"):
+        A.initial_sparse_link(1, 4, 5)
+    with pytest.raises(ValueError, match="number of slots N"):
+        A.update_sparse_temporal_link(values, indices, t(np.zeros((1, 5))), t(np.zeros((1, 5))))
+    with pytest.raises(ValueError, match="entries per row K"):
+        A.sparse_directional_read_weights(values, indices[..., :1], t(np.zeros((1, 1, 4))), True)
+
+
 def test_freed_slot_is_reused():
     """Write to a slot, free it through a read, write again: the same slot is allocated."""
     n = 5
