@@ -18,6 +18,7 @@ on longer sequences (30, 50, 100, 120; target ≤ 1% at 50).
     python benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
     python benchmarks/memory_copy.py --task associative_recall --cells ntm --seeds 0 \
         --max-sequences 60000
+    python benchmarks/memory_copy.py --cells dnc --sparse-links 8 --learning-rate 3e-3 --seeds 0
 """
 
 import argparse
@@ -45,11 +46,12 @@ def bit_error_rate(model, length, num_sequences=64, seed=99):
 
 def build_model(args, cell=None):
     """The compiled model ``keras-adl train TASK --model CELL`` trains (``cell``: the first of
-    ``--cells`` by default), with ``--learning-rate`` if given."""
+    ``--cells`` by default), with ``--learning-rate`` and (DNC) ``--sparse-links`` if given."""
+    cell = cell or args.cells[0]
     overrides = {} if args.learning_rate is None else dict(learning_rate=args.learning_rate)
-    return RECIPE.build_model(
-        args.task, cell or args.cells[0], jit_compile=not args.no_jit, **overrides
-    )
+    if args.sparse_links is not None and cell == "dnc":
+        overrides["sparse_links"] = args.sparse_links
+    return RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
 
 
 def learning_rate(args, cell):
@@ -112,6 +114,9 @@ def parse_args(argv=None):
         help="Adam's learning rate (default: the recipe's for each cell)",
     )
     parser.add_argument("--cells", nargs="+", default=["ntm", "dnc", "lstm"])
+    parser.add_argument(
+        "--sparse-links", type=int, help="the DNC's sparse link, K entries per row (default: dense)"
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--batch-size", type=int, help="(default: the recipe's for the task)")
     parser.add_argument("--max-sequences", type=int, default=100_000)
@@ -149,9 +154,10 @@ def main(argv=None):
             )
 
     rates = ", ".join(f"{cell} {learning_rate(args, cell):g}" for cell in args.cells)
+    sparse = "" if args.sparse_links is None else f", DNC sparse links K = {args.sparse_links}"
     print(
         f"\ntask {args.task}, Adam ({rates}), batch {args.batch_size}, criterion "
-        f"{args.criterion} < 0.1"
+        f"{args.criterion} < 0.1{sparse}"
     )
     print(
         f"| cell | seeds | sequences to < 0.1 {args.criterion} (each) | median | vs target 30k | "

@@ -451,11 +451,16 @@ def directional_read_weights(link: Tensor, read_weights: Tensor, forward: bool) 
     l_shape = check_rank("link", link, (3, 4), where)
     r_shape = check_rank("read_weights", read_weights, 3, where)
     check_same_dim("link", l_shape, -1, "read_weights", r_shape, 2, "The number of slots N", where)
-    if len(l_shape) == 3:
-        equation = "bij,brj->bri" if forward else "bij,bri->brj"
-    else:
-        equation = "bhij,brj->brhi" if forward else "bhij,bri->brhj"
-    return ops.einsum(equation, link, read_weights)
+    per_head = len(l_shape) == 4
+    if not per_head:
+        link = link[:, None]
+    w = read_weights[:, None]  # [B, 1, R, N]
+    if forward:  # f[r, i] = Σ_j L[i, j] w[r, j]
+        result = ops.swapaxes(ops.matmul(link, ops.swapaxes(w, -1, -2)), -1, -2)
+    else:  # b[r, j] = Σ_i w[r, i] L[i, j]
+        result = ops.matmul(w, link)  # [B, Hw, R, N]
+    result = ops.swapaxes(result, 1, 2)  # [B, R, Hw, N]
+    return result if per_head else result[:, :, 0]
 
 
 # --- The sparse temporal link (DNC Methods, "Sparse link matrix") ----------------------------
@@ -466,7 +471,9 @@ def directional_read_weights(link: Tensor, read_weights: Tensor, forward: bool) 
 # reads are a gather (forward) and a segment sum (backward), O(N·K) each.
 
 
-def initial_sparse_link(batch_size: int | Tensor, num_slots: int, k: int, heads: int | None = None):
+def initial_sparse_link(
+    batch_size: int | Tensor, num_slots: int, k: int, heads: int | None = None
+) -> tuple[Tensor, Tensor]:
     """An empty sparse link: values 0, and in row ``i`` the (distinct) columns ``0 … K−1``.
 
     Args:
