@@ -80,6 +80,9 @@ class DNCCell(MemoryCellBase):
             ``K = N``; the paper uses small ``K`` such as 8). Its column indices are kept in the
             float states, so under ``float16`` (``bfloat16``) states ``N`` may not exceed
             2048 (256).
+        stop_usage_gradient: stop the gradient of the usage with respect to the previous
+            write weights, as DeepMind's code does (default: keep it, as the paper's
+            equations do; measured in benchmarks/RESULTS.md).
         return_addressing: append the read and write weights to the output (see
             `split_output`).
         kernel_initializer: of the controller and interface kernels.
@@ -121,6 +124,7 @@ class DNCCell(MemoryCellBase):
         memory_init: str = "constant",
         clip_value: float | None = 20.0,
         sparse_links: int | None = None,
+        stop_usage_gradient: bool = False,
         return_addressing: bool = False,
         kernel_initializer: Initializer = "glorot_uniform",
         **kwargs: Any,
@@ -139,6 +143,11 @@ class DNCCell(MemoryCellBase):
             **kwargs,
         )
         where = "DNCCell: "
+        if not isinstance(stop_usage_gradient, bool):
+            raise TypeError(
+                f"{where}`stop_usage_gradient` must be a bool; received {stop_usage_gradient!r}."
+            )
+        self.stop_usage_gradient = stop_usage_gradient
         self.sparse_links = check_positive_int("sparse_links", sparse_links, where, allow_none=True)
         if self.sparse_links is not None:
             if self.sparse_links > self.memory_size:
@@ -237,8 +246,11 @@ class DNCCell(MemoryCellBase):
     def _memory_step(self, interface, states):
         p = self._parse_interface(interface)
         memory = states["memory"]
+        previous_writes = states["write_weights"]
+        if self.stop_usage_gradient:
+            previous_writes = ops.stop_gradient(previous_writes)
         usage = update_usage(
-            states["usage"], states["write_weights"], p["free_gates"], states["read_weights"]
+            states["usage"], previous_writes, p["free_gates"], states["read_weights"]
         )
 
         # Write weights: each write head allocates from the usage the previous heads claim.
@@ -297,4 +309,5 @@ class DNCCell(MemoryCellBase):
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config["sparse_links"] = self.sparse_links
+        config["stop_usage_gradient"] = self.stop_usage_gradient
         return config

@@ -24,6 +24,7 @@ def memory_sequence_model(
     memory_init: str = "constant",
     clip_value: float | None = 20.0,
     sparse_links: int | None = None,
+    stop_usage_gradient: bool = False,
     lstm_units: int = 256,
     lstm_layers: int = 3,
     return_addressing: bool = False,
@@ -46,6 +47,8 @@ def memory_sequence_model(
         shift_range: the NTM's shift range.
         sparse_links: the DNC's sparse temporal link (``K`` entries kept per row; see
             `DNCCell`); ``None`` for the dense link.
+        stop_usage_gradient: the DNC's usage without gradient to the write weights (see
+            `DNCCell`).
         lstm_units, lstm_layers: the LSTM baseline's size.
         return_addressing: the model outputs a dict with ``"logits"``, ``"read_weights"``
             ``[B, T, R, N]`` and ``"write_weights"`` ``[B, T, Hw, N]`` (NTM/DNC only), for
@@ -73,11 +76,15 @@ def memory_sequence_model(
     check_positive_int("input_dim", input_dim, where)
     check_positive_int("output_dim", output_dim, where)
     check_choice("cell", cell, CELLS, where)
-    if sparse_links is not None and cell != "dnc":
-        raise ValueError(
-            f"{where}`sparse_links` is a DNC option; received sparse_links={sparse_links!r} "
-            f"with cell={cell!r}."
-        )
+    for option, value, default in (
+        ("sparse_links", sparse_links, None),
+        ("stop_usage_gradient", stop_usage_gradient, False),
+    ):
+        if value != default and cell != "dnc":
+            raise ValueError(
+                f"{where}`{option}` is a DNC option; received {option}={value!r} with "
+                f"cell={cell!r}."
+            )
     inputs = keras.Input((None, input_dim), name="inputs")
     addressing = None
     if cell == "lstm":
@@ -106,7 +113,12 @@ def memory_sequence_model(
             memory_cell = NTMCell(num_read_heads=reads, shift_range=shift_range, **common)
         else:
             reads = 4 if num_read_heads is None else num_read_heads
-            memory_cell = DNCCell(num_read_heads=reads, sparse_links=sparse_links, **common)
+            memory_cell = DNCCell(
+                num_read_heads=reads,
+                sparse_links=sparse_links,
+                stop_usage_gradient=stop_usage_gradient,
+                **common,
+            )
         hidden = keras.layers.RNN(memory_cell, return_sequences=True, name="memory")(inputs)
         if return_addressing:
             addressing = memory_cell.split_output(hidden)

@@ -23,7 +23,7 @@ MEMORY_MODELS = ("ntm", "dnc", "lstm")
 MEMORY_SETTINGS = dict(controller_units=100, memory_size=128, memory_width=20)
 SETTINGS = {
     "ntm": dict(MEMORY_SETTINGS, learning_rate=1e-3),
-    "dnc": dict(MEMORY_SETTINGS, learning_rate=1e-3, sparse_links=None),
+    "dnc": dict(MEMORY_SETTINGS, learning_rate=1e-3, sparse_links=None, stop_usage_gradient=False),
     "lstm": dict(lstm_units=256, lstm_layers=3, learning_rate=1e-3),
 }
 CLIPNORM = 50.0

@@ -105,7 +105,14 @@ def test_sparse_links_harness_and_xla_fit():
 
 def test_sparse_links_config_and_keras_file(tmp_path):
     checks.check_config_round_trip(
-        DNCCell, dict(controller_units=7, memory_size=9, memory_width=3, sparse_links=4)
+        DNCCell,
+        dict(
+            controller_units=7,
+            memory_size=9,
+            memory_width=3,
+            sparse_links=4,
+            stop_usage_gradient=True,
+        ),
     )
     checks.check_keras_file_and_saved_model(DNCCell(**SMALL, sparse_links=2), tmp_path)
 
@@ -149,6 +156,7 @@ def test_sparse_links_states_keep_distinct_columns_and_a_zero_diagonal():
     "kwargs, message",
     [
         (dict(sparse_links=0), "`sparse_links` must be a positive integer"),
+        (dict(stop_usage_gradient="yes"), "`stop_usage_gradient` must be a bool"),
         (dict(sparse_links=9), "`sparse_links` must be at most `memory_size` \\(8\\)"),
         (
             dict(memory_size=300, sparse_links=8, dtype="bfloat16"),
@@ -157,7 +165,7 @@ def test_sparse_links_states_keep_distinct_columns_and_a_zero_diagonal():
     ],
 )
 def test_bad_sparse_links(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, TypeError), match=message):
         DNCCell(**{**SMALL, **kwargs})
 
 
@@ -325,11 +333,12 @@ def test_three_steps_match_a_numpy_dnc():
     assert np.abs(link).max() > 1e-3  # the link was exercised
 
 
-def test_usage_gradient_reaches_the_previous_write_weights():
+@pytest.mark.parametrize("stop", [False, True])
+def test_usage_gradient_reaches_the_previous_write_weights(stop):
     """The documented choice (DeepMind's code stops this gradient): the new usage depends
     differentiably on the previous step's write weights, ∂u_t[i]/∂w^w_{t−1}[i] = (1 − u[i]) ψ[i]
-    (no read, so ψ = 1)."""
-    cell = DNCCell(**SMALL)
+    (no read, so ψ = 1); with ``stop_usage_gradient=True`` (DeepMind's choice) it is 0."""
+    cell = DNCCell(**SMALL, stop_usage_gradient=stop)
     cell.build((None, 5))
     s = cell.unpack_states(cell.get_initial_state(batch_size=2))
     rng = np.random.default_rng(3)
@@ -342,7 +351,8 @@ def test_usage_gradient_reaches_the_previous_write_weights():
         _, new_states = cell(np.ones((2, 5), "float32"), states)
         new_usage = cell.unpack_states(new_states)["usage"]
     jacobian = np_(tape.batch_jacobian(new_usage, write))[:, :, 0]  # [B, N, N]
-    np.testing.assert_allclose(np.diagonal(jacobian, axis1=1, axis2=2), 1 - usage, rtol=1e-5)
+    want = np.zeros_like(usage) if stop else 1 - usage
+    np.testing.assert_allclose(np.diagonal(jacobian, axis1=1, axis2=2), want, rtol=1e-5)
 
 
 def test_float16_policy_runs_without_nan_in_a_long_sequence():
