@@ -355,10 +355,11 @@ def test_usage_gradient_reaches_the_previous_write_weights(stop):
     np.testing.assert_allclose(np.diagonal(jacobian, axis1=1, axis2=2), want, rtol=1e-5)
 
 
-def test_float16_policy_runs_without_nan_in_a_long_sequence():
+@pytest.mark.parametrize("sparse_links", [None, 3])
+def test_float16_policy_runs_without_nan_in_a_long_sequence(sparse_links):
     keras.config.set_dtype_policy("mixed_float16")
     x = np.random.default_rng(5).uniform(size=(2, 60, 5)).astype("float32")
-    out = keras.layers.RNN(DNCCell(**SMALL), return_sequences=True)(x)
+    out = keras.layers.RNN(DNCCell(**SMALL, sparse_links=sparse_links), return_sequences=True)(x)
     assert keras.backend.standardize_dtype(out.dtype) == "float16"
     assert np.all(np.isfinite(np_(out)))
 
