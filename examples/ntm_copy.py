@@ -2,8 +2,8 @@
 
 The NTM reads a sequence of random 8-bit vectors, then writes it back from memory. It is the
 model of ``keras-adl train copy`` (`keras_adl.recipes.memory`) with the departures in
-`OVERRIDES`: a 16 × 8 memory, a 64-unit controller and Adam 5e-3 instead of the paper's
-128 × 20, 100 units and 1e-3. The default settings (lengths 1–5, 1000 steps of 32 sequences)
+`OVERRIDES`: a 16 × 8 memory, a 64-unit controller and Adam 5e-3 instead of the recipe's
+128 × 20, 100 units and 3e-3. The default settings (lengths 1–5, 1000 steps of 32 sequences)
 take about half a minute on two CPU cores; ``--recipe --max-length 20 --steps 1500`` trains
 the recipe's model, the paper's configuration (see benchmarks/memory_copy.py). The picture
 shows the write and read weightings over time: the NTM writes along a diagonal, then reads the
