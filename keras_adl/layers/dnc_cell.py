@@ -58,11 +58,11 @@ class DNCCell(MemoryCellBase):
     ``sparse_links=K`` each row keeps only its ``K`` largest entries (the sparse link of the
     paper's Methods; `keras_adl.ops.addressing.update_sparse_temporal_link`), ``O(N·K log K)``.
 
-    Unlike DeepMind's DNC code, which stops the gradient of the usage with respect to the
-    previous write weights, the usage here is differentiable in them, as in the paper's
-    equations: on the copy task the stop-gradient learned no faster (2 seeds; bit errors per
-    sequence at 40k sequences 0.016 and 0.041 with the gradient, 0.025 and 0.102 without; see
-    `keras_adl.ops.addressing.update_usage` and benchmarks/RESULTS.md).
+    By default, unlike DeepMind's DNC code, which stops the gradient of the usage with respect
+    to the previous write weights, the usage here is differentiable in them, as in the paper's
+    equations; ``stop_usage_gradient=True`` applies DeepMind's choice. On copy, 2 seeds at Adam
+    1e-3 leaned to the gradient, 5 seeds at 3e-3 to the stop-gradient (median 20.0k sequences
+    against 21.6k; benchmarks/RESULTS.md).
 
     Args:
         controller_units: size of the controller output ``h``.
