@@ -65,8 +65,8 @@ bench: $(STAMP)
 bench-memory: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells ntm dnc --seeds 0 1 2 3 4 --out runs/bench/memory_copy.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --sparse-links 8 --seeds 0 1 2 3 4 --max-sequences 60000 --lengths 30 50 --out runs/bench/memory_copy_sparse.json
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --memory-size 32 --seeds 0 1 2 3 4 --max-sequences 40000 --lengths 30 --out runs/bench/usage_gradient.json
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --memory-size 32 --stop-usage-gradient --seeds 0 1 2 3 4 --max-sequences 40000 --lengths 30 --out runs/bench/usage_stop.json
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --memory-size 32 --keep-usage-gradient --seeds 0 1 2 3 4 --max-sequences 40000 --lengths 30 --out runs/bench/usage_gradient.json
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --memory-size 32 --seeds 0 1 2 3 4 --max-sequences 40000 --lengths 30 --out runs/bench/usage_stop.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells lstm --seeds 0 --max-sequences 60000 --out runs/bench/memory_copy_lstm.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --task associative_recall --cells ntm dnc --seeds 0 --max-sequences 60000 --out runs/bench/recall.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_speed.py --out runs/bench_memory_speed

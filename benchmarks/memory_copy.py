@@ -48,15 +48,15 @@ def bit_error_rate(model, length, num_sequences=64, seed=99):
 def build_model(args, cell=None):
     """The compiled model ``keras-adl train TASK --model CELL`` trains (``cell``: the first of
     ``--cells`` by default), with ``--learning-rate``, ``--memory-size`` and (DNC)
-    ``--sparse-links`` and ``--stop-usage-gradient`` if given."""
+    ``--sparse-links`` and ``--keep-usage-gradient`` if given."""
     cell = cell or args.cells[0]
     overrides = {} if args.learning_rate is None else dict(learning_rate=args.learning_rate)
     if args.memory_size is not None and cell != "lstm":
         overrides["memory_size"] = args.memory_size
     if args.sparse_links is not None and cell == "dnc":
         overrides["sparse_links"] = args.sparse_links
-    if args.stop_usage_gradient and cell == "dnc":
-        overrides["stop_usage_gradient"] = True
+    if args.keep_usage_gradient and cell == "dnc":
+        overrides["stop_usage_gradient"] = False
     return RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
 
 
@@ -125,9 +125,10 @@ def parse_args(argv=None):
         "--sparse-links", type=int, help="the DNC's sparse link, K entries per row (default: dense)"
     )
     parser.add_argument(
-        "--stop-usage-gradient",
+        "--keep-usage-gradient",
         action="store_true",
-        help="the DNC's usage without gradient to the write weights (DeepMind's choice)",
+        help="the DNC's usage differentiable in the write weights (the paper's equations; the "
+        "default stops that gradient, as DeepMind's code does)",
     )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--batch-size", type=int, help="(default: the recipe's for the task)")
@@ -168,7 +169,7 @@ def main(argv=None):
     rates = ", ".join(f"{cell} {learning_rate(args, cell):g}" for cell in args.cells)
     sparse = "" if args.sparse_links is None else f", DNC sparse links K = {args.sparse_links}"
     sparse += "" if args.memory_size is None else f", memory size {args.memory_size}"
-    sparse += ", DNC usage without write gradient" if args.stop_usage_gradient else ""
+    sparse += ", DNC usage differentiable in the write weights" if args.keep_usage_gradient else ""
     print(
         f"\ntask {args.task}, Adam ({rates}), batch {args.batch_size}, criterion "
         f"{args.criterion} < 0.1{sparse}"

@@ -24,7 +24,7 @@ def memory_sequence_model(
     memory_init: str = "constant",
     clip_value: float | None = 20.0,
     sparse_links: int | None = None,
-    stop_usage_gradient: bool = False,
+    stop_usage_gradient: bool | None = None,
     lstm_units: int = 256,
     lstm_layers: int = 3,
     return_addressing: bool = False,
@@ -48,7 +48,7 @@ def memory_sequence_model(
         sparse_links: the DNC's sparse temporal link (``K`` entries kept per row; see
             `DNCCell`); ``None`` for the dense link.
         stop_usage_gradient: the DNC's usage without gradient to the write weights (see
-            `DNCCell`).
+            `DNCCell`); ``None`` for the cell's default (``True``, DeepMind's choice).
         lstm_units, lstm_layers: the LSTM baseline's size.
         return_addressing: the model outputs a dict with ``"logits"``, ``"read_weights"``
             ``[B, T, R, N]`` and ``"write_weights"`` ``[B, T, Hw, N]`` (NTM/DNC only), for
@@ -78,7 +78,7 @@ def memory_sequence_model(
     check_choice("cell", cell, CELLS, where)
     for option, value, default in (
         ("sparse_links", sparse_links, None),
-        ("stop_usage_gradient", stop_usage_gradient, False),
+        ("stop_usage_gradient", stop_usage_gradient, None),
     ):
         if value != default and cell != "dnc":
             raise ValueError(
@@ -113,12 +113,9 @@ def memory_sequence_model(
             memory_cell = NTMCell(num_read_heads=reads, shift_range=shift_range, **common)
         else:
             reads = 4 if num_read_heads is None else num_read_heads
-            memory_cell = DNCCell(
-                num_read_heads=reads,
-                sparse_links=sparse_links,
-                stop_usage_gradient=stop_usage_gradient,
-                **common,
-            )
+            if stop_usage_gradient is not None:
+                common["stop_usage_gradient"] = stop_usage_gradient
+            memory_cell = DNCCell(num_read_heads=reads, sparse_links=sparse_links, **common)
         hidden = keras.layers.RNN(memory_cell, return_sequences=True, name="memory")(inputs)
         if return_addressing:
             addressing = memory_cell.split_output(hidden)

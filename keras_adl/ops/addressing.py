@@ -281,16 +281,15 @@ def update_usage(
 
     With several write heads, ``w^w`` is their union ``1 − Π_h (1 − w^w_h)``.
 
-    The usage is differentiable with respect to the write weights, as the paper's equations
-    are. DeepMind's DNC code instead applies ``stop_gradient`` to them ("Calculation of usage
-    is not differentiable with respect to write weights", ``Freeness._build``). We keep the
-    gradient: on the copy task (DNC, LSTM-100, memory 32 × 20, 4 read heads, Adam 1e-3, batch
-    32; 2 seeds, benchmarks/RESULTS.md) the stop-gradient learned no faster — held-out bit
-    errors per sequence at 20.8k sequences 7.7 and 14.0 with the gradient against 11.0 and 15.5
-    without, at 40k 0.016 and 0.041 against 0.025 and 0.102 (first evaluation below 0.1: 35.2k
-    and 40.0k with, 35.2k and not within 40k without). At Adam 3e-3 over 5 seeds (memory 32)
-    the stop-gradient converged no later on every seed (median 20.0k against 21.6k); the
-    `DNCCell` option ``stop_usage_gradient`` applies it.
+    This op is differentiable with respect to the write weights, as the paper's equations
+    are. DeepMind's DNC code applies ``stop_gradient`` to them ("Calculation of usage is not
+    differentiable with respect to write weights", ``Freeness._build``), and so does
+    `DNCCell` by default (``stop_usage_gradient=True``): on the copy task (DNC, LSTM-100,
+    memory 32 × 20, 4 read heads, batch 32, benchmarks/RESULTS.md) at Adam 3e-3 over 5 seeds
+    the stop-gradient converged no later on every seed (median 20.0k sequences against 21.6k
+    with the gradient). At Adam 1e-3, 2 seeds had leaned the other way (first evaluation
+    below 0.1 bit errors: 35.2k and 40.0k with the gradient, 35.2k and not within 40k
+    without).
 
     Args:
         usage: ``[B, N]``, in ``[0, 1]``.

@@ -30,7 +30,7 @@ SETTINGS = {
         MEMORY_SETTINGS,
         learning_rate=MEMORY_LEARNING_RATE,
         sparse_links=None,
-        stop_usage_gradient=False,
+        stop_usage_gradient=True,
     ),
     "lstm": dict(lstm_units=256, lstm_layers=3, learning_rate=1e-3),
 }

@@ -111,7 +111,7 @@ def test_sparse_links_config_and_keras_file(tmp_path):
             memory_size=9,
             memory_width=3,
             sparse_links=4,
-            stop_usage_gradient=True,
+            stop_usage_gradient=False,
         ),
     )
     checks.check_keras_file_and_saved_model(DNCCell(**SMALL, sparse_links=2), tmp_path)
@@ -335,9 +335,11 @@ def test_three_steps_match_a_numpy_dnc():
 
 @pytest.mark.parametrize("stop", [False, True])
 def test_usage_gradient_reaches_the_previous_write_weights(stop):
-    """The documented choice (DeepMind's code stops this gradient): the new usage depends
-    differentiably on the previous step's write weights, ∂u_t[i]/∂w^w_{t−1}[i] = (1 − u[i]) ψ[i]
-    (no read, so ψ = 1); with ``stop_usage_gradient=True`` (DeepMind's choice) it is 0."""
+    """The documented choice: with ``stop_usage_gradient=False`` (the paper's equations) the new
+    usage depends differentiably on the previous step's write weights,
+    ∂u_t[i]/∂w^w_{t−1}[i] = (1 − u[i]) ψ[i] (no read, so ψ = 1); with ``True`` (the default,
+    DeepMind's choice) it is 0."""
+    assert DNCCell(**SMALL).stop_usage_gradient is True  # the default
     cell = DNCCell(**SMALL, stop_usage_gradient=stop)
     cell.build((None, 5))
     s = cell.unpack_states(cell.get_initial_state(batch_size=2))

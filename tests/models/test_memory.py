@@ -71,7 +71,7 @@ def test_bad_builder_arguments():
     with pytest.raises(ValueError, match="`sparse_links` is a DNC option"):
         memory_sequence_model(5, 4, cell="ntm", sparse_links=4)
     with pytest.raises(ValueError, match="`stop_usage_gradient` is a DNC option"):
-        memory_sequence_model(5, 4, cell="lstm", stop_usage_gradient=True)
+        memory_sequence_model(5, 4, cell="lstm", stop_usage_gradient=False)
 
 
 def test_dnc_options_reach_the_cell():
@@ -83,10 +83,12 @@ def test_dnc_options_reach_the_cell():
         memory_width=4,
         controller_units=8,
         sparse_links=4,
-        stop_usage_gradient=True,
+        stop_usage_gradient=False,
     )
     cell = model.get_layer("memory").cell
-    assert (cell.sparse_links, cell.stop_usage_gradient) == (4, True)
+    assert (cell.sparse_links, cell.stop_usage_gradient) == (4, False)
+    default = memory_sequence_model(5, 4, cell="dnc", memory_size=16, memory_width=4)
+    assert default.get_layer("memory").cell.stop_usage_gradient is True
 
 
 def _train_copy(cell, steps, learning_rate, max_length, seed=0, **kwargs):
