@@ -30,6 +30,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
+import numpy as np  # noqa: E402
 
 from keras_adl.recipes.memory import RECIPE  # noqa: E402
 from keras_adl.tasks.algorithmic import GENERATORS, copy_batch, task_dataset  # noqa: E402
@@ -67,16 +68,43 @@ def learning_rate(args, cell):
     return RECIPE.settings(args.task, cell)["learning_rate"]
 
 
+class Curriculum:
+    """Copy lengths that grow with progress: training draws lengths ``1..L`` (padded to the
+    full ``2·20 + 1`` steps, so the compiled step never retraces), ``L`` starting at ``start``
+    and growing by ``step`` (up to 20) after each evaluation whose held-out sequences of length
+    at most ``L`` have fewer than ``threshold`` bit errors per sequence."""
+
+    def __init__(self, start, step=3, threshold=0.5, max_length=20, seed=0):
+        self.length, self.step, self.threshold, self.max_length = start, step, threshold, max_length
+        self.rng = np.random.default_rng(seed)
+
+    def batch(self, batch_size):
+        x, y, w = copy_batch(batch_size, 1, self.length, seed=self.rng)
+        pad = 2 * self.max_length + 1 - x.shape[1]
+        return tuple(np.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)) for a in (x, y, w))
+
+    def update(self, model, xv, yv, wv):
+        """Grows ``L`` if the held-out sequences of length ≤ ``L`` are learned."""
+        if self.length >= self.max_length:
+            return
+        logits = model.predict(xv, batch_size=64, verbose=0)
+        errors = (((logits > 0) != (yv > 0.5)).sum(-1) * wv).sum(-1)
+        short = wv.sum(-1) <= self.length
+        if errors[short].mean() < self.threshold:
+            self.length = min(self.max_length, self.length + self.step)
+
+
 def run(cell, seed, args):
     keras.utils.set_random_seed(seed)
     model = build_model(args, cell)
     data = iter(task_dataset(args.task, args.batch_size, seed=seed))
+    curriculum = None if args.curriculum is None else Curriculum(args.curriculum, seed=seed)
     xv, yv, wv = GENERATORS[args.task](640, seed=10_000)
     history, steps, start = [], 0, time.perf_counter()
     converged = None
     while steps * args.batch_size < args.max_sequences:
         for _ in range(args.eval_every):
-            x, y, w = next(data)
+            x, y, w = next(data) if curriculum is None else curriculum.batch(args.batch_size)
             model.train_on_batch(x, y, sample_weight=w)
         steps += args.eval_every
         result = model.evaluate(
@@ -87,9 +115,12 @@ def run(cell, seed, args):
         if args.verbose:
             print(
                 f"  {cell} seed {seed}: {seen:6d} sequences, bit errors "
-                f"{result['bit_errors']:.3f}, cost {result['bits_per_sequence']:.3f} bits",
+                f"{result['bit_errors']:.3f}, cost {result['bits_per_sequence']:.3f} bits"
+                + ("" if curriculum is None else f", curriculum lengths 1-{curriculum.length}"),
                 flush=True,
             )
+        if curriculum is not None:
+            curriculum.update(model, xv, yv, wv)
         if result[args.criterion] < 0.1:
             converged = seen
             break
@@ -130,6 +161,13 @@ def parse_args(argv=None):
         help="the DNC's usage differentiable in the write weights (the paper's equations; the "
         "default stops that gradient, as DeepMind's code does)",
     )
+    parser.add_argument(
+        "--curriculum",
+        type=int,
+        metavar="L0",
+        help="copy only: train on lengths 1..L, L growing from L0 by 3 whenever the held-out "
+        "sequences of length <= L have < 0.5 bit errors (default: 1-20 from the start)",
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--batch-size", type=int, help="(default: the recipe's for the task)")
     parser.add_argument("--max-sequences", type=int, default=100_000)
@@ -143,6 +181,8 @@ def parse_args(argv=None):
         args.criterion = "bit_errors" if args.task == "copy" else "bits_per_sequence"
     if args.batch_size is None:
         args.batch_size = RECIPE.task(args.task).batch_size
+    if args.curriculum is not None and args.task != "copy":
+        parser.error(f"--curriculum is for the copy task; received --task {args.task}")
     return args
 
 
@@ -169,6 +209,7 @@ def main(argv=None):
     rates = ", ".join(f"{cell} {learning_rate(args, cell):g}" for cell in args.cells)
     sparse = "" if args.sparse_links is None else f", DNC sparse links K = {args.sparse_links}"
     sparse += "" if args.memory_size is None else f", memory size {args.memory_size}"
+    sparse += "" if args.curriculum is None else f", curriculum from lengths 1-{args.curriculum}"
     sparse += ", DNC usage differentiable in the write weights" if args.keep_usage_gradient else ""
     print(
         f"\ntask {args.task}, Adam ({rates}), batch {args.batch_size}, criterion "
