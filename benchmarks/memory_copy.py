@@ -5,8 +5,8 @@ sequence; the anchor ratios in the table are the copy task's.)
 
 Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors, lengths 1–20
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
-write head, shifts −1..1, Adam 3e-3 (the anchors': 1e-3), global-norm clip 50, batch 32, loss on
-the answer phase:
+write head, shifts −1..1, Adam 5e-3 on copy and 3e-3 on the other tasks (the anchors': 1e-3),
+global-norm clip 50, batch 32, loss on the answer phase:
 the models, compile recipe and batch size of ``keras-adl train copy`` (`keras_adl.recipes.memory`;
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).
 Every ``--eval-every`` steps the model is evaluated on a fixed held-out set of 640 sequences
@@ -80,6 +80,7 @@ class Curriculum:
     def __init__(self, start, step=3, threshold=0.5, max_length=20, seed=0):
         self.length, self.step, self.threshold, self.max_length = start, step, threshold, max_length
         self.rng = np.random.default_rng(seed)
+        self.short_errors = None
 
     def batch(self, batch_size):
         x, y, w = copy_batch(batch_size, 1, self.length, seed=self.rng)
@@ -93,7 +94,8 @@ class Curriculum:
         logits = model.predict(xv, batch_size=64, verbose=0)
         errors = (((logits > 0) != (yv > 0.5)).sum(-1) * wv).sum(-1)
         short = wv.sum(-1) <= self.length
-        if errors[short].mean() < self.threshold:
+        self.short_errors = float(errors[short].mean())
+        if self.short_errors < self.threshold:
             self.length = min(self.max_length, self.length + self.step)
 
 
@@ -119,7 +121,12 @@ def run(cell, seed, args):
             print(
                 f"  {cell} seed {seed}: {seen:6d} sequences, bit errors "
                 f"{result['bit_errors']:.3f}, cost {result['bits_per_sequence']:.3f} bits"
-                + ("" if curriculum is None else f", curriculum lengths 1-{curriculum.length}"),
+                + (
+                    ""
+                    if curriculum is None
+                    else f", curriculum lengths 1-{curriculum.length} "
+                    f"(bit errors there at the last evaluation {curriculum.short_errors})"
+                ),
                 flush=True,
             )
         if curriculum is not None:

@@ -2,8 +2,8 @@
 
 The NTM reads a sequence of random 8-bit vectors, then writes it back from memory. It is the
 model of ``keras-adl train copy`` (`keras_adl.recipes.memory`) with the departures in
-`OVERRIDES`: a 16 × 8 memory, a 64-unit controller and Adam 5e-3 instead of the recipe's
-128 × 20, 100 units and 3e-3. The default settings (lengths 1–5, 1000 steps of 32 sequences)
+`OVERRIDES`: a 16 × 8 memory and a 64-unit controller instead of the recipe's 128 × 20 and
+100 units (Adam 5e-3 is the recipe's rate for copy). The default settings (lengths 1–5, 1000 steps of 32 sequences)
 take about half a minute on two CPU cores; ``--recipe --max-length 20 --steps 1500`` trains
 the recipe's model, the paper's configuration (see benchmarks/memory_copy.py). The picture
 shows the write and read weightings over time: the NTM writes along a diagonal, then reads the
@@ -31,7 +31,7 @@ from keras_adl.tasks.algorithmic import copy_batch, task_dataset  # noqa: E402
 TASK, MODEL = "copy", "ntm"
 # The demo's departures from the recipe's settings, so that it learns in half a minute (the
 # flags below replace them one by one; ``--recipe`` drops them all).
-OVERRIDES = dict(memory_size=16, memory_width=8, controller_units=64, learning_rate=5e-3)
+OVERRIDES = dict(memory_size=16, memory_width=8, controller_units=64)
 
 
 def parse_args(argv=None):
@@ -47,10 +47,12 @@ def parse_args(argv=None):
         "--recipe", action="store_true", help="the recipe's settings, without the demo's OVERRIDES"
     )
     for flag in ("learning_rate", "controller_units", "memory_size"):
+        default = OVERRIDES.get(flag, RECIPE.settings(TASK, MODEL)[flag])
         parser.add_argument(
             "--" + flag.replace("_", "-"),
-            type=type(OVERRIDES[flag]),
-            help=f"(default: {OVERRIDES[flag]:g}; the recipe's with --recipe)",
+            type=type(default),
+            help=f"(default: {default:g}"
+            + ("; the recipe's with --recipe)" if flag in OVERRIDES else ", the recipe's)"),
         )
     parser.add_argument("--out", default="runs/ntm_copy")
     return parser.parse_args(argv)

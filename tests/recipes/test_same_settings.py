@@ -122,6 +122,18 @@ def test_memory_cli_example_and_benchmarks_agree():
     assert_recipe_settings(speed_benchmark.SMOKE_OVERRIDES, recipe, task, model_name)
 
 
+def test_memory_learning_rate_depends_on_the_task_for_the_memory_cells_only():
+    def rate(task, model_name):
+        small = {} if model_name == "lstm" else dict(memory_size=4, controller_units=4)
+        model = memory.RECIPE.build_model(task, model_name, jit_compile=False, **small)
+        return float(model.optimizer.learning_rate.numpy())
+
+    for cell in ("ntm", "dnc"):
+        assert rate("copy", cell) == pytest.approx(memory.TASK_LEARNING_RATES["copy"])
+        assert rate("associative_recall", cell) == pytest.approx(memory.MEMORY_LEARNING_RATE)
+    assert rate("copy", "lstm") == pytest.approx(memory.SETTINGS["lstm"]["learning_rate"])
+
+
 # -- vision ----------------------------------------------------------------------------------
 
 
