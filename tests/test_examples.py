@@ -64,6 +64,8 @@ def test_attention_vs_length_benchmark_smoke():
     assert [row[0] for row in results["attention_seq2seq"][0]] == ["4-10", "11-20", "21-32"]
 
 
+@pytest.mark.slow  # ~12 s alone, most of it the SavedModel export; make test keeps the memory
+# family's learning test (tests/models/test_memory.py) within its 8 minutes
 def test_ntm_copy_example_smoke(tmp_path):
     # Tiny settings: the learning is tested in tests/models/test_memory.py. The script raises if
     # the reloaded SavedModel disagrees with the in-memory model.
