@@ -59,16 +59,17 @@ bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/glimpse.py
 
-# The long memory figures (about two and a half hours on 2 cores): NTM and DNC on copy over 5
-# seeds at the recipe's settings, the DNC with sparse links, the usage gradient or not (5 seeds
-# each, memory 32), the LSTM baseline, associative recall, and the step times against N.
+# The long memory figures (about four hours on 2 cores): NTM and DNC on copy over 5 seeds at
+# the recipe's settings (with the length-30 checkpoint rule), the DNC with sparse links, the
+# usage gradient or not (5 seeds each, memory 32), the LSTM baseline, associative recall (5
+# seeds each), and the step times against N.
 bench-memory: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells ntm dnc --seeds 0 1 2 3 4 --out runs/bench/memory_copy.json
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells ntm dnc --seeds 0 1 2 3 4 --max-sequences 40000 --lengths 30 50 --select-by-length 30 --out runs/bench/memory_copy.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --sparse-links 8 --seeds 0 1 2 3 4 --max-sequences 60000 --lengths 30 50 --out runs/bench/memory_copy_sparse.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --memory-size 32 --keep-usage-gradient --seeds 0 1 2 3 4 --max-sequences 40000 --lengths 30 --out runs/bench/usage_gradient.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells dnc --memory-size 32 --seeds 0 1 2 3 4 --max-sequences 40000 --lengths 30 --out runs/bench/usage_stop.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --cells lstm --seeds 0 --max-sequences 60000 --out runs/bench/memory_copy_lstm.json
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --task associative_recall --cells ntm dnc --seeds 0 --max-sequences 60000 --out runs/bench/recall.json
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_copy.py --task associative_recall --cells ntm dnc --seeds 0 1 2 3 4 --max-sequences 60000 --out runs/bench/recall.json
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/memory_speed.py --out runs/bench_memory_speed
 
 # The visual-attention figures (about 15 minutes on 2 cores): RAM against random glimpses on
