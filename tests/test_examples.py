@@ -32,6 +32,7 @@ def test_attention_layers_example_learns_to_attend(tmp_path):
     assert os.path.isdir(tmp_path / "saved_model")
 
 
+@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
 def test_seq2seq_dates_example_smoke(tmp_path):
     # Tiny settings: the learning itself is tested in tests/models/test_seq2seq.py; this runs the
     # demo's whole path (fit, decode, picture, export, reload, serve raw strings). The script
@@ -104,6 +105,7 @@ def test_memory_speed_benchmark_smoke(tmp_path):
     assert os.path.getsize(results["picture"]) > 1000
 
 
+@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
 def test_ram_digits_example_smoke(tmp_path):
     # Tiny settings: the learning is tested in tests/models/test_ram.py. The script raises if
     # the reloaded SavedModel disagrees with the in-memory model.
@@ -114,6 +116,7 @@ def test_ram_digits_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
+@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
 def test_caption_digits_example_smoke(tmp_path):
     example = load_script("examples/caption_digits.py")
     result = example.main(["--epochs", "1", "--units", "8", "--out", str(tmp_path)])
@@ -122,6 +125,7 @@ def test_caption_digits_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
+@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
 def test_han_documents_example_smoke(tmp_path):
     example = load_script("examples/han_documents.py")
     result = example.main(

@@ -83,6 +83,7 @@ def test_state_invariants_after_a_sequence(num_write_heads):
     assert np.all(write_w >= -1e-7) and np.all(write_w.sum(-1) <= 1 + 1e-5)
 
 
+@pytest.mark.slow  # ~15 s: the DNC's second harness (sparse links); the dense one stays fast
 @pytest.mark.tf_only
 def test_sparse_links_harness_and_xla_fit():
     checks.run_cell_harness(DNCCell(**SMALL, sparse_links=3), expected_num_trainable_weights=5)

@@ -57,6 +57,7 @@ def default_model(recipe, task):
 # -- sequences -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_sequences_cli_example_and_benchmark_agree():
     recipe, task = sequences.RECIPE, "dates"
     model_name = default_model(recipe, task)
@@ -96,6 +97,7 @@ def test_sequences_cli_example_and_benchmark_agree():
 # -- memory ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_memory_cli_example_and_benchmarks_agree():
     recipe, task = memory.RECIPE, "copy"
     model_name = default_model(recipe, task)
@@ -143,6 +145,7 @@ def digit_size():
     return int(train_x.shape[1])
 
 
+@pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_vision_ram_cli_example_and_benchmark_agree(digit_size):
     recipe, task = vision.RECIPE, "translated_digits"
     model_name = default_model(recipe, task)
@@ -160,6 +163,7 @@ def test_vision_ram_cli_example_and_benchmark_agree(digit_size):
     assert_same(summary(benchmark.build_model, args), cli)
 
 
+@pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
     recipe, task = vision.RECIPE, "digit_strips"
     model_name = default_model(recipe, task)
@@ -177,6 +181,7 @@ def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
 # -- documents -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_documents_cli_example_and_benchmark_agree():
     recipe, task = documents.RECIPE, "needle"
     model_name = default_model(recipe, task)
