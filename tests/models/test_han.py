@@ -216,6 +216,7 @@ def test_bad_arguments():
         han_classifier(10, 2, encoder=keras.layers.GRU(4, return_sequences=True))
 
 
+@pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
 def test_export_refuses_a_tokenizer_or_class_names_that_do_not_fit():
     tokenizer = _tokenizer()
     model = han_classifier(

@@ -70,6 +70,7 @@ def test_cached_greedy_decode_agrees_with_teacher_forced_model():
     assert np.all(attention[np.broadcast_to((data["source"] == 0)[:, None], attention.shape)] == 0)
 
 
+@pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
 def test_decoding_compiles_and_round_trips(tmp_path):
     model = _small()
     data = date_arrays(8, seed=4)

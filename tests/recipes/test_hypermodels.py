@@ -52,6 +52,7 @@ def test_conditional_scope_hides_attention_kind_without_attention():
     assert model.get_layer("decoder").attention == "luong"
 
 
+@pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
 @pytest.mark.parametrize(
     "hypermodel, data",
     [

@@ -138,6 +138,7 @@ def test_config_round_trip_through_json():
     assert (tok.encode(docs).numpy() > UNK).any()
 
 
+@pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
 def test_dataset_static_shapes_deterministic_shuffle_and_full_epoch():
     docs = [f"doc {i}. word w{i}!" for i in range(10)]
     labels = list(range(10))
