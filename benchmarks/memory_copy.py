@@ -99,6 +99,13 @@ class Curriculum:
             self.length = min(self.max_length, self.length + self.step)
 
 
+def train_interval(model, data, curriculum, args):
+    """``--eval-every`` training steps on the task's batches (or the curriculum's)."""
+    for _ in range(args.eval_every):
+        x, y, w = next(data) if curriculum is None else curriculum.batch(args.batch_size)
+        model.train_on_batch(x, y, sample_weight=w)
+
+
 def run(cell, seed, args):
     keras.utils.set_random_seed(seed)
     model = build_model(args, cell)
@@ -108,9 +115,7 @@ def run(cell, seed, args):
     history, steps, start = [], 0, time.perf_counter()
     converged = None
     while steps * args.batch_size < args.max_sequences:
-        for _ in range(args.eval_every):
-            x, y, w = next(data) if curriculum is None else curriculum.batch(args.batch_size)
-            model.train_on_batch(x, y, sample_weight=w)
+        train_interval(model, data, curriculum, args)
         steps += args.eval_every
         result = model.evaluate(
             xv, yv, sample_weight=wv, batch_size=64, verbose=0, return_dict=True
@@ -160,9 +165,7 @@ def select_by_length(model, data, curriculum, args):
     weights = model.get_weights()
     steps = 0
     while steps * args.batch_size < args.select_sequences:
-        for _ in range(args.eval_every):
-            x, y, w = next(data) if curriculum is None else curriculum.batch(args.batch_size)
-            model.train_on_batch(x, y, sample_weight=w)
+        train_interval(model, data, curriculum, args)
         steps += args.eval_every
         error = bit_error_rate(model, length, seed=98)[0]
         if error < best_error:
