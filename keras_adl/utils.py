@@ -68,6 +68,18 @@ def check_positive_ints(where="", **values):
         check_positive_int(name, value, where)
 
 
+def check_image_shape(image_shape, where=""):
+    """Checks that ``image_shape`` is three positive integers ``(H, W, C)``; returns a tuple."""
+    image_shape = tuple(image_shape)
+    check_rank("image_shape", image_shape, 3, where)
+    if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in image_shape):
+        raise ValueError(
+            f"{where}`image_shape` must be three positive integers (H, W, C); "
+            f"received {image_shape!r}."
+        )
+    return image_shape
+
+
 def check_rate(name, value, where=""):
     """Checks that ``value`` is a float in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from keras_adl.layers.recurrent_attention import RecurrentAttention
-from keras_adl.utils import check_positive_int, check_rank, replica_position
+from keras_adl.utils import check_image_shape, check_positive_int, replica_position
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -184,13 +184,7 @@ def recurrent_attention_model(
         arXiv:1406.6247.
     """
     where = "recurrent_attention_model: "
-    image_shape = tuple(image_shape)
-    check_rank("image_shape", image_shape, 3, where)
-    if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in image_shape):
-        raise ValueError(
-            f"{where}`image_shape` must be three positive integers (H, W, C); "
-            f"received {image_shape!r}."
-        )
+    image_shape = check_image_shape(image_shape, where)
     check_positive_int("num_classes", num_classes, where)
     images = keras.Input(image_shape, name="images")
     attention = RecurrentAttention(
