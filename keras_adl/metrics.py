@@ -282,6 +282,80 @@ def glimpses_on_digit(locations, offsets, digit_size, canvas_size):
     return float(np.mean(np.all(distance < digit_size / canvas_size, axis=-1)))
 
 
+def glimpse_coverage(locations, image_shape, patch_size, num_scales=1, scale_factor=2.0):
+    """Fraction of an image's pixels inside at least one glimpse (its widest patch).
+
+    Each glimpse covers the ``patch_size · scale_factor^(num_scales−1)`` square centred at its
+    location (the convention of `keras_adl.ops.extract_glimpses`: ``(y, x)`` in ``[-1, 1]``,
+    ``(-1, -1)`` the top-left corner), cut at the image's edges. The union over the glimpses
+    of each image is counted once.
+
+    Args:
+        locations: ``[B, n, 2]`` glimpse centres.
+        image_shape: ``(H, W)`` (or ``(H, W, C)``).
+        patch_size, num_scales, scale_factor: of the glimpse sensor.
+
+    Returns:
+        The mean over the batch, a float in ``[0, 1]``.
+
+    Example:
+
+    >>> glimpse_coverage(np.zeros((1, 2, 2)), (16, 32), patch_size=8)  # 64 of 512 pixels
+    0.125
+    """
+    locations = np.asarray(locations, "float32")
+    if locations.ndim != 3 or locations.shape[-1] != 2:
+        raise ValueError(
+            f"glimpse_coverage: `locations` must have shape [B, n, 2]; received shape "
+            f"{locations.shape}."
+        )
+    height, width = (int(d) for d in tuple(image_shape)[:2])
+    side = patch_size * scale_factor ** (num_scales - 1)
+    rows = np.arange(height) + 0.5  # pixel centres
+    cols = np.arange(width) + 0.5
+    centre_rows = (locations[..., 0] + 1.0) * height / 2.0  # [B, n]
+    centre_cols = (locations[..., 1] + 1.0) * width / 2.0
+    in_rows = np.abs(rows[None, None, :] - centre_rows[..., None]) < side / 2.0  # [B, n, H]
+    in_cols = np.abs(cols[None, None, :] - centre_cols[..., None]) < side / 2.0  # [B, n, W]
+    covered = np.any(in_rows[..., :, None] & in_cols[..., None, :], axis=1)  # [B, H, W]
+    return float(covered.mean())
+
+
+def reading_order(locations, glimpses_per_symbol, num_symbols=None):
+    """Fraction of consecutive symbols whose glimpses lie further right than the previous
+    symbol's: how much a multi-object model reads left to right.
+
+    Args:
+        locations: ``[B, S·N, 2]`` glimpse centres ``(y, x)``, ``N = glimpses_per_symbol``
+            per symbol, in order.
+        glimpses_per_symbol: ``N``.
+        num_symbols: compare only the first this many symbols (e.g. the digits, not the end
+            symbol); default all.
+
+    Returns:
+        A float in ``[0, 1]``: over the batch and the pairs ``(s, s+1)``, how often the mean
+        horizontal position of symbol ``s+1``'s glimpses exceeds symbol ``s``'s.
+
+    Example:
+
+    >>> xs = np.array([[-0.6, -0.5, 0.0, 0.1, 0.5, 0.4]])
+    >>> reading_order(np.stack([np.zeros_like(xs), xs], -1), glimpses_per_symbol=2)
+    1.0
+    """
+    locations = np.asarray(locations, "float32")
+    batch, steps = locations.shape[:2]
+    if steps % glimpses_per_symbol:
+        raise ValueError(
+            f"reading_order: the {steps} glimpses are not a whole number of symbols of "
+            f"`glimpses_per_symbol`={glimpses_per_symbol}."
+        )
+    x = locations[..., 1].reshape(batch, steps // glimpses_per_symbol, glimpses_per_symbol)
+    x = x.mean(axis=-1)[:, :num_symbols]
+    if x.shape[1] < 2:
+        raise ValueError("reading_order: needs at least two symbols to compare.")
+    return float(np.mean(np.diff(x, axis=1) > 0))
+
+
 def exact_match(tokens, targets):
     """Fraction of captions predicted exactly, up to and including ``END``.
 

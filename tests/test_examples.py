@@ -19,6 +19,7 @@ def load_script(relative_path):
     return module
 
 
+@pytest.mark.slow  # ~20 s; the attention layers' own tests are in make test
 def test_attention_layers_example_learns_to_attend(tmp_path):
     # Fast learning test of the attention family (the demo's 756 seeded steps; seeds 0-3 reached
     # 0.99 training accuracy by epoch 9, 6, 6, 7 of 12): the model must answer the lookup and put

@@ -4,6 +4,7 @@ from keras_adl.layers.attention_pooling import AttentionPooling
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.layers.character_cnn import CharacterCNN
+from keras_adl.layers.deep_recurrent_attention import DeepRecurrentAttention
 from keras_adl.layers.dnc_cell import DNCCell
 from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRegularization
 from keras_adl.layers.elmo_embedding import ELMoEmbedding
@@ -29,6 +30,7 @@ __all__ = [
     "AttentionRNNDecoder",
     "BahdanauAttention",
     "CharacterCNN",
+    "DeepRecurrentAttention",
     "DNCCell",
     "ELMoEmbedding",
     "DoublyStochasticRegularization",

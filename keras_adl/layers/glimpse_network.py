@@ -7,7 +7,7 @@ from keras import ops
 
 from keras_adl._typing import Initializer
 from keras_adl.layers.glimpse_sensor import GlimpseSensor
-from keras_adl.utils import check_positive_int, check_rank, clone_initializer
+from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -19,6 +19,10 @@ class GlimpseNetwork(keras.layers.Layer):
         g   = ReLU(Linear(h_g) + Linear(h_l))
 
     as in Mnih et al. (2014), §4 (sizes 128, 128 and 256 there). ``ρ`` is a `GlimpseSensor`.
+    With ``combine="multiply"`` the two paths meet by an elementwise product instead, as in the
+    Deep Recurrent Attention Model (Ba et al. 2015):
+
+        g   = ReLU(Linear(h_g)) ⊙ ReLU(Linear(h_l))
 
     Args:
         patch_size, num_scales, scale_factor: of the glimpse sensor.
@@ -26,6 +30,7 @@ class GlimpseNetwork(keras.layers.Layer):
         location_units: size of ``h_l``.
         units: size of the output ``g``.
         kernel_initializer: initializer of the four linear maps.
+        combine: ``"add"`` (RAM) or ``"multiply"`` (DRAM).
         **kwargs: standard layer arguments.
 
     Call arguments:
@@ -45,6 +50,8 @@ class GlimpseNetwork(keras.layers.Layer):
     References:
         Mnih, Heess, Graves, Kavukcuoglu (2014). Recurrent Models of Visual Attention.
         arXiv:1406.6247.
+        Ba, Mnih, Kavukcuoglu (2015). Multiple Object Recognition with Visual Attention.
+        arXiv:1412.7755.
     """
 
     def __init__(
@@ -56,10 +63,12 @@ class GlimpseNetwork(keras.layers.Layer):
         location_units: int = 128,
         units: int = 256,
         kernel_initializer: Initializer = "glorot_uniform",
+        combine: str = "add",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         where = "GlimpseNetwork: "
+        self.combine = check_choice("combine", combine, ("add", "multiply"), where)
         GlimpseSensor(patch_size, num_scales, scale_factor)  # validates the sensor arguments
         self.patch_size = patch_size
         self.num_scales = num_scales
@@ -102,13 +111,16 @@ class GlimpseNetwork(keras.layers.Layer):
         self.where.build((None, 2))
         self.what_out = self._dense(self.units, "what_out")  # θ_g^2
         self.what_out.build((None, self.glimpse_units))
-        self.where_out = self._dense(self.units, "where_out", use_bias=False)  # θ_g^3
+        # θ_g^3; a sum needs one bias, a product one per factor.
+        self.where_out = self._dense(self.units, "where_out", use_bias=self.combine == "multiply")
         self.where_out.build((None, self.location_units))
 
     def call(self, images, locations):
         glimpse = self.sensor(images, locations)  # ρ(x, l), flattened
         h_g = ops.relu(self.what(glimpse))
         h_l = ops.relu(self.where(ops.cast(locations, self.compute_dtype)))
+        if self.combine == "multiply":
+            return ops.relu(self.what_out(h_g)) * ops.relu(self.where_out(h_l))
         return ops.relu(self.what_out(h_g) + self.where_out(h_l))
 
     def compute_output_shape(self, images_shape, locations_shape):
@@ -125,6 +137,7 @@ class GlimpseNetwork(keras.layers.Layer):
                 "location_units": self.location_units,
                 "units": self.units,
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+                "combine": self.combine,
             }
         )
         return config

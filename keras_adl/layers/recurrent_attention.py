@@ -86,6 +86,9 @@ class RecurrentAttention(keras.layers.Layer):
         reinforcement learning. Machine Learning 8.
     """
 
+    # How the glimpse network joins "what" and "where" (`GlimpseNetwork`'s ``combine``).
+    _glimpse_combine = "add"
+
     def __init__(
         self,
         num_glimpses: int = 4,
@@ -145,25 +148,13 @@ class RecurrentAttention(keras.layers.Layer):
             self.location_units,
             self.glimpse_output_units,
             kernel_initializer=clone_initializer(self.kernel_initializer),
+            combine=self._glimpse_combine,
             dtype=self.dtype_policy,
             name="glimpse_network",
         )
         self.glimpse_network.build(images_shape, (None, 2))
-        cell_kwargs = dict(
-            kernel_initializer=clone_initializer(self.kernel_initializer),
-            dtype=self.dtype_policy,
-            name="core",
-        )
-        if self.core == "lstm":
-            self.core_cell = keras.layers.LSTMCell(self.units, **cell_kwargs)
-        elif self.core == "gru":
-            self.core_cell = keras.layers.GRUCell(self.units, **cell_kwargs)
-        else:
-            self.core_cell = keras.layers.SimpleRNNCell(
-                self.units, activation="relu", **cell_kwargs
-            )
-        self.core_cell.build((None, self.glimpse_output_units))
-        if self.policy == "learned" and self.num_glimpses > 1:  # one glimpse chooses nothing
+        self.core_cell = self._make_core("core", self.glimpse_output_units)
+        if self._chooses_locations():
             self.location_network = keras.layers.Dense(
                 2,
                 kernel_initializer=clone_initializer(self.kernel_initializer),
@@ -173,6 +164,27 @@ class RecurrentAttention(keras.layers.Layer):
             self.location_network.build((None, self.units))
             self.baseline = keras.layers.Dense(1, dtype=self.dtype_policy, name="baseline")
             self.baseline.build((None, self.units))
+
+    def _make_core(self, name, input_units):
+        """A built recurrent cell of ``units`` (the ``core`` kind) reading ``input_units``."""
+        cell_kwargs = dict(
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            dtype=self.dtype_policy,
+            name=name,
+        )
+        if self.core == "lstm":
+            cell = keras.layers.LSTMCell(self.units, **cell_kwargs)
+        elif self.core == "gru":
+            cell = keras.layers.GRUCell(self.units, **cell_kwargs)
+        else:
+            cell = keras.layers.SimpleRNNCell(self.units, activation="relu", **cell_kwargs)
+        cell.build((None, input_units))
+        return cell
+
+    def _chooses_locations(self):
+        """Whether the layer has a location network and baseline: a learned policy with a
+        location to choose (the first glimpse is at the centre, so one glimpse chooses none)."""
+        return self.policy == "learned" and self.num_glimpses > 1
 
     def _draw(self, sample, batch):
         """``[batch, 2]`` random numbers, different on each ``tf.distribute`` replica.
@@ -187,6 +199,11 @@ class RecurrentAttention(keras.layers.Layer):
             return values
         return ops.take(values, ops.arange(batch) + replica * batch, axis=0)
 
+    def _policy_input(self, hidden):
+        """What the location network reads: ``stop_gradient(h_t)`` (REINFORCE stays out of the
+        core)."""
+        return ops.stop_gradient(hidden)
+
     def _next_location(self, hidden, batch, training):
         """``(l_t clipped, log π(l_t | h_t), b_t)`` for the next glimpse."""
         if self.policy == "random":
@@ -195,8 +212,8 @@ class RecurrentAttention(keras.layers.Layer):
             )
             zeros = ops.zeros((batch,), "float32")
             return location, zeros, zeros
-        # μ_t = f_l(h_t); the policy reads h_t without sending gradients back into it.
-        mean = ops.tanh(ops.cast(self.location_network(ops.stop_gradient(hidden)), "float32"))
+        # μ_t = f_l(h_t); the RAM's policy reads h_t without sending gradients back into it.
+        mean = ops.tanh(ops.cast(self.location_network(self._policy_input(hidden)), "float32"))
         sigma = self.location_std
         if training:
             noise = self._draw(keras.random.normal, batch)

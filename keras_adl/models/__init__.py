@@ -1,5 +1,6 @@
 """Model builders: functional-API recipes returning keras.Model objects."""
 
+from keras_adl.models.baselines import whole_image_convnet, whole_image_mlp
 from keras_adl.models.bert import bert_classifier, bert_encoder, bert_pretrainer, encoder_of
 from keras_adl.models.captioning import (
     caption_attention,
@@ -7,6 +8,11 @@ from keras_adl.models.captioning import (
     caption_greedy_decode,
     caption_grid_shape,
     show_attend_tell,
+)
+from keras_adl.models.dram import (
+    DeepRecurrentAttentionModel,
+    deep_recurrent_attention_model,
+    rewards_to_go,
 )
 from keras_adl.models.elmo import (
     compile_bilm,
@@ -56,8 +62,13 @@ __all__ = [
     "show_attend_tell",
     "han_attention",
     "han_classifier",
+    "DeepRecurrentAttentionModel",
+    "deep_recurrent_attention_model",
+    "rewards_to_go",
     "RecurrentAttentionModel",
     "recurrent_attention_model",
+    "whole_image_convnet",
+    "whole_image_mlp",
     "addressing_model",
     "memory_sequence_model",
     "attention_seq2seq",

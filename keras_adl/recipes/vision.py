@@ -1,5 +1,7 @@
-"""The vision family: the Recurrent Attention Model on translated and cluttered digits, and
-Show, Attend and Tell captioning digit strips.
+"""The vision family: the Recurrent Attention Model on translated and cluttered digits (beside
+the paper's whole-image baselines, a 2-layer MLP and a 2-layer convnet), Show, Attend and
+Tell captioning digit strips, and the Deep Recurrent Attention Model reading them glimpse by
+glimpse.
 
 Digits are scikit-learn's (16×16), or MNIST / Fashion-MNIST IDX files given with ``--data``
 (28×28; Debian's ``dataset-fashion-mnist``, `make data`). The HyperModels
@@ -22,6 +24,9 @@ from keras_adl.recipes.base import (
 )
 
 RAM_MODELS = ("ram", "ram_random")
+# The whole-image baselines of Mnih et al. (2014), trained on the same data as the RAM.
+BASELINE_MODELS = ("mlp", "convnet")
+DRAM_MODELS = ("dram", "dram_random")
 CAPTION_LENGTH = 3  # digits per strip; the caption adds END
 HELD_OUT_STRIPS = 500
 PLACEMENT_SEED = 123  # the fixed placement of the held-out digits
@@ -48,6 +53,25 @@ RAM_SETTINGS = dict(
 # Show, Attend and Tell: three poolings give a 2×6 grid of regions on sklearn's 16×48 strips
 # (3×10 on 28×84). With many more regions than caption steps, λ = 1 pulls attention towards
 # uniform (see benchmarks/RESULTS.md).
+# The baselines: the paper's sizes, and the RAM's optimizer (Adam 1e-3, no clipping).
+BASELINE_SETTINGS = {
+    "mlp": dict(units=256, num_layers=2, learning_rate=1e-3),
+    "convnet": dict(filters=8, kernel_size=10, strides=5, units=256, learning_rate=1e-3),
+}
+# DRAM on digit strips: 2 glimpses per symbol (3 digits and END), RAM-sized networks; the
+# patch and the context network's coarse view depend on the digits' size (`dram_layout`).
+DRAM_SETTINGS = dict(
+    glimpses_per_symbol=2,
+    num_scales=2,
+    glimpse_units=64,
+    location_units=64,
+    glimpse_output_units=128,
+    units=128,
+    context_filters=(8, 16, 16),
+    location_std=0.1,
+    seed=0,
+    learning_rate=1e-3,
+)
 CAPTION_SETTINGS = dict(
     embedding_dim=16, units=32, encoder_filters=(8, 16, 32), regularization=1.0, learning_rate=1e-2
 )
@@ -61,17 +85,36 @@ def ram_layout(task, digit_size):
     paper's 60×60 canvas with 4 pieces of 8×8 clutter for 28-pixel digits (48×48 for 16-pixel
     ones), 8 glimpses of 2 scales of a 12×12 (8×8) patch (the paper has 3 scales; here 3
     scales let random glimpses see as much as learned ones, see benchmarks/RESULTS.md).
+    Cluttered 100: the paper's 100×100 canvas (96×96 for 16-pixel digits) with 8 pieces of
+    clutter, 8 glimpses of 3 scales (the widest, 48 pixels, sees a quarter of the canvas).
+    The whole-image baselines read the same canvases.
     """
     if task == "translated_digits":
         canvas = 60 if digit_size > 16 else 2 * digit_size
         return dict(canvas_size=canvas, num_clutter=0, num_glimpses=4, patch_size=8, num_scales=1)
-    canvas = 60 if digit_size > 16 else 3 * digit_size
+    large = task == "cluttered_digits_100"
+    if large:
+        canvas = 100 if digit_size > 16 else 6 * digit_size
+    else:
+        canvas = 60 if digit_size > 16 else 3 * digit_size
     return dict(
         canvas_size=canvas,
-        num_clutter=4,
+        num_clutter=8 if large else 4,
         num_glimpses=8,
         patch_size=12 if digit_size > 16 else 8,
-        num_scales=2,
+        num_scales=3 if large else 2,
+    )
+
+
+def dram_layout(digit_size):
+    """The DRAM's glimpse patch and context view on strips of ``digit_size``-pixel digits: an
+    8×8 patch for sklearn's 16-pixel digits (12×12 for 28-pixel ones), 2 scales, so the wider
+    patch spans a digit; the context network sees the strip at a quarter of its resolution
+    (4×12 for 16×48 strips: sklearn's digits are 8×8 upscaled, so a half-resolution view
+    would show every digit whole and the glimpses would have nothing to add)."""
+    return dict(
+        patch_size=8 if digit_size <= 16 else 12,
+        context_size=(digit_size // 4, CAPTION_LENGTH * digit_size // 4),
     )
 
 
@@ -87,21 +130,47 @@ def load_digits(data_dir=None):
     return split_dataset(images, labels, 0.2, seed=0)
 
 
+def compile_baseline(model_name, image_shape, learning_rate, jit_compile=True, **settings):
+    """A whole-image baseline (``"mlp"`` or ``"convnet"``, `keras_adl.models.baselines`) of
+    10 classes, compiled as the RAM is (Adam, no clipping) with sparse cross-entropy and
+    accuracy; ``settings`` are the builder's."""
+    import keras
+
+    from keras_adl.models.baselines import whole_image_convnet, whole_image_mlp
+
+    build = {"mlp": whole_image_mlp, "convnet": whole_image_convnet}[model_name]
+    model = build(tuple(image_shape), 10, **settings)
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss=keras.losses.SparseCategoricalCrossentropy(),
+        metrics=["accuracy"],
+        jit_compile=jit_compile,
+    )
+    return model
+
+
 class VisionRecipe(Recipe):
     family = "vision"
-    description = "Recurrent Attention Model, Show-Attend-Tell captioning"
+    description = "Recurrent Attention Model (and whole-image baselines), Show-Attend-Tell"
     tasks = (
         Task(
             "translated_digits",
-            RAM_MODELS,
+            RAM_MODELS + BASELINE_MODELS,
             "RAM classifies digits placed anywhere on a canvas twice their size, 4 glimpses",
             epochs=60,
             **_DIGIT_TASK,
         ),
         Task(
             "cluttered_digits",
-            RAM_MODELS,
+            RAM_MODELS + BASELINE_MODELS,
             "RAM on a 3x canvas with 4 pieces of clutter, 8 glimpses of 2 scales",
+            epochs=60,
+            **_DIGIT_TASK,
+        ),
+        Task(
+            "cluttered_digits_100",
+            RAM_MODELS + BASELINE_MODELS,
+            "RAM on a 100x100 canvas (6x) with 8 pieces of clutter, 8 glimpses of 3 scales",
             epochs=60,
             **_DIGIT_TASK,
         ),
@@ -112,6 +181,13 @@ class VisionRecipe(Recipe):
             epochs=20,
             **_DIGIT_TASK,
         ),
+        Task(
+            "digit_strips_glimpses",
+            DRAM_MODELS,
+            "DRAM reads the strips of digit_strips glimpse by glimpse, 2 per digit and END",
+            epochs=60,
+            **_DIGIT_TASK,
+        ),
     )
 
     def settings(self, task, model_name, digit_size=16):
@@ -120,6 +196,11 @@ class VisionRecipe(Recipe):
         the data's)."""
         if task == "digit_strips":
             return dict(CAPTION_SETTINGS)
+        if task == "digit_strips_glimpses":
+            policy = "random" if model_name == "dram_random" else "learned"
+            return dict(DRAM_SETTINGS, **dram_layout(digit_size), policy=policy)
+        if model_name in BASELINE_MODELS:
+            return dict(BASELINE_SETTINGS[model_name])
         layout = ram_layout(task, digit_size)
         glimpses = {k: layout[k] for k in ("num_glimpses", "patch_size", "num_scales")}
         policy = "random" if model_name == "ram_random" else "learned"
@@ -140,9 +221,27 @@ class VisionRecipe(Recipe):
             model = show_attend_tell(CAPTION_VOCAB_SIZE, image_shape=image_shape, **settings)
             loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
             return compile_for_training(model, loss, learning_rate, jit_compile)
+        if task == "digit_strips_glimpses":
+            from keras_adl.conventions import PAD
+            from keras_adl.models.dram import deep_recurrent_attention_model
+            from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
+
+            model = deep_recurrent_attention_model(
+                tuple(self.image_shape(task, digit_size)),
+                CAPTION_VOCAB_SIZE,
+                num_symbols=CAPTION_LENGTH + 1,
+                ignore_class=PAD,
+                **settings,
+            )
+            model.compile(optimizer=keras.optimizers.Adam(learning_rate), jit_compile=jit_compile)
+            return model
+        canvas = ram_layout(task, digit_size)["canvas_size"]
+        if model_name in BASELINE_MODELS:
+            return compile_baseline(
+                model_name, (canvas, canvas, 1), learning_rate, jit_compile, **settings
+            )
         from keras_adl.models.ram import recurrent_attention_model
 
-        canvas = ram_layout(task, digit_size)["canvas_size"]
         model = recurrent_attention_model((canvas, canvas, 1), 10, **settings)
         model.compile(optimizer=keras.optimizers.Adam(learning_rate), jit_compile=jit_compile)
         return model
@@ -150,7 +249,7 @@ class VisionRecipe(Recipe):
     @staticmethod
     def image_shape(task, digit_size):
         """``[H, W, 1]`` of the model's images for digits of ``digit_size`` pixels."""
-        if task == "digit_strips":
+        if task in ("digit_strips", "digit_strips_glimpses"):
             return [digit_size, CAPTION_LENGTH * digit_size, 1]
         canvas = ram_layout(task, digit_size)["canvas_size"]
         return [canvas, canvas, 1]
@@ -173,6 +272,14 @@ class VisionRecipe(Recipe):
             data = DigitStrips(train_x, train_y, batch_size, num_digits=CAPTION_LENGTH, seed=0)
             history = self.fit(run, model, data)
             return model, history, self.evaluate_captioning(model, test, run.out)
+        if run.task == "digit_strips_glimpses":
+            from keras_adl.tasks.digit_strips import DigitStrips
+
+            data = DigitStrips(
+                train_x, train_y, batch_size, CAPTION_LENGTH, seed=0, teacher_forcing=False
+            )
+            history = self.fit(run, model, data)
+            return model, history, self.evaluate_dram(model, run.model, test, run.out)
         from keras_adl.tasks.translated_digits import TranslatedDigits
 
         layout = ram_layout(run.task, digit_size)
@@ -191,8 +298,8 @@ class VisionRecipe(Recipe):
 
     @staticmethod
     def evaluate_ram(model, task, model_name, test, layout, out):
-        """Held-out error on a fixed placement of the test digits, where the glimpses land, and
-        a picture of one glimpse path."""
+        """Held-out error on a fixed placement of the test digits and, for the RAM, where the
+        glimpses land and a picture of one glimpse path."""
         import numpy as np
 
         from keras_adl.metrics import glimpses_on_digit
@@ -208,6 +315,8 @@ class VisionRecipe(Recipe):
             rng=PLACEMENT_SEED,
         )
         outputs = model.predict(canvases, verbose=0)
+        if model_name in BASELINE_MODELS:  # a whole-image classifier: probabilities only
+            return {"held_out_error": float(np.mean(outputs.argmax(-1) != labels))}
         predictions = outputs["probabilities"].argmax(-1)
         on_digit = glimpses_on_digit(
             outputs["locations"], offsets, test_x.shape[1], layout["canvas_size"]
@@ -224,6 +333,50 @@ class VisionRecipe(Recipe):
         return {
             "held_out_error": float(np.mean(predictions != labels)),
             "held_out_glimpses_on_digit": float(on_digit),
+        }
+
+    @staticmethod
+    def evaluate_dram(model, model_name, test, out):
+        """Held-out exact match and token accuracy on the strips `evaluate_captioning` uses,
+        the fraction of each strip's pixels the glimpses saw, how often the glimpses of digit
+        ``t+1`` lie right of digit ``t``'s, and a picture of one glimpse path."""
+        import numpy as np
+
+        from keras_adl.metrics import exact_match, glimpse_coverage, reading_order
+        from keras_adl.plotting import plot_glimpse_path
+        from keras_adl.tasks.digit_strips import DIGIT_OFFSET, caption_arrays, digit_strips
+
+        test_x, test_y = test
+        strips, captions, _ = digit_strips(
+            test_x, test_y, HELD_OUT_STRIPS, num_digits=CAPTION_LENGTH, rng=PLACEMENT_SEED
+        )
+        _, targets = caption_arrays(captions)
+        outputs = model.predict(strips, verbose=0)
+        tokens = outputs["probabilities"].argmax(-1)
+        layer = model.get_layer("deep_recurrent_attention")
+        locations = outputs["locations"]
+        words = " ".join(str(t - DIGIT_OFFSET) for t in tokens[0] if t >= DIGIT_OFFSET)
+        draw(
+            plot_glimpse_path,
+            strips[0],
+            locations[0],
+            layer.patch_size,
+            layer.num_scales,
+            os.path.join(out, "glimpses.png"),
+            scale_factor=layer.scale_factor,
+            title=f"{model_name}: read {words}",
+        )
+        return {
+            "held_out_exact_match": float(exact_match(tokens, targets)),
+            "held_out_token_accuracy": float(
+                np.mean(tokens[:, :CAPTION_LENGTH] == targets[:, :CAPTION_LENGTH])
+            ),
+            "held_out_pixels_seen": glimpse_coverage(
+                locations, strips.shape[1:3], layer.patch_size, layer.num_scales, layer.scale_factor
+            ),
+            "held_out_reading_order": reading_order(
+                locations, layer.glimpses_per_symbol, CAPTION_LENGTH
+            ),
         }
 
     @staticmethod
@@ -279,8 +432,10 @@ class VisionRecipe(Recipe):
 
     def hypermodel(self, task, model_name, digit_size):
         from keras_adl.recipes.vision import (
+            DeepRecurrentAttentionHyperModel,
             RecurrentAttentionHyperModel,
             ShowAttendTellHyperModel,
+            WholeImageHyperModel,
         )
         from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
 
@@ -288,8 +443,16 @@ class VisionRecipe(Recipe):
             return ShowAttendTellHyperModel(
                 CAPTION_VOCAB_SIZE, (digit_size, CAPTION_LENGTH * digit_size, 1)
             )
+        if task == "digit_strips_glimpses":
+            return DeepRecurrentAttentionHyperModel(
+                tuple(self.image_shape(task, digit_size)),
+                **dram_layout(digit_size),
+                policy="random" if model_name == "dram_random" else "learned",
+            )
         layout = ram_layout(task, digit_size)
         canvas = layout["canvas_size"]
+        if model_name in BASELINE_MODELS:
+            return WholeImageHyperModel(model_name, (canvas, canvas, 1))
         return RecurrentAttentionHyperModel(
             (canvas, canvas, 1),
             10,
@@ -311,6 +474,13 @@ class VisionRecipe(Recipe):
             data = DigitStrips(train_x, train_y, batch, num_digits=CAPTION_LENGTH, seed=0)
             validation = DigitStrips(test_x, test_y, batch, num_digits=CAPTION_LENGTH, seed=1)
             objective = "val_loss"
+        elif task == "digit_strips_glimpses":
+            from keras_adl.tasks.digit_strips import DigitStrips
+
+            plain = dict(num_digits=CAPTION_LENGTH, teacher_forcing=False)
+            data = DigitStrips(train_x, train_y, batch, seed=0, **plain)
+            validation = DigitStrips(test_x, test_y, batch, seed=1, **plain)
+            objective = ("val_sequence_accuracy", "max")
         else:
             from keras_adl.tasks.translated_digits import TranslatedDigits
 
@@ -336,6 +506,10 @@ class VisionRecipe(Recipe):
 
         if run_record["task"] == "digit_strips":
             export_captioning(model, export_dir, CAPTION_LENGTH + 1, beam_width=beam_width)
+        elif run_record["task"] == "digit_strips_glimpses":
+            export_serving_fn(model, export_dir, make_dram_serving_fn(model))
+        elif run_record["model"] in BASELINE_MODELS:
+            export_serving_fn(model, export_dir, make_classifier_serving_fn(model))
         else:
             export_serving_fn(model, export_dir, make_ram_serving_fn(model))
         self.write_task_file(
@@ -381,7 +555,7 @@ class VisionRecipe(Recipe):
         return np.stack(images)
 
     def predict(self, export_dir, inputs, task_info):
-        """Prints the class and glimpse path (RAM) or the caption of each image file."""
+        """Prints the class (and the RAM's glimpse path) or the caption of each image file."""
         import tensorflow as tf
 
         images = self.read_images(inputs, task_info["image_shape"])
@@ -391,14 +565,22 @@ class VisionRecipe(Recipe):
             for path, caption in zip(inputs, outputs["caption"].numpy()):
                 print(f"{path}\t{caption.decode()}")
             return
-        for path, label, probabilities, locations in zip(
-            inputs,
-            outputs["classes"].numpy(),
-            outputs["probabilities"].numpy(),
-            outputs["locations"].numpy(),
-        ):
-            path_text = " ".join(f"({y:+.2f},{x:+.2f})" for y, x in locations)
-            print(f"{path}\t{label}\tp={probabilities[label]:.3f}\tglimpses {path_text}")
+        if task_info["task"] == "digit_strips_glimpses":
+            for index, (path, caption) in enumerate(zip(inputs, outputs["caption"].numpy())):
+                path_text = " ".join(
+                    f"({y:+.2f},{x:+.2f})" for y, x in outputs["locations"][index].numpy()
+                )
+                print(f"{path}\t{caption.decode()}\tglimpses {path_text}")
+            return
+        classes, probabilities = outputs["classes"].numpy(), outputs["probabilities"].numpy()
+        for index, (path, label) in enumerate(zip(inputs, classes)):
+            line = f"{path}\t{label}\tp={probabilities[index, label]:.3f}"
+            if "locations" in outputs:  # the RAM's glimpse centres
+                path_text = " ".join(
+                    f"({y:+.2f},{x:+.2f})" for y, x in outputs["locations"][index].numpy()
+                )
+                line += f"\tglimpses {path_text}"
+            print(line)
 
 
 RECIPE = VisionRecipe()
@@ -537,6 +719,81 @@ def make_ram_serving_fn(model):
     return serve
 
 
+def make_classifier_serving_fn(model):
+    """A ``tf.function`` from an image batch to a whole-image baseline's answer
+    (`keras_adl.models.baselines`): ``images`` ``[None, H, W, C]`` float32 in, a dict with
+    ``classes`` ``[B]`` int32 and ``probabilities`` ``[B, K]`` float32 out."""
+    import tensorflow as tf
+
+    shape = [None, *model.inputs[0].shape[1:]]
+
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
+    def serve(images):
+        probabilities = tf.cast(model(images, training=False), tf.float32)
+        return {
+            "classes": tf.argmax(probabilities, axis=-1, output_type=tf.int32),
+            "probabilities": probabilities,
+        }
+
+    return serve
+
+
+def dram_captions(tokens, token_strings=None):
+    """``[B]`` strings: the symbols of each row of ``tokens`` ``[B, S]`` before its first
+    ``END``, joined by spaces (specials render as nothing; ``token_strings`` as in
+    `make_captioning_serving_fn`, by default the digit-strip task's). TensorFlow ops, for
+    serving functions."""
+    import tensorflow as tf
+
+    from keras_adl.conventions import END
+
+    if token_strings is None:
+        from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
+
+        token_strings = _caption_token_strings(CAPTION_VOCAB_SIZE, None)
+    tokens = tf.convert_to_tensor(tokens, tf.int32)
+    ended = tf.cumsum(tf.cast(tf.equal(tokens, END), tf.int32), axis=1) > 0
+    words = tf.where(ended, "", tf.gather(tf.constant(token_strings), tokens))
+    words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+    return tf.strings.reduce_join(words, axis=-1, separator=" ")
+
+
+def make_dram_serving_fn(model, token_strings=None):
+    """A ``tf.function`` from an image batch to a Deep Recurrent Attention Model's reading.
+
+    Args:
+        model: a model from `keras_adl.models.deep_recurrent_attention_model`.
+        token_strings: one string per class id for the caption, as in
+            `make_captioning_serving_fn` (default: the digit-strip task's tokens).
+
+    Returns:
+        A ``tf.function`` with input signature ``images`` ``[None, H, W, C]`` float32 returning
+        a dict with ``caption`` ``[B]`` (the symbols before the first ``END``, joined by
+        spaces; specials render as nothing), ``tokens`` ``[B, S]`` int32 (the class of every
+        symbol), ``probabilities`` ``[B, S, K]`` and ``locations`` ``[B, S·N, 2]`` (the
+        glimpse centres ``(y, x)`` in ``[-1, 1]``; deterministic for a learned policy).
+    """
+    import tensorflow as tf
+
+    num_classes = model.output["probabilities"].shape[-1]
+    strings = _caption_token_strings(num_classes, token_strings)
+    shape = [None, *model.inputs[0].shape[1:]]
+
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
+    def serve(images):
+        outputs = model(images, training=False)
+        probabilities = tf.cast(outputs["probabilities"], tf.float32)
+        tokens = tf.argmax(probabilities, axis=-1, output_type=tf.int32)
+        return {
+            "caption": dram_captions(tokens, strings),
+            "tokens": tokens,
+            "probabilities": probabilities,
+            "locations": tf.cast(outputs["locations"], tf.float32),
+        }
+
+    return serve
+
+
 def _hypermodels():
     import keras
 
@@ -607,6 +864,110 @@ def _hypermodels():
             )
             return model
 
+    class WholeImageHyperModel(keras_tuner.HyperModel):
+        """Searches a whole-image baseline (``"mlp"`` or ``"convnet"``) compiled by
+        `compile_baseline`.
+
+        Hyperparameters: ``units``; ``num_layers`` (MLP) or ``filters`` (convnet);
+        ``learning_rate`` (Adam). Tune on ``keras_tuner.Objective("val_accuracy", "max")``.
+
+        Args:
+            model_name: ``"mlp"`` or ``"convnet"``.
+            image_shape: ``(H, W, C)``.
+            jit_compile: compile the train step with XLA.
+        """
+
+        def __init__(self, model_name, image_shape, jit_compile=True, name=None, tunable=True):
+            if model_name not in BASELINE_SETTINGS:
+                raise ValueError(
+                    f"WholeImageHyperModel: `model_name` must be one of "
+                    f"{sorted(BASELINE_SETTINGS)}; received {model_name!r}."
+                )
+            super().__init__(name=name or model_name, tunable=tunable)
+            self.model_name = model_name
+            self.image_shape = tuple(image_shape)
+            self.jit_compile = jit_compile
+
+        def build(self, hp):
+            settings = dict(BASELINE_SETTINGS[self.model_name])
+            learning_rate = tuned_learning_rate(hp, settings.pop("learning_rate"))
+            settings["units"] = hp.Choice("units", [128, 256, 512], default=settings["units"])
+            if self.model_name == "mlp":
+                settings["num_layers"] = hp.Int("num_layers", 1, 3, default=settings["num_layers"])
+            else:
+                settings["filters"] = hp.Choice("filters", [8, 16, 32], default=settings["filters"])
+            return compile_baseline(
+                self.model_name, self.image_shape, learning_rate, self.jit_compile, **settings
+            )
+
+    class DeepRecurrentAttentionHyperModel(keras_tuner.HyperModel):
+        """Searches `deep_recurrent_attention_model` on digit strips (3 digits and ``END``,
+        ``PAD`` ignored), trained by its own hybrid REINFORCE rule.
+
+        Hyperparameters: ``units`` (both RNNs; the glimpse network's ``g`` has the same size
+        and ``h_g``, ``h_l`` half of it); ``glimpses_per_symbol``; ``location_std``;
+        ``learning_rate`` (Adam). Tune on ``keras_tuner.Objective("val_sequence_accuracy",
+        "max")``.
+
+        Args:
+            image_shape: ``(H, W, C)`` of the strips.
+            patch_size, context_size: of the glimpses and the context network (`dram_layout`).
+            policy: ``"learned"`` or ``"random"``.
+            jit_compile: compile the train step with XLA.
+        """
+
+        def __init__(
+            self,
+            image_shape,
+            patch_size=8,
+            context_size=(4, 12),
+            policy="learned",
+            jit_compile=True,
+            name="deep_recurrent_attention",
+            tunable=True,
+        ):
+            super().__init__(name=name, tunable=tunable)
+            self.image_shape = tuple(image_shape)
+            self.patch_size = patch_size
+            self.context_size = tuple(context_size)
+            self.policy = policy
+            self.jit_compile = jit_compile
+
+        def build(self, hp):
+            from keras_adl.conventions import PAD
+            from keras_adl.models.dram import deep_recurrent_attention_model
+            from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
+
+            settings = dict(DRAM_SETTINGS)
+            learning_rate = tuned_learning_rate(hp, settings.pop("learning_rate"))
+            units = hp.Choice("units", [64, 128, 256], default=settings["units"])
+            settings.update(
+                units=units,
+                glimpse_units=units // 2,
+                location_units=units // 2,
+                glimpse_output_units=units,
+                glimpses_per_symbol=hp.Int(
+                    "glimpses_per_symbol", 1, 3, default=settings["glimpses_per_symbol"]
+                ),
+                location_std=hp.Choice(
+                    "location_std", [0.05, 0.1, 0.2], default=settings["location_std"]
+                ),
+            )
+            model = deep_recurrent_attention_model(
+                self.image_shape,
+                CAPTION_VOCAB_SIZE,
+                num_symbols=CAPTION_LENGTH + 1,
+                ignore_class=PAD,
+                patch_size=self.patch_size,
+                context_size=self.context_size,
+                policy=self.policy,
+                **settings,
+            )
+            model.compile(
+                optimizer=keras.optimizers.Adam(learning_rate), jit_compile=self.jit_compile
+            )
+            return model
+
     class ShowAttendTellHyperModel(keras_tuner.HyperModel):
         """Searches `show_attend_tell` on images.
 
@@ -660,5 +1021,12 @@ def _hypermodels():
 
 
 __getattr__, __dir__ = lazy_hypermodels(
-    globals(), _hypermodels, ("RecurrentAttentionHyperModel", "ShowAttendTellHyperModel")
+    globals(),
+    _hypermodels,
+    (
+        "DeepRecurrentAttentionHyperModel",
+        "RecurrentAttentionHyperModel",
+        "ShowAttendTellHyperModel",
+        "WholeImageHyperModel",
+    ),
 )

@@ -144,13 +144,16 @@ class DigitStrips(keras.utils.PyDataset):
             many digits as there are images per digit slot).
         num_digits: an int or a ``(min, max)`` pair, as in `digit_strips`.
         seed: a non-negative integer.
+        teacher_forcing: give the decoder's input too (Show, Attend and Tell); ``False`` gives
+            the strips alone, for models that read the image only (the Deep Recurrent
+            Attention Model).
         **kwargs: ``workers``, ``use_multiprocessing``, ``max_queue_size`` of
             ``keras.utils.PyDataset``.
 
     Returns (``__getitem__``):
         ``({"image": strips, "decoder_input": decoder_input}, targets)``: float32
         ``[B, h, max_digits·w, 1]``, int32 ``[B, max_digits+1]`` and int32
-        ``[B, max_digits+1]``.
+        ``[B, max_digits+1]``; with ``teacher_forcing=False``, ``(strips, targets)``.
 
     Example:
 
@@ -160,13 +163,16 @@ class DigitStrips(keras.utils.PyDataset):
     (2, (4, 4, 8, 1), (4, 3), (4, 3))
     """
 
-    def __init__(self, images, labels, batch_size=64, num_digits=3, seed=0, **kwargs):
+    def __init__(
+        self, images, labels, batch_size=64, num_digits=3, seed=0, teacher_forcing=True, **kwargs
+    ):
         super().__init__(**kwargs)
         where = "DigitStrips: "
         self.images, self.labels, self.batch_size = check_batches(where, images, labels, batch_size)
         self.num_digits = num_digits
         _digit_range(where, num_digits)
         self.seed = check_seed(where, seed)
+        self.teacher_forcing = bool(teacher_forcing)
         self.epoch = 0
 
     def __len__(self):
@@ -183,6 +189,8 @@ class DigitStrips(keras.utils.PyDataset):
             rng=np.random.default_rng([self.seed, self.epoch, index]),
         )
         decoder_input, targets = caption_arrays(captions)
+        if not self.teacher_forcing:
+            return strips, targets
         return {"image": strips, "decoder_input": decoder_input}, targets
 
     def on_epoch_end(self):

@@ -197,6 +197,59 @@ def test_train_export_predict_ram(tmp_path, capsys):
     assert code == 1 and "reads 32×32 grayscale images" in err
 
 
+@pytest.mark.slow  # an end-to-end CLI run
+def test_train_export_predict_dram(tmp_path, capsys):
+    from keras_adl.tasks.digit_strips import digit_strips
+    from keras_adl.tasks.image_sources import load_sklearn_digits
+
+    run_dir, export_dir = str(tmp_path / "dram"), str(tmp_path / "dram_export")
+    command = ["train", "digit_strips_glimpses", "--samples", "128", "--epochs", "1"]
+    code, _, err = _run([*command, "--out", run_dir], capsys)
+    assert code == 0, err
+    metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
+    assert {
+        "held_out_exact_match",
+        "held_out_token_accuracy",
+        "held_out_pixels_seen",
+        "held_out_reading_order",
+    } == set(metrics)
+    assert 0 < metrics["held_out_pixels_seen"] <= 1
+    assert os.path.getsize(os.path.join(run_dir, "glimpses.png")) > 1000
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    images, labels = load_sklearn_digits(16)
+    strips, _, _ = digit_strips(images, labels, 2, rng=0)
+    paths = [_write_png(str(tmp_path / f"strip{i}.png"), strips[i]) for i in range(2)]
+    code, out, err = _run(["predict", export_dir, *paths], capsys)
+    assert code == 0, err
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert [r[0] for r in rows] == paths
+    # A caption of digits (possibly empty after one epoch) and the 8 glimpses (4 symbols × 2).
+    assert all(set(r[1]) <= set("0123456789 ") and r[2].count("(") == 8 for r in rows)
+
+
+@pytest.mark.slow  # an end-to-end CLI run
+def test_train_export_predict_whole_image_baseline(tmp_path, capsys):
+    from keras_adl.tasks.image_sources import load_sklearn_digits
+    from keras_adl.tasks.translated_digits import translate_digits
+
+    run_dir, export_dir = str(tmp_path / "convnet"), str(tmp_path / "convnet_export")
+    command = ["train", "cluttered_digits_100", "--model", "convnet", "--samples", "128"]
+    code, _, err = _run([*command, "--epochs", "1", "--out", run_dir], capsys)
+    assert code == 0, err
+    record = json.load(open(os.path.join(run_dir, "run.json")))
+    assert set(record["metrics"]) == {"held_out_error"}
+    assert record["image_shape"] == [96, 96, 1]  # sklearn's 16-pixel digits: a 6x canvas
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    images, labels = load_sklearn_digits(16)
+    canvases, _, _ = translate_digits(images[:2], labels[:2], 96, num_clutter=8, rng=0)
+    paths = [_write_png(str(tmp_path / f"canvas{i}.png"), canvases[i]) for i in range(2)]
+    code, out, err = _run(["predict", export_dir, *paths], capsys)
+    assert code == 0, err
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert [r[0] for r in rows] == paths
+    assert all(len(r) == 3 and r[1] in "0123456789" and r[2].startswith("p=") for r in rows)
+
+
 @pytest.mark.slow  # ~15 s; the HyperModels build in tests/recipes/test_hypermodels.py
 def test_tune_translated_digits(tmp_path, capsys):
     code, out, err = _run(

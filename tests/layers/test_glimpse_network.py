@@ -41,6 +41,26 @@ def test_values_match_the_paper_formula():
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
+def test_multiply_matches_the_dram_formula_and_round_trips():
+    """g = ReLU(W3 ReLU(W1 ρ + b1) + b3) ⊙ ReLU(W4 ReLU(W2 l + b2) + b4) (Ba et al. 2015)."""
+    data = _data()
+    layer = GlimpseNetwork(4, 2, glimpse_units=8, location_units=6, units=10, combine="multiply")
+    out = np_(layer(**data))
+    rho = np_(extract_glimpses(data["images"], data["locations"], 4, 2)).reshape(3, -1)
+    relu = lambda x: np.maximum(x, 0.0)  # noqa: E731
+    w1, b1 = layer.what.get_weights()
+    w2, b2 = layer.where.get_weights()
+    w3, b3 = layer.what_out.get_weights()
+    w4, b4 = layer.where_out.get_weights()
+    expected = relu(relu(rho @ w1 + b1) @ w3 + b3) * relu(
+        relu(data["locations"] @ w2 + b2) @ w4 + b4
+    )
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    config = layer.get_config()
+    assert config["combine"] == "multiply"
+    assert GlimpseNetwork.from_config(config).get_config() == config
+
+
 def test_location_changes_the_output():
     data = _data()
     layer = GlimpseNetwork(4, units=10)
@@ -54,6 +74,7 @@ def test_location_changes_the_output():
         ({"units": 0}, "`units`"),
         ({"glimpse_units": -1}, "`glimpse_units`"),
         ({"num_scales": 0}, "`num_scales`"),
+        ({"combine": "concat"}, r"`combine` must be one of \['add', 'multiply'\]"),
     ],
 )
 def test_bad_arguments(kwargs, message):

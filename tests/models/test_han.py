@@ -132,6 +132,7 @@ print(json.dumps({k: v.numpy().tolist() if v.dtype != tf.string
 """
 
 
+@pytest.mark.slow  # a fresh process, ~18 s; make test keeps test_export's fresh-process check
 def test_exported_saved_model_classifies_raw_strings_in_a_fresh_process(tmp_path):
     tokenizer = _tokenizer()
     model = han_classifier(

@@ -117,6 +117,39 @@ def test_visual_hypermodels_build_with_their_search_spaces():
     assert model.get_layer("encoder").output.shape[1] == 12  # (8, 16, 32): a 2×6 grid
 
 
+def test_dram_hypermodel_builds_its_search_space():
+    from keras_adl.recipes.vision import RECIPE
+
+    hp = keras_tuner.HyperParameters()
+    hp.Fixed("units", 64)
+    hp.Fixed("glimpses_per_symbol", 3)
+    model = RECIPE.hypermodel("digit_strips_glimpses", "dram_random", 16).build(hp)
+    assert {"units", "glimpses_per_symbol", "location_std", "learning_rate"} == set(hp.values)
+    layer = model.get_layer("deep_recurrent_attention")
+    assert (layer.units, layer.glimpse_output_units, layer.glimpse_units) == (64, 64, 32)
+    assert (layer.num_symbols, layer.glimpses_per_symbol, layer.policy) == (4, 3, "random")
+    assert layer.context_size == (4, 12) and model.input.shape == (None, 16, 48, 1)
+    assert model.ignore_class == 0 and model.optimizer is not None
+
+
+def test_whole_image_hypermodels_search_their_sizes():
+    from keras_adl.recipes.vision import RECIPE, WholeImageHyperModel
+
+    hp = keras_tuner.HyperParameters()
+    hp.Fixed("units", 128)
+    hp.Fixed("num_layers", 3)
+    model = WholeImageHyperModel("mlp", (32, 32, 1), jit_compile=False).build(hp)
+    assert {"units", "num_layers", "learning_rate"} == set(hp.values)
+    assert [model.get_layer(f"hidden_{i}").units for i in (1, 2, 3)] == [128, 128, 128]
+    hp = keras_tuner.HyperParameters()
+    model = RECIPE.hypermodel("cluttered_digits", "convnet", 28).build(hp)
+    assert {"units", "filters", "learning_rate"} == set(hp.values)
+    assert model.input.shape == (None, 60, 60, 1) and model.get_layer("conv").filters == 8
+    assert model.optimizer is not None
+    with pytest.raises(ValueError, match=r"`model_name` must be one of \['convnet', 'mlp'\]"):
+        WholeImageHyperModel("resnet", (32, 32, 1))
+
+
 def test_word2vec_hypermodel_builds_searched_settings_and_scores_wordsim(tmp_path):
     from keras_adl.recipes.embeddings import RECIPE, Word2VecHyperModel
     from keras_adl.tasks.skipgrams import WordVocabulary

@@ -98,3 +98,12 @@ def test_digit_strips_dataset():
     assert not np.array_equal(data[0][0]["image"], inputs["image"])
     for i in range(3):
         assert data[i][0]["image"].shape == (16, 5, 12, 1)
+
+
+def test_digit_strips_dataset_without_teacher_forcing_gives_the_same_strips():
+    images, labels = distinct_images(50, 5, 4)
+    forced = DigitStrips(images, labels, batch_size=16, num_digits=(2, 3), seed=1)
+    plain = DigitStrips(images, labels, 16, (2, 3), seed=1, teacher_forcing=False)
+    strips, targets = plain[1]
+    np.testing.assert_array_equal(strips, forced[1][0]["image"])
+    np.testing.assert_array_equal(targets, forced[1][1])
