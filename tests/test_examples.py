@@ -126,6 +126,15 @@ def test_caption_digits_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
+@pytest.mark.slow  # an example smoke test; DRAM's own tests are in make test
+def test_dram_strips_example_smoke(tmp_path):
+    example = load_script("examples/dram_strips.py")
+    result = example.main(["--epochs", "1", "--units", "16", "--out", str(tmp_path)])
+    assert 0.0 <= result["exact_match"] <= 1.0 and 0.0 < result["pixels_seen"] <= 1.0
+    assert os.path.getsize(result["picture"]) > 1000
+    assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
 @pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
 def test_han_documents_example_smoke(tmp_path):
     example = load_script("examples/han_documents.py")

@@ -163,6 +163,23 @@ def test_vision_ram_cli_example_and_benchmark_agree(digit_size):
     assert_same(summary(benchmark.build_model, args), cli)
 
 
+@pytest.mark.slow  # builds full-size models; make test keeps its 8 minutes
+def test_vision_dram_cli_example_and_benchmark_agree(digit_size):
+    recipe, task = vision.RECIPE, "digit_strips_glimpses"
+    model_name = default_model(recipe, task)
+    cli = summary(recipe.build_model, task, model_name, digit_size, jit_compile=True)
+
+    example = load_script("examples/dram_strips.py")
+    args = example.parse_args([])
+    assert example.TASK == task and example.MODELS[args.policy] == model_name
+    assert_same(summary(example.build_model, args), cli)
+
+    benchmark = load_script("benchmarks/dram_strips.py")
+    args = benchmark.parse_args([])
+    assert benchmark.TASK == task
+    assert_same(summary(benchmark.build_model, args), cli)
+
+
 @pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
     recipe, task = vision.RECIPE, "digit_strips"

@@ -1,0 +1,131 @@
+"""The Deep Recurrent Attention Model reads digit strips, against Show, Attend and Tell.
+
+On the strips of ``benchmarks/captioning.py`` (3 scikit-learn digits side by side, 16×48
+pixels; the same training digits, the same 500 held-out strips), each seed trains:
+
+- ``dram``: the model of ``keras-adl train digit_strips_glimpses`` (`keras_adl.recipes.vision`:
+  2 glimpses of 2 scales of 8×8 per symbol, 3 digits then END, a 4×12 context view);
+- ``dram_random``: the same network with uniformly random glimpses;
+- ``show_attend_tell``: the anchor, ``keras-adl train digit_strips``'s model trained as
+  ``benchmarks/captioning.py`` trains it (λ = the recipe's, batch 32, ``--sat-epochs``).
+
+Reported per seed: held-out exact match (every digit and END right) and digit accuracy; for
+DRAM the fraction of the strip's pixels inside a glimpse (the widest patch; the context view
+sees the whole strip at a quarter of its resolution besides), how often the glimpses of digit
+``t+1`` lie right of digit ``t``'s (reading order), and a picture of one glimpse path.
+
+    python benchmarks/dram_strips.py                        # 3 seeds, 150 DRAM epochs
+    python benchmarks/dram_strips.py --seeds 0 --epochs 5 --sat-epochs 1   # smoke run
+"""
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import captioning  # noqa: E402
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+from keras_adl.metrics import exact_match, glimpse_coverage, reading_order  # noqa: E402
+from keras_adl.plotting import plot_glimpse_path  # noqa: E402
+from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE  # noqa: E402
+from keras_adl.tasks.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
+
+TASK = "digit_strips_glimpses"
+HELD_OUT_SEED = 10_000  # the strips of benchmarks/captioning.py
+
+
+def build_model(args, model_name="dram", seed=0):
+    """The compiled model ``keras-adl train digit_strips_glimpses --model MODEL`` trains, with
+    the run's ``seed`` (the recipe's is 0)."""
+    return RECIPE.build_model(TASK, model_name, 16, seed=seed)
+
+
+def run_dram(model_name, seed, train, test, args):
+    keras.utils.set_random_seed(seed)
+    model = build_model(args, model_name, seed)
+    data = DigitStrips(*train, args.batch_size, CAPTION_LENGTH, seed=seed, teacher_forcing=False)
+    start = time.perf_counter()
+    model.fit(data, epochs=args.epochs, verbose=0)
+    seconds = time.perf_counter() - start
+    strips, captions, _ = digit_strips(*test, args.test_strips, CAPTION_LENGTH, rng=HELD_OUT_SEED)
+    _, targets = caption_arrays(captions)
+    outputs = model.predict(strips, verbose=0)
+    tokens = outputs["probabilities"].argmax(-1)
+    layer = model.get_layer("deep_recurrent_attention")
+    locations = outputs["locations"]
+    if args.pictures:
+        os.makedirs(args.pictures, exist_ok=True)
+        plot_glimpse_path(
+            strips[0],
+            locations[0],
+            layer.patch_size,
+            layer.num_scales,
+            os.path.join(args.pictures, f"{model_name}_seed{seed}.png"),
+            title=f"{model_name}, seed {seed}",
+        )
+    return {
+        "exact_match": exact_match(tokens, targets),
+        "token_accuracy": float(np.mean(tokens[:, :CAPTION_LENGTH] == targets[:, :CAPTION_LENGTH])),
+        "pixels_seen": glimpse_coverage(
+            locations, strips.shape[1:3], layer.patch_size, layer.num_scales, layer.scale_factor
+        ),
+        "reading_order": reading_order(locations, layer.glimpses_per_symbol, CAPTION_LENGTH),
+        "seconds": seconds,
+        "steps": args.epochs * len(data),
+    }
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--epochs", type=int, default=150, help="DRAM epochs (batch 64)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--sat-epochs", type=int, default=10, help="captioning.py's default")
+    parser.add_argument("--test-strips", type=int, default=500)
+    parser.add_argument("--pictures", help="a directory for one glimpse path per model and seed")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    sat_args = captioning.parse_args(["--epochs", str(args.sat_epochs)])
+    sat_args.test_strips = args.test_strips
+    train, test = captioning.split_digits(sat_args.num_train)
+    print(f"Command: `{' '.join(['python'] + sys.argv)}`")
+    print(f"Machine: {captioning.machine()}")
+    print(
+        "| seed | DRAM exact | DRAM random exact | SAT exact | DRAM / SAT | DRAM digits "
+        "| pixels seen | reading order (random) | train s DRAM / random / SAT |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    rows = []
+    for seed in args.seeds:
+        learned = run_dram("dram", seed, train, test, args)
+        random = run_dram("dram_random", seed, train, test, args)
+        sat = captioning.run(sat_args.lambdas[0], seed, train, test, sat_args)
+        rows.append((learned, random, sat))
+        print(
+            f"| {seed} | {learned['exact_match']:.3f} | {random['exact_match']:.3f} | "
+            f"{sat['exact_match']:.3f} | {learned['exact_match'] / max(sat['exact_match'], 1e-9):.2f} | "
+            f"{learned['token_accuracy']:.3f} | {learned['pixels_seen']:.2f} | "
+            f"{learned['reading_order']:.2f} ({random['reading_order']:.2f}) | "
+            f"{learned['seconds']:.0f} / {random['seconds']:.0f} / {sat['seconds']:.0f} |",
+            flush=True,
+        )
+    medians = [np.median([row[i]["exact_match"] for row in rows]) for i in range(3)]
+    print(
+        f"Median exact match: DRAM {medians[0]:.3f}, DRAM random {medians[1]:.3f}, "
+        f"SAT {medians[2]:.3f}; DRAM {rows[0][0]['steps']} steps of batch {args.batch_size}, "
+        f"SAT {sat_args.epochs} epochs of batch {sat_args.batch_size}."
+    )
+    return rows
+
+
+if __name__ == "__main__":
+    main()
