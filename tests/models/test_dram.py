@@ -1,4 +1,3 @@
-
 import keras
 import numpy as np
 import pytest
@@ -179,10 +178,13 @@ def test_labels_of_the_wrong_shape_are_a_clear_error():
         model.fit(images, epochs=1, verbose=0)
 
 
-def strips_run(epochs, policy="learned", seed=0):
-    """DRAM on 3-digit strips of sklearn's digits (16×48): exact match on 300 held-out strips
-    and the mean horizontal glimpse position of each digit symbol."""
+@pytest.mark.slow  # about a minute
+def test_learns_to_read_two_digit_strips_left_to_right():
+    """DRAM on strips of 2 of sklearn's digits (16×32), one glimpse of 2 scales per symbol
+    (2 digits, then END) and a 4×8 context view: held-out exact match far above chance (1%),
+    and the glimpse for digit 2 right of the glimpse for digit 1."""
     from keras_adl.conventions import PAD
+    from keras_adl.metrics import exact_match, reading_order
     from keras_adl.tasks.digit_strips import (
         CAPTION_VOCAB_SIZE,
         DigitStrips,
@@ -191,13 +193,13 @@ def strips_run(epochs, policy="learned", seed=0):
     )
     from keras_adl.tasks.image_sources import load_sklearn_digits
 
-    keras.utils.set_random_seed(seed)
+    keras.utils.set_random_seed(0)
     images, labels = load_sklearn_digits(16)
     model = deep_recurrent_attention_model(
-        (16, 48, 1),
+        (16, 32, 1),
         CAPTION_VOCAB_SIZE,
-        num_symbols=4,
-        glimpses_per_symbol=2,
+        num_symbols=3,
+        glimpses_per_symbol=1,
         ignore_class=PAD,
         patch_size=8,
         num_scales=2,
@@ -205,27 +207,18 @@ def strips_run(epochs, policy="learned", seed=0):
         location_units=32,
         glimpse_output_units=64,
         units=64,
-        context_size=(8, 24),
+        context_size=(4, 8),
         context_filters=(8, 8, 8),
-        policy=policy,
-        seed=seed,
+        seed=0,
     )
     model.compile(optimizer=keras.optimizers.Adam(2e-3), jit_compile=True)
-    data = DigitStrips(images[:1400], labels[:1400], 64, seed=seed, teacher_forcing=False)
-    model.fit(data, epochs=epochs, verbose=0)
-    strips, captions, _ = digit_strips(images[1400:], labels[1400:], 300, rng=123)
+    data = DigitStrips(images[:1400], labels[:1400], 64, 2, seed=0, teacher_forcing=False)
+    model.fit(data, epochs=30, verbose=0)
+    strips, captions, _ = digit_strips(images[1400:], labels[1400:], 300, 2, rng=123)
     _, targets = caption_arrays(captions)
     outputs = model.predict(strips, verbose=0)
-    exact = float(np.mean(np.all(outputs["probabilities"].argmax(-1) == targets, -1)))
-    x = outputs["locations"][..., 1].reshape(300, 4, 2).mean(axis=(0, 2))
-    return exact, x
-
-
-@pytest.mark.slow  # about a minute
-def test_reads_digit_strips_left_to_right():
-    exact, x = strips_run(epochs=40)
-    assert exact > 0.5
-    assert x[0] < x[1] < x[2]  # the glimpses of digit 1, 2, 3 move rightwards
+    assert exact_match(outputs["probabilities"].argmax(-1), targets) > 0.6
+    assert reading_order(outputs["locations"], 1, num_symbols=2) > 0.8
 
 
 def test_recipe_export_reads_like_the_model_and_captions_stop_at_end(tmp_path):
