@@ -5,7 +5,7 @@ import keras
 from keras import ops
 
 from keras_adl.layers.deep_recurrent_attention import DeepRecurrentAttention
-from keras_adl.models.ram import RecurrentAttentionModel
+from keras_adl.models.ram import RecurrentAttentionModel, classifier_outputs
 from keras_adl.utils import check_image_shape, check_positive_int
 
 
@@ -195,15 +195,7 @@ def deep_recurrent_attention_model(
         name="deep_recurrent_attention",
         **layer_kwargs,
     )(images)
-    logits = keras.layers.Dense(num_classes, name="classifier")(attention["hidden"])
-    probabilities = keras.layers.Softmax(dtype="float32", name="probabilities")(logits)
-    outputs = {
-        "logits": logits,
-        "probabilities": probabilities,
-        "locations": attention["locations"],
-        "log_probs": attention["log_probs"],
-        "baselines": attention["baselines"],
-    }
+    outputs = classifier_outputs(attention, num_classes)
     return DeepRecurrentAttentionModel(
         inputs=images, outputs=outputs, name=name, ignore_class=ignore_class
     )

@@ -123,6 +123,21 @@ class RecurrentAttentionModel(keras.Model):
         return self.get_metrics_result()
 
 
+def classifier_outputs(attention, num_classes):
+    """The outputs of a glimpse model (RAM, DRAM) from its attention layer's dict: a linear
+    ``classifier`` on ``hidden`` (``logits``; float32 ``probabilities``), and the policy's
+    ``locations``, ``log_probs`` and ``baselines``."""
+    logits = keras.layers.Dense(num_classes, name="classifier")(attention["hidden"])
+    probabilities = keras.layers.Softmax(dtype="float32", name="probabilities")(logits)
+    return {
+        "logits": logits,
+        "probabilities": probabilities,
+        "locations": attention["locations"],
+        "log_probs": attention["log_probs"],
+        "baselines": attention["baselines"],
+    }
+
+
 def _per_replica(loss):
     """``loss`` divided by the number of replicas of the ``tf.distribute`` strategy in use
     (1 outside one, and on JAX and PyTorch)."""
@@ -202,13 +217,5 @@ def recurrent_attention_model(
         seed=seed,
         name="recurrent_attention",
     )(images)
-    logits = keras.layers.Dense(num_classes, name="classifier")(attention["hidden"])
-    probabilities = keras.layers.Softmax(dtype="float32", name="probabilities")(logits)
-    outputs = {
-        "logits": logits,
-        "probabilities": probabilities,
-        "locations": attention["locations"],
-        "log_probs": attention["log_probs"],
-        "baselines": attention["baselines"],
-    }
+    outputs = classifier_outputs(attention, num_classes)
     return RecurrentAttentionModel(inputs=images, outputs=outputs, name=name)
