@@ -1,15 +1,18 @@
 """The Deep Recurrent Attention Model (Ba, Mnih & Kavukcuoglu 2015): reads several objects in
 sequence, one class per symbol, trained by the hybrid rule of the RAM with per-symbol rewards."""
 
+from typing import Any
+
 import keras
 from keras import ops
 
+from keras_adl._typing import Tensor
 from keras_adl.layers.deep_recurrent_attention import DeepRecurrentAttention
 from keras_adl.models.ram import RecurrentAttentionModel, classifier_outputs
 from keras_adl.utils import check_image_shape, check_positive_int
 
 
-def rewards_to_go(rewards, glimpses_per_symbol):
+def rewards_to_go(rewards: Tensor, glimpses_per_symbol: int) -> Tensor:
     """The return of each glimpse location: the rewards of its symbol and every later one.
 
     Location ``k`` (0-based) is chosen before glimpse ``k``, which belongs to symbol
@@ -135,7 +138,7 @@ def deep_recurrent_attention_model(
     glimpses_per_symbol: int = 3,
     ignore_class: int | None = None,
     name: str = "deep_recurrent_attention_model",
-    **layer_kwargs,
+    **layer_kwargs: Any,
 ) -> DeepRecurrentAttentionModel:
     """The Deep Recurrent Attention Model (DRAM) of Ba, Mnih & Kavukcuoglu (2015).
 

@@ -697,7 +697,8 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     # One line and nothing else: no TensorFlow start-up logs, no traceback.
     assert result.stderr.splitlines() == [
         "keras-adl: error: unknown task 'poems'; choose one of ['associative_recall', "
-        "'cluttered_digits', 'copy', 'cove', 'dates', 'digit_strips', 'documents', "
+        "'cluttered_digits', 'cluttered_digits_100', 'copy', 'cove', 'dates', 'digit_strips', "
+        "'digit_strips_glimpses', 'documents', "
         "'finetune', 'fortunes', 'fortunes_features', 'needle', 'pairs', 'pretrain_bilm', "
         "'pretrain_lm', 'pretrain_mlm', 'priority_sort', 'repeat_copy', 'sort', "
         "'translated_digits', 'word2vec']"
