@@ -5,8 +5,8 @@ the strip at a quarter of its resolution (its context network), then takes 2 gli
 scales of 8×8 per symbol and emits the three digits and END, one symbol after each pair of
 glimpses; REINFORCE teaches it where to look. The model, data and held-out figures are those
 of ``keras-adl train digit_strips_glimpses`` (`keras_adl.recipes.vision`); the default 40
-epochs take about a minute on two CPU cores and 100 give the figures of
-benchmarks/RESULTS.md. It prints held-out exact match, the fraction of pixels the glimpses saw
+epochs take about a minute on two CPU cores (benchmarks/dram_strips.py trains 100 for the
+figures of benchmarks/RESULTS.md). It prints held-out exact match, the fraction of pixels the glimpses saw
 and the reading order, draws one glimpse path, exports a SavedModel that reads image batches
 and checks the reloaded one. ``--policy random`` trains the random-glimpse baseline.
 
