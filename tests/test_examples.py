@@ -19,14 +19,15 @@ def load_script(relative_path):
     return module
 
 
-@pytest.mark.slow  # ~20 s; the attention layers' own tests are in make test
 def test_attention_layers_example_learns_to_attend(tmp_path):
-    # Fast learning test of the attention family (the demo's 756 seeded steps; seeds 0-3 reached
-    # 0.99 training accuracy by epoch 9, 6, 6, 7 of 12): the model must answer the lookup and put
-    # its Bahdanau attention peak on the answer token. The example also writes its picture and
-    # checks that the reloaded SavedModel predicts the same (it raises otherwise).
+    # Fast learning test of the attention family: 2000 lookups x 12 epochs, half the demo's
+    # steps (whose seeds 0-3 reached 0.99 training accuracy by epoch 9, 6, 6, 7 of 12; seed 0
+    # here: 0.98 held-out accuracy, 0.98 attention on the answer). The model must answer the
+    # lookup and put its Bahdanau attention peak on the answer token. The example also writes
+    # its picture and checks that the reloaded SavedModel predicts the same (it raises
+    # otherwise).
     example = load_script("examples/attention_layers.py")
-    result = example.main(["--samples", "4000", "--epochs", "12", "--out", str(tmp_path)])
+    result = example.main(["--samples", "2000", "--epochs", "12", "--out", str(tmp_path)])
     assert result["accuracy"] >= 0.95
     assert result["attention_hit"] >= 0.9
     assert os.path.getsize(result["picture"]) > 1000

@@ -836,6 +836,7 @@ def _topic_corpus_file(path, seed=0):
     return str(path), topics
 
 
+@pytest.mark.slow  # an end-to-end CLI run
 def test_train_export_predict_word2vec(tmp_path, capsys):
     """The embeddings family's fast CLI run: a planted-topic corpus, its figures, pictures and
     projector files, and an export serving neighbours."""

@@ -185,6 +185,7 @@ def test_the_regularizer_in_the_model_is_lambda_times_the_masked_penalty():
     assert losses[0] - losses[1] == pytest.approx(expected, rel=1e-4)
 
 
+@pytest.mark.slow  # ~4 s; make test keeps the layers' mixed-precision checks
 def test_mixed_float16_trains_without_nan():
     keras.config.set_dtype_policy("mixed_float16")
     model = _compile(_features_model(dropout=0.1), jit_compile=False)

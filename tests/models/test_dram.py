@@ -97,6 +97,7 @@ def test_reinforce_trains_the_emission_network_only_and_the_cross_entropy_the_re
 
 
 @pytest.mark.portable
+@pytest.mark.slow  # ~6 s; the RAM's fit test stays in make test
 def test_fit_reports_both_accuracies_and_evaluate_the_loss():
     images, labels = _data(32)
     model = _model()
@@ -119,6 +120,7 @@ def test_fit_reports_both_accuracies_and_evaluate_the_loss():
     assert result["accuracy"] == pytest.approx(np.mean(tokens == labels), abs=1e-6)
 
 
+@pytest.mark.slow  # ~5 s; make test keeps the layer harness's .keras round trip
 def test_round_trips_through_keras_and_saved_model(tmp_path):
     images, _ = _data()
     model = _model(ignore_class=0)
@@ -139,6 +141,7 @@ def test_round_trips_through_keras_and_saved_model(tmp_path):
     np.testing.assert_allclose(np_(out["locations"]), first["locations"], atol=1e-5)
 
 
+@pytest.mark.slow  # make test keeps the layer's mixed-precision check
 def test_mixed_precision_fit_is_finite():
     images, labels = _data(16)
     keras.mixed_precision.set_global_policy("mixed_float16")
@@ -221,6 +224,7 @@ def test_learns_to_read_two_digit_strips_left_to_right():
     assert reading_order(outputs["locations"], 1, num_symbols=2) > 0.8
 
 
+@pytest.mark.slow  # full-size recipe model, ~6 s; make test keeps the builder's SavedModel round trip
 def test_recipe_export_reads_like_the_model_and_captions_stop_at_end(tmp_path):
     from keras_adl.recipes import vision
     from keras_adl.training.export import export_serving_fn

@@ -31,6 +31,7 @@ def test_builder_shapes_and_a_train_step(cell):
     assert logs["bit_errors"] == pytest.approx((wrong * w).sum(-1).mean(), rel=1e-6)
 
 
+@pytest.mark.slow  # ~5 s
 def test_addressing_model_shares_the_trained_function():
     model = compile_memory_model(
         memory_sequence_model(5, 4, cell="dnc", num_read_heads=2, **TINY), jit_compile=False

@@ -105,6 +105,7 @@ def test_random_policy_has_only_the_cross_entropy():
     assert float(reinforce) == 0.0 and float(baseline) == 0.0
 
 
+@pytest.mark.slow  # ~7 s; portable: make test-backends runs it on every backend
 @pytest.mark.portable
 def test_fit_reports_the_terms_and_changes_the_policy():
     """The hybrid rule is `compute_loss`, so this runs on every backend's default step."""

@@ -132,6 +132,7 @@ def test_keras_round_trip_and_decoding_after_reload(untrained, tmp_path):
     )
 
 
+@pytest.mark.slow  # ~7 s per variant; the attention seq2seq trains in make test
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_baseline_and_lstm_variants_train_and_decode(cell):
     data = date_arrays(64, seed=2)

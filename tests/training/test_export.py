@@ -27,6 +27,7 @@ print(json.dumps(results))
 """
 
 
+@pytest.mark.slow  # a fresh process, ~24 s; make test checks the exports in process
 def test_exported_saved_models_serve_raw_strings_in_a_fresh_process(tmp_path):
     # Greedy (width 1) and beam search (width 3) exports, reloaded by one fresh process.
     model = attention_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), 8, 16)
