@@ -36,18 +36,19 @@ class DeepRecurrentAttention(RecurrentAttention):
     rewards drawn at random (no signal at all) the mean glimpse moved from the centre to
     ``|μ| ≈ 0.6`` in 30 steps, and on digit strips every glimpse ended on the right edge
     (benchmarks/RESULTS.md). So REINFORCE trains the emission network only, and the
-    cross-entropy the context, glimpse and recurrent networks and the classifier. ``f_c`` is three 3×3 convolutions (``context_filters``, ReLU, same
-    padding) on ``x̃``, then a linear map to ``units`` with ``tanh``. ``x̃`` is the image
-    averaged over ``d × d`` blocks, ``d = min(H // h, W // w)`` (an antialiased downsampling,
-    which XLA compiles), then resized bilinearly to exactly ``context_size = (h, w)`` (a no-op
-    when ``d`` divides the image; with an image size unknown until run time, the resize
-    alone); its output is the top RNN's initial output (and an LSTM's cell
-    state starts at zero). The glimpse network multiplies its "what" and "where" features
-    (`GlimpseNetwork` with ``combine="multiply"``), as the paper's ``G_image ⊙ G_loc``; the
-    paper's convolutional ``G_image`` is a linear layer here. The policy's sampling, clipping
-    and log-density are those of `RecurrentAttention`. At inference the policy is
-    deterministic (``l_k = μ_k``). With ``policy="random"`` every location is uniform in
-    ``[-1, 1]²``.
+    cross-entropy the context, glimpse and recurrent networks and the classifier.
+
+    ``f_c`` is three 3×3 convolutions (``context_filters``, ReLU, same padding) on ``x̃``, then
+    a linear map to ``units`` with ``tanh``; its output is the top RNN's initial output (an
+    LSTM's cell state starts at zero). ``x̃`` is the image averaged over ``d × d`` blocks,
+    ``d = min(H // h, W // w)`` (an antialiased downsampling that XLA compiles), then resized
+    bilinearly to exactly ``context_size = (h, w)`` (a no-op when ``d`` divides the image;
+    for an image size known only at run time, the resize alone). The glimpse network
+    multiplies its "what" and "where" features (`GlimpseNetwork` with ``combine="multiply"``),
+    as the paper's ``G_image ⊙ G_loc``; the paper's convolutional ``G_image`` is a linear
+    layer here. The policy's sampling, clipping and log-density are those of
+    `RecurrentAttention`. At inference the policy is deterministic (``l_k = μ_k``). With
+    ``policy="random"`` every location is uniform in ``[-1, 1]²``.
 
     Args:
         num_symbols: ``S``, the objects read (include an end symbol if the sequences vary in
