@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import captioning  # noqa: E402
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.metrics import exact_match, glimpse_coverage, reading_order  # noqa: E402
 from keras_adl.plotting import plot_glimpse_path  # noqa: E402
@@ -38,12 +39,13 @@ from keras_adl.tasks.digit_strips import DigitStrips, caption_arrays, digit_stri
 
 TASK = "digit_strips_glimpses"
 HELD_OUT_SEED = 10_000  # the strips of benchmarks/captioning.py
+MODELS = ("dram", "dram_random", "show_attend_tell")
 
 
 def build_model(args, model_name="dram", seed=0):
     """The compiled model ``keras-adl train digit_strips_glimpses --model MODEL`` trains, with
-    the run's ``seed`` (the recipe's is 0)."""
-    return RECIPE.build_model(TASK, model_name, 16, seed=seed)
+    the run's ``seed`` (the recipe's is 0) and ``--set``'s overrides."""
+    return RECIPE.build_model(TASK, model_name, 16, **dict(args.set, seed=seed))
 
 
 def run_dram(model_name, seed, train, test, args):
@@ -81,6 +83,15 @@ def run_dram(model_name, seed, train, test, args):
     }
 
 
+def _figure(result, key, digits=3):
+    """``result[key]`` with ``digits`` decimals, or "–" for a model not run."""
+    return f"{result[key]:.{digits}f}" if key in result else "–"
+
+
+def _ratio(a, b):
+    return f"{a / max(b, 1e-9):.2f}" if a is not None and b is not None else "–"
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -89,6 +100,10 @@ def parse_args(argv=None):
     parser.add_argument("--sat-epochs", type=int, default=10, help="captioning.py's default")
     parser.add_argument("--test-strips", type=int, default=500)
     parser.add_argument("--pictures", help="a directory for one glimpse path per model and seed")
+    parser.add_argument(
+        "--models", nargs="+", default=list(MODELS), choices=MODELS, help="(default: all)"
+    )
+    add_set_argument(parser, "the DRAM's settings, e.g. glimpses_per_symbol=3 num_scales=1")
     return parser.parse_args(argv)
 
 
@@ -106,23 +121,35 @@ def main(argv=None):
     print("|---:|---:|---:|---:|---:|---:|---:|---|---|")
     rows = []
     for seed in args.seeds:
-        learned = run_dram("dram", seed, train, test, args)
-        random = run_dram("dram_random", seed, train, test, args)
-        sat = captioning.run(sat_args.lambdas[0], seed, train, test, sat_args)
-        rows.append((learned, random, sat))
+        row = {
+            name: (
+                captioning.run(sat_args.lambdas[0], seed, train, test, sat_args)
+                if name == "show_attend_tell"
+                else run_dram(name, seed, train, test, args)
+            )
+            for name in args.models
+        }
+        rows.append(row)
+        learned, random, sat = (row.get(name, {}) for name in MODELS)
         print(
-            f"| {seed} | {learned['exact_match']:.3f} | {random['exact_match']:.3f} | "
-            f"{sat['exact_match']:.3f} | {learned['exact_match'] / max(sat['exact_match'], 1e-9):.2f} | "
-            f"{learned['token_accuracy']:.3f} | {learned['pixels_seen']:.2f} | "
-            f"{learned['reading_order']:.2f} ({random['reading_order']:.2f}) | "
-            f"{learned['seconds']:.0f} / {random['seconds']:.0f} / {sat['seconds']:.0f} |",
+            f"| {seed} | {_figure(learned, 'exact_match')} | {_figure(random, 'exact_match')} | "
+            f"{_figure(sat, 'exact_match')} | "
+            f"{_ratio(learned.get('exact_match'), sat.get('exact_match'))} | "
+            f"{_figure(learned, 'token_accuracy')} | {_figure(learned, 'pixels_seen', 2)} | "
+            f"{_figure(learned, 'reading_order', 2)} ({_figure(random, 'reading_order', 2)}) | "
+            + " / ".join(_figure(r, "seconds", 0) for r in (learned, random, sat))
+            + " |",
             flush=True,
         )
-    medians = [np.median([row[i]["exact_match"] for row in rows]) for i in range(3)]
+    medians = {
+        name: float(np.median([row[name]["exact_match"] for row in rows])) for name in args.models
+    }
     print(
-        f"Median exact match: DRAM {medians[0]:.3f}, DRAM random {medians[1]:.3f}, "
-        f"SAT {medians[2]:.3f}; DRAM {rows[0][0]['steps']} steps of batch {args.batch_size}, "
-        f"SAT {sat_args.epochs} epochs of batch {sat_args.batch_size}."
+        "Median exact match: "
+        + ", ".join(f"{name} {value:.3f}" for name, value in medians.items())
+        + f"; DRAM {args.epochs} epochs of batch {args.batch_size}, "
+        f"SAT {sat_args.epochs} epochs of batch {sat_args.batch_size}; "
+        f"DRAM overrides: {dict(args.set) or 'none'}."
     )
     return rows
 

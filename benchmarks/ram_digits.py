@@ -27,6 +27,7 @@ steps).
     python benchmarks/ram_digits.py --settings translated --epochs 150 --seeds 0 1 2
     python benchmarks/ram_digits.py --settings cluttered --epochs 150 --seeds 0 1 2
     python benchmarks/ram_digits.py --settings cluttered --models ram convnet --scales 3
+    python benchmarks/ram_digits.py --settings translated --set num_scales=2 --decay
     python benchmarks/ram_digits.py --settings cluttered --samples 12000 --epochs 20 \\
         --data /usr/share/datasets/fashion-mnist
 """
@@ -34,12 +35,15 @@ steps).
 import argparse
 import os
 import platform
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.metrics import glimpses_on_digit  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
@@ -84,6 +88,14 @@ def build_model(args, setting=None, model_name="ram", seed=0, digit_size=None):
         overrides["seed"] = seed
         if args.scales:
             overrides["num_scales"] = args.scales
+        overrides.update(args.set)
+    if args.decay_steps:
+        base = overrides.get(
+            "learning_rate", RECIPE.settings(task, model_name, digit_size)["learning_rate"]
+        )
+        overrides["learning_rate"] = keras.optimizers.schedules.CosineDecay(
+            base, args.decay_steps, alpha=0.01
+        )
     return RECIPE.build_model(task, model_name, digit_size, **overrides)
 
 
@@ -127,7 +139,6 @@ def run(args, setting, model_name, seed):
         rng=PLACEMENT_SEED,
     )
     keras.utils.set_random_seed(seed)
-    model = build_model(args, setting, model_name, seed, digit)
     train = TranslatedDigits(
         train_x,
         train_y,
@@ -138,6 +149,8 @@ def run(args, setting, model_name, seed):
     )
     curve = ErrorCurve(canvases, labels, args.eval_every or args.epochs + 1, len(train))
     start = time.perf_counter()
+    args.decay_steps = args.epochs * len(train) if args.decay else None
+    model = build_model(args, setting, model_name, seed, digit)
     model.fit(train, epochs=args.epochs, verbose=0, callbacks=[curve])
     seconds = time.perf_counter() - start
     error, locations = held_out_error(model, canvases, labels)
@@ -158,7 +171,15 @@ def parse_args(argv=None):
     )
     parser.add_argument("--scales", type=int, help="override the RAM's number of scales")
     parser.add_argument("--eval-every", type=int, help="held-out error every E epochs too")
-    return parser.parse_args(argv)
+    add_set_argument(parser, "the RAM's settings, e.g. num_scales=2 location_std=0.2")
+    parser.add_argument(
+        "--decay",
+        action="store_true",
+        help="cosine learning-rate decay to 1%% over the run (every model)",
+    )
+    args = parser.parse_args(argv)
+    args.decay_steps = None
+    return args
 
 
 def _median(values):
@@ -170,7 +191,8 @@ def main(argv=None):
     print(
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
         f"{args.epochs} epochs; data: {args.data or 'sklearn digits'}; "
-        f"samples: {args.samples or 'all'}"
+        f"samples: {args.samples or 'all'}; RAM overrides: {dict(args.set) or 'none'}; "
+        f"learning-rate decay: {'cosine' if args.decay else 'none'}"
     )
     header = " | ".join(f"{m} error" for m in args.models)
     print(f"| setting | seed | {header} | on object (RAM models) | train s |")

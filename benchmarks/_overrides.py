@@ -1,0 +1,28 @@
+"""``--set KEY=VALUE`` for the benchmarks that study a recipe's settings."""
+
+import argparse
+
+
+def parse_setting(text):
+    """``KEY=VALUE`` as ``(key, value)``: an int, a float or (otherwise) the string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, received {text!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        return key, value
+    return key, int(number) if number.is_integer() and "." not in value else number
+
+
+def add_set_argument(parser, what):
+    """Add ``--set KEY=VALUE ...`` (a list of ``(key, value)``, default empty) to ``parser``;
+    ``what`` names the settings it overrides in the help."""
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        type=parse_setting,
+        metavar="KEY=VALUE",
+        help=f"override {what} (the recipe's setting names)",
+    )
