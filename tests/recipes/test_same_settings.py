@@ -163,6 +163,26 @@ def test_vision_ram_cli_example_and_benchmark_agree(digit_size):
     assert_same(summary(benchmark.build_model, args), cli)
 
 
+def test_vision_benchmark_overrides_reach_the_model(digit_size):
+    benchmark = load_script("benchmarks/ram_digits.py")
+    args = benchmark.parse_args(["--set", "num_scales=2", "location_std=0.2", "--decay"])
+    assert args.set == [("num_scales", 2), ("location_std", 0.2)]
+    args.decay_steps = 100
+    model = benchmark.build_model(args, "translated", "ram", 0, digit_size)
+    layer = model.get_layer("recurrent_attention")
+    assert (layer.num_scales, layer.location_std) == (2, 0.2)
+    schedule = keras.optimizers.schedules.deserialize(model.optimizer.get_config()["learning_rate"])
+    assert isinstance(schedule, keras.optimizers.schedules.CosineDecay)
+    assert float(schedule(0)) == pytest.approx(1e-3)
+    assert float(schedule(100)) == pytest.approx(1e-5)  # decays to 1% of the recipe's rate
+    with pytest.raises(ValueError, match="unknown setting.*num_scale"):
+        benchmark.build_model(
+            benchmark.parse_args(["--set", "num_scale=2"]), "translated", "ram", 0, digit_size
+        )
+    with pytest.raises(SystemExit):
+        benchmark.parse_args(["--set", "num_scales"])
+
+
 @pytest.mark.slow  # builds full-size models; make test keeps its 8 minutes
 def test_vision_dram_cli_example_and_benchmark_agree(digit_size):
     recipe, task = vision.RECIPE, "digit_strips_glimpses"
