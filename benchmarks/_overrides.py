@@ -1,4 +1,4 @@
-"""``--set KEY=VALUE`` for the benchmarks that study a recipe's settings."""
+"""``--set KEY=VALUE`` and ``--decay`` for the benchmarks that study a recipe's settings."""
 
 import argparse
 
@@ -15,14 +15,30 @@ def parse_setting(text):
     return key, int(number) if number.is_integer() and "." not in value else number
 
 
-def add_set_argument(parser, what):
-    """Add ``--set KEY=VALUE ...`` (a list of ``(key, value)``, default empty) to ``parser``;
+def add_set_argument(parser, what, flag="--set"):
+    """Add ``flag KEY=VALUE ...`` (a list of ``(key, value)``, default empty) to ``parser``;
     ``what`` names the settings it overrides in the help."""
     parser.add_argument(
-        "--set",
+        flag,
         nargs="+",
         default=[],
         type=parse_setting,
         metavar="KEY=VALUE",
         help=f"override {what} (the recipe's setting names)",
     )
+
+
+def add_decay_argument(parser):
+    """Add ``--decay``: the learning rate decays (cosine) over the run."""
+    parser.add_argument(
+        "--decay",
+        action="store_true",
+        help="cosine learning-rate decay to 1%% of the initial rate over the run",
+    )
+
+
+def decayed(learning_rate, steps):
+    """``learning_rate`` decaying along a cosine to 1% of itself over ``steps`` steps."""
+    import keras
+
+    return keras.optimizers.schedules.CosineDecay(learning_rate, steps, alpha=0.01)

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import captioning  # noqa: E402
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-from _overrides import add_set_argument  # noqa: E402
+from _overrides import add_decay_argument, add_set_argument, decayed  # noqa: E402
 
 from keras_adl.metrics import exact_match, glimpse_coverage, reading_order  # noqa: E402
 from keras_adl.plotting import plot_glimpse_path  # noqa: E402
@@ -42,16 +42,21 @@ HELD_OUT_SEED = 10_000  # the strips of benchmarks/captioning.py
 MODELS = ("dram", "dram_random", "show_attend_tell")
 
 
-def build_model(args, model_name="dram", seed=0):
+def build_model(args, model_name="dram", seed=0, steps=None):
     """The compiled model ``keras-adl train digit_strips_glimpses --model MODEL`` trains, with
-    the run's ``seed`` (the recipe's is 0) and ``--set``'s overrides."""
-    return RECIPE.build_model(TASK, model_name, 16, **dict(args.set, seed=seed))
+    the run's ``seed`` (the recipe's is 0), ``--set``'s overrides and, with ``--decay``, the
+    learning rate decaying over ``steps``."""
+    overrides = dict(args.set, seed=seed)
+    if args.decay and steps:
+        rate = overrides.get("learning_rate", RECIPE.settings(TASK, model_name)["learning_rate"])
+        overrides["learning_rate"] = decayed(rate, steps)
+    return RECIPE.build_model(TASK, model_name, 16, **overrides)
 
 
 def run_dram(model_name, seed, train, test, args):
     keras.utils.set_random_seed(seed)
-    model = build_model(args, model_name, seed)
     data = DigitStrips(*train, args.batch_size, CAPTION_LENGTH, seed=seed, teacher_forcing=False)
+    model = build_model(args, model_name, seed, args.epochs * len(data))
     start = time.perf_counter()
     model.fit(data, epochs=args.epochs, verbose=0)
     seconds = time.perf_counter() - start
@@ -104,6 +109,7 @@ def parse_args(argv=None):
         "--models", nargs="+", default=list(MODELS), choices=MODELS, help="(default: all)"
     )
     add_set_argument(parser, "the DRAM's settings, e.g. glimpses_per_symbol=3 num_scales=1")
+    add_decay_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -149,7 +155,8 @@ def main(argv=None):
         + ", ".join(f"{name} {value:.3f}" for name, value in medians.items())
         + f"; DRAM {args.epochs} epochs of batch {args.batch_size}, "
         f"SAT {sat_args.epochs} epochs of batch {sat_args.batch_size}; "
-        f"DRAM overrides: {dict(args.set) or 'none'}."
+        f"DRAM overrides: {dict(args.set) or 'none'}; "
+        f"learning-rate decay: {'cosine' if args.decay else 'none'}."
     )
     return rows
 

@@ -28,6 +28,8 @@ steps).
     python benchmarks/ram_digits.py --settings cluttered --epochs 150 --seeds 0 1 2
     python benchmarks/ram_digits.py --settings cluttered --models ram convnet --scales 3
     python benchmarks/ram_digits.py --settings translated --set num_scales=2 --decay
+    python benchmarks/ram_digits.py --settings translated --models mlp \\
+        --baseline-set learning_rate=3e-3 --decay
     python benchmarks/ram_digits.py --settings cluttered --samples 12000 --epochs 20 \\
         --data /usr/share/datasets/fashion-mnist
 """
@@ -43,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-from _overrides import add_set_argument  # noqa: E402
+from _overrides import add_decay_argument, add_set_argument, decayed  # noqa: E402
 
 from keras_adl.metrics import glimpses_on_digit  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
@@ -83,19 +85,16 @@ def build_model(args, setting=None, model_name="ram", seed=0, digit_size=None):
     task, size = SETTINGS[setting or args.settings[0]]
     if digit_size is None:
         digit_size = int(digits(args.data, size)[0][0].shape[1])
-    overrides = {}
+    overrides = dict(args.baseline_set)
     if model_name in RAM_MODELS:
-        overrides["seed"] = seed
+        overrides = dict(args.set, seed=seed)
         if args.scales:
             overrides["num_scales"] = args.scales
-        overrides.update(args.set)
     if args.decay_steps:
-        base = overrides.get(
+        rate = overrides.get(
             "learning_rate", RECIPE.settings(task, model_name, digit_size)["learning_rate"]
         )
-        overrides["learning_rate"] = keras.optimizers.schedules.CosineDecay(
-            base, args.decay_steps, alpha=0.01
-        )
+        overrides["learning_rate"] = decayed(rate, args.decay_steps)
     return RECIPE.build_model(task, model_name, digit_size, **overrides)
 
 
@@ -172,11 +171,8 @@ def parse_args(argv=None):
     parser.add_argument("--scales", type=int, help="override the RAM's number of scales")
     parser.add_argument("--eval-every", type=int, help="held-out error every E epochs too")
     add_set_argument(parser, "the RAM's settings, e.g. num_scales=2 location_std=0.2")
-    parser.add_argument(
-        "--decay",
-        action="store_true",
-        help="cosine learning-rate decay to 1%% over the run (every model)",
-    )
+    add_set_argument(parser, "the whole-image baselines' settings", "--baseline-set")
+    add_decay_argument(parser)
     args = parser.parse_args(argv)
     args.decay_steps = None
     return args
@@ -192,6 +188,7 @@ def main(argv=None):
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
         f"{args.epochs} epochs; data: {args.data or 'sklearn digits'}; "
         f"samples: {args.samples or 'all'}; RAM overrides: {dict(args.set) or 'none'}; "
+        f"baseline overrides: {dict(args.baseline_set) or 'none'}; "
         f"learning-rate decay: {'cosine' if args.decay else 'none'}"
     )
     header = " | ".join(f"{m} error" for m in args.models)

@@ -175,6 +175,11 @@ def test_vision_benchmark_overrides_reach_the_model(digit_size):
     assert isinstance(schedule, keras.optimizers.schedules.CosineDecay)
     assert float(schedule(0)) == pytest.approx(1e-3)
     assert float(schedule(100)) == pytest.approx(1e-5)  # decays to 1% of the recipe's rate
+    # --set is the RAM's; the baselines take --baseline-set
+    args = benchmark.parse_args(["--set", "learning_rate=0.01", "--baseline-set", "units=32"])
+    mlp = benchmark.build_model(args, "translated", "mlp", 0, digit_size)
+    assert [layer.units for layer in mlp.layers if hasattr(layer, "units")] == [32, 32, 10]
+    assert float(mlp.optimizer.learning_rate) == pytest.approx(1e-3)
     with pytest.raises(ValueError, match="unknown setting.*num_scale"):
         benchmark.build_model(
             benchmark.parse_args(["--set", "num_scale=2"]), "translated", "ram", 0, digit_size
