@@ -23,13 +23,15 @@ class DeepRecurrentAttention(RecurrentAttention):
         r¹_k = R¹(g_k, r¹_{k−1})                         bottom RNN
         r²_k = R²(r¹_k, r²_{k−1})                        top RNN
 
-    and symbol ``s`` is read from ``r²_{s·N}``, the top state after its ``N`` glimpses. The
+    and symbol ``s`` is read from ``r²_{s·N}``, the top state after its ``N`` glimpses
+    (``read_from="top"``), or from the bottom state ``r¹_{s·N}`` (``read_from="bottom"``). The
     bottom RNN accumulates what the glimpses saw; the top RNN, started from a coarse view of
     the whole image, decides where to look, so the first glimpse is already a choice.
 
     One deviation from Ba et al. (2015), whose classifier reads ``r¹`` while ``r²`` and the
-    context network serve only the policy and learn from REINFORCE alone: here the classifier
-    reads ``r²`` and the policy reads ``stop_gradient(r²)``, as our RAM's policy reads
+    context network serve only the policy and learn from REINFORCE alone: by default
+    (``read_from="top"``) the classifier reads ``r²`` and the policy reads
+    ``stop_gradient(r²)``, as our RAM's policy reads
     ``stop_gradient(h)`` (see `RecurrentAttention`). With the policy gradient flowing into
     the top RNN and the context network, Adam's per-weight normalisation turned its noise into
     a drift of the mean location towards the image's edges, where ``tanh`` saturates: with
@@ -56,6 +58,12 @@ class DeepRecurrentAttention(RecurrentAttention):
         glimpses_per_symbol: ``N``.
         context_size: ``(h, w)`` of the coarse image the context network sees.
         context_filters: filters of the context network's three convolutions.
+        read_from: ``"top"`` (``r²``, which starts from the context network, so the coarse
+            view can carry the classification) or ``"bottom"`` (``r¹``, as the paper: the
+            symbols are read from what the glimpses saw alone; the context network and the
+            top RNN then only place the glimpses, and since the policy reads
+            ``stop_gradient(r²)`` they keep their initial weights — fixed random features
+            of the coarse view and of ``r¹`` that the emission network reads).
         patch_size, num_scales, scale_factor, glimpse_units, location_units,
             glimpse_output_units, units, core, location_std, policy, seed, kernel_initializer:
             as in `RecurrentAttention` (``units`` for both RNNs).
@@ -94,9 +102,15 @@ class DeepRecurrentAttention(RecurrentAttention):
         glimpses_per_symbol: int = 3,
         context_size: tuple[int, int] = (8, 8),
         context_filters: tuple[int, int, int] = (16, 16, 32),
+        read_from: str = "top",
         **kwargs: Any,
     ) -> None:
         where = "DeepRecurrentAttention: "
+        if read_from not in ("top", "bottom"):
+            raise ValueError(
+                f"{where}`read_from` must be 'top' or 'bottom'; received {read_from!r}."
+            )
+        self.read_from = read_from
         if "num_glimpses" in kwargs:
             raise TypeError(
                 f"{where}the number of glimpses is `num_symbols` × `glimpses_per_symbol`; "
@@ -199,8 +213,8 @@ class DeepRecurrentAttention(RecurrentAttention):
             glimpse = self.glimpse_network(images, ops.stop_gradient(location))  # g_k
             bottom, bottom_states = self.core_cell(glimpse, bottom_states, training=training)
             top, top_states = self.emission_cell(bottom, top_states, training=training)
-            if (k + 1) % self.glimpses_per_symbol == 0:
-                hidden.append(top)  # r² after the symbol's N glimpses
+            if (k + 1) % self.glimpses_per_symbol == 0:  # after the symbol's N glimpses
+                hidden.append(top if self.read_from == "top" else bottom)  # r² or r¹
         return {
             "hidden": ops.stack(hidden, axis=1),
             "locations": ops.stack(locations, axis=1),
@@ -226,6 +240,7 @@ class DeepRecurrentAttention(RecurrentAttention):
                 "glimpses_per_symbol": self.glimpses_per_symbol,
                 "context_size": list(self.context_size),
                 "context_filters": list(self.context_filters),
+                "read_from": self.read_from,
             }
         )
         return config

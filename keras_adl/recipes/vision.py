@@ -68,6 +68,7 @@ DRAM_SETTINGS = dict(
     glimpse_output_units=128,
     units=128,
     context_filters=(8, 16, 16),
+    read_from="top",
     location_std=0.1,
     seed=0,
     learning_rate=1e-3,

@@ -51,19 +51,23 @@ def test_full_harness():
 
 
 def test_config_round_trip_and_no_num_glimpses():
-    layer = DeepRecurrentAttention(**SMALL, core="gru", policy="random")
+    layer = DeepRecurrentAttention(**SMALL, core="gru", policy="random", read_from="bottom")
     config = layer.get_config()
     assert "num_glimpses" not in config and config["context_filters"] == [4, 4, 8]
+    assert config["read_from"] == "bottom"
     assert DeepRecurrentAttention.from_config(config).get_config() == config
     serialized = json.loads(json.dumps(keras.saving.serialize_keras_object(layer)))
     assert keras.saving.deserialize_keras_object(serialized).get_config() == config
     assert layer.num_glimpses == 4
 
 
-@pytest.mark.parametrize("core", ["lstm", "gru", "rnn"])
-def test_hidden_is_the_top_state_after_each_symbols_glimpses(core):
-    """Rerun the recurrence by hand from the layer's own sublayers, at the policy's means."""
-    layer = DeepRecurrentAttention(**SMALL, core=core)
+@pytest.mark.parametrize(
+    "core, read_from", [("lstm", "top"), ("gru", "top"), ("rnn", "top"), ("lstm", "bottom")]
+)
+def test_hidden_is_the_top_state_after_each_symbols_glimpses(core, read_from):
+    """Rerun the recurrence by hand from the layer's own sublayers, at the policy's means;
+    ``read_from="bottom"`` gives r¹ at the same steps instead of r²."""
+    layer = DeepRecurrentAttention(**SMALL, core=core, read_from=read_from)
     images = _images()
     out = layer(images, training=False)
     context = layer._context(images)
@@ -77,13 +81,33 @@ def test_hidden_is_the_top_state_after_each_symbols_glimpses(core):
         bottom, bottom_states = layer.core_cell(glimpse, bottom_states)
         top, top_states = layer.emission_cell(bottom, top_states)
         if k % 2 == 1:
-            hidden.append(np_(top))
+            hidden.append(np_(top if read_from == "top" else bottom))
     np.testing.assert_allclose(np_(out["locations"]), np.stack(locations, 1), atol=1e-5)
     np.testing.assert_allclose(np_(out["hidden"]), np.stack(hidden, 1), atol=1e-5)
     # At the mean, log N(μ; μ, σ²I) = −2 log(σ √(2π)).
     np.testing.assert_allclose(
         np_(out["log_probs"]), -2 * math.log(0.1 * math.sqrt(2 * math.pi)), rtol=1e-6
     )
+
+
+def test_reading_from_the_bottom_rnn_keeps_the_context_out_of_the_symbols():
+    """With ``read_from="bottom"`` the symbols come from the glimpses alone: no gradient from
+    ``hidden`` reaches the context network or the top RNN (with ``"top"`` it reaches the
+    context network)."""
+    layer = DeepRecurrentAttention(**SMALL, read_from="bottom")
+    images = tf.constant(_images())
+    layer(images)
+    watched = [w for w in layer.trainable_weights if "context" in w.path or "emission" in w.path]
+    assert len(watched) == 2 * len(SMALL["context_filters"]) + 2 + 3  # convs, dense, LSTM
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(images, training=False)["hidden"])
+    assert all(g is None for g in tape.gradient(loss, watched))
+    top = DeepRecurrentAttention(**SMALL, read_from="top")
+    top(images)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(top(images, training=False)["hidden"])
+    watched = [w for w in top.trainable_weights if "context" in w.path]
+    assert all(g is not None for g in tape.gradient(loss, watched))
 
 
 def test_the_first_glimpse_is_chosen_from_the_context():
@@ -152,6 +176,7 @@ def test_mixed_precision_is_finite():
         ({"context_size": 8}, r"`context_size` must be two positive integers \(h, w\); received 8"),
         ({"context_filters": (8, 8)}, "`context_filters` must be three positive integers"),
         ({"policy": "greedy"}, "`policy`"),
+        ({"read_from": "middle"}, "`read_from` must be 'top' or 'bottom'; received 'middle'"),
     ],
 )
 def test_bad_arguments(kwargs, message):
