@@ -8,8 +8,8 @@ glimpses), ``ram_random`` (the same network, uniformly random glimpses 2…n), a
 whole-image baselines ``mlp`` (2 layers of 256 ReLUs) and ``convnet`` (8 filters of 10×10,
 stride 5, then 256 ReLUs). Settings:
 
-- ``translated``: scikit-learn's digits at 16×16 on a 32×32 canvas, 4 glimpses of one 8×8
-  patch;
+- ``translated``: scikit-learn's digits at 16×16 on a 32×32 canvas, 4 glimpses of 2 scales
+  of an 8×8 patch;
 - ``cluttered``: the digits at 28×28 on a 60×60 canvas with 4 pieces of 8×8 clutter,
   8 glimpses of 2 scales of 12×12, like the paper's cluttered setting (MNIST there, and 3
   scales: here, 3 scales see most of the canvas from anywhere and random glimpses did as well

@@ -1,8 +1,9 @@
 """The Recurrent Attention Model learns where to look: translated digits, 4 glimpses.
 
 scikit-learn's digits (upscaled to 16×16) are placed at random on a 32×32 canvas, afresh every
-epoch. RAM sees the canvas only through 4 glimpses of 8×8 pixels: the first at the centre, the
-next three where its policy, trained by REINFORCE, chooses to look. The same network with
+epoch. RAM sees the canvas only through 4 glimpses, each an 8×8 patch and a 16×16 one
+downsampled to 8×8: the first at the centre, the next three where its policy, trained by
+REINFORCE, chooses to look. The same network with
 uniformly random glimpses is the baseline (``--policy random``). Model, data, training and
 held-out figures are those of ``keras-adl train translated_digits``
 (`keras_adl.recipes.vision`). About 30 s for the default 60 epochs on two CPU cores; 150 epochs

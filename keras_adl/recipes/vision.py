@@ -82,7 +82,8 @@ def ram_layout(task, digit_size):
     """Canvas, clutter and glimpse settings of a RAM task for digits of ``digit_size`` pixels.
 
     Translated: a canvas twice the digit's size (32 for sklearn's digits; 60 for 28-pixel
-    digits, as the paper's 60×60 translated MNIST), 4 glimpses of one 8×8 patch. Cluttered: the
+    digits, as the paper's 60×60 translated MNIST), 4 glimpses of 2 scales of an 8×8 patch
+    (one scale erred 0.134 where two err 0.075, 3 seeds: benchmarks/RESULTS.md). Cluttered: the
     paper's 60×60 canvas with 4 pieces of 8×8 clutter for 28-pixel digits (48×48 for 16-pixel
     ones), 8 glimpses of 2 scales of a 12×12 (8×8) patch (the paper has 3 scales; here 3
     scales let random glimpses see as much as learned ones, see benchmarks/RESULTS.md).
@@ -92,7 +93,7 @@ def ram_layout(task, digit_size):
     """
     if task == "translated_digits":
         canvas = 60 if digit_size > 16 else 2 * digit_size
-        return dict(canvas_size=canvas, num_clutter=0, num_glimpses=4, patch_size=8, num_scales=1)
+        return dict(canvas_size=canvas, num_clutter=0, num_glimpses=4, patch_size=8, num_scales=2)
     large = task == "cluttered_digits_100"
     if large:
         canvas = 100 if digit_size > 16 else 6 * digit_size
