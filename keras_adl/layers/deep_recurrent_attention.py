@@ -62,8 +62,8 @@ class DeepRecurrentAttention(RecurrentAttention):
             view can carry the classification) or ``"bottom"`` (``r¹``, as the paper: the
             symbols are read from what the glimpses saw alone; the context network and the
             top RNN then only place the glimpses, and since the policy reads
-            ``stop_gradient(r²)`` they keep their initial weights — fixed random features
-            of the coarse view and of ``r¹`` that the emission network reads).
+            ``stop_gradient(r²)`` nothing trains them: they are non-trainable, fixed random
+            features of the coarse view and of ``r¹`` that the emission network reads).
         patch_size, num_scales, scale_factor, glimpse_units, location_units,
             glimpse_output_units, units, core, location_std, policy, seed, kernel_initializer:
             as in `RecurrentAttention` (``units`` for both RNNs).
@@ -176,6 +176,11 @@ class DeepRecurrentAttention(RecurrentAttention):
             name="context_output",
         )
         self.context_output.build((None, self.context_size[0] * self.context_size[1] * shape[-1]))
+        if self.read_from == "bottom":
+            # Nothing trains the context network and the top RNN (the policy reads r² through
+            # stop_gradient): they are fixed random features of the coarse view and of r¹.
+            for sublayer in (self.emission_cell, *self.context_convs, self.context_output):
+                sublayer.trainable = False
 
     def coarse_view(self, images):
         """``x̃``: the ``[B, h, w, C]`` view the context network reads (see the class)."""

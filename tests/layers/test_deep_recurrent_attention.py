@@ -97,8 +97,11 @@ def test_reading_from_the_bottom_rnn_keeps_the_context_out_of_the_symbols():
     layer = DeepRecurrentAttention(**SMALL, read_from="bottom")
     images = tf.constant(_images())
     layer(images)
-    watched = [w for w in layer.trainable_weights if "context" in w.path or "emission" in w.path]
+    watched = [w for w in layer.weights if "context" in w.path or "emission" in w.path]
     assert len(watched) == 2 * len(SMALL["context_filters"]) + 2 + 3  # convs, dense, LSTM
+    # nothing trains them, so they are not trainable (no "gradients do not exist" warning)
+    assert not any(w.trainable for w in watched)
+    assert len(layer.trainable_weights) == 26 - len(watched)
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(layer(images, training=False)["hidden"])
     assert all(g is None for g in tape.gradient(loss, watched))
