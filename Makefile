@@ -78,10 +78,11 @@ bench-memory: $(STAMP)
 # against Show-Attend-Tell on the same strips.
 bench-vision: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings translated --epochs 150 --seeds 0 1 2
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings translated --epochs 150 --seeds 0 1 2 --set learning_rate=0.003 --baseline-set learning_rate=0.003 --decay
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings cluttered --epochs 150 --seeds 0 1 2 --eval-every 50
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings cluttered cluttered_100 --data /usr/share/datasets/fashion-mnist --samples 12000 --epochs 20 --seeds 0
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/captioning.py --seeds 0 1 2
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/dram_strips.py --epochs 100 --seeds 0 1 2
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/dram_strips.py --epochs 200 --seeds 0 1 2
 
 # The document figures: HAN on the needle task against bag-of-words logistic regression, on
 # Debian's fortunes when installed (`make data`), and the hierarchical encoder's throughput.

@@ -4,10 +4,13 @@ import argparse
 
 
 def parse_setting(text):
-    """``KEY=VALUE`` as ``(key, value)``: an int, a float or (otherwise) the string."""
+    """``KEY=VALUE`` as ``(key, value)``: an int, a float, ``None`` for ``none``, or
+    (otherwise) the string."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, received {text!r}")
+    if value.lower() == "none":
+        return key, None
     try:
         number = float(value)
     except ValueError:
@@ -38,7 +41,8 @@ def add_decay_argument(parser):
 
 
 def decayed(learning_rate, steps):
-    """``learning_rate`` decaying along a cosine to 1% of itself over ``steps`` steps."""
-    import keras
+    """``learning_rate`` decaying along a cosine to 1% of itself over ``steps`` steps (the
+    recipes' `cosine_decay`)."""
+    from keras_adl.recipes.base import cosine_decay
 
-    return keras.optimizers.schedules.CosineDecay(learning_rate, steps, alpha=0.01)
+    return cosine_decay(learning_rate, steps, final_fraction=0.01)

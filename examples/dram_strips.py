@@ -1,12 +1,12 @@
 """The Deep Recurrent Attention Model reads digit strips glimpse by glimpse, left to right.
 
 Three of scikit-learn's digits (upscaled to 16×16) side by side make a 16×48 strip. DRAM sees
-the strip at a quarter of its resolution (its context network), then takes 2 glimpses of 2
-scales of 8×8 per symbol and emits the three digits and END, one symbol after each pair of
-glimpses; REINFORCE teaches it where to look. The model, data and held-out figures are those
-of ``keras-adl train digit_strips_glimpses`` (`keras_adl.recipes.vision`); the default 40
-epochs take about a minute on two CPU cores (benchmarks/dram_strips.py trains 100 for the
-figures of benchmarks/RESULTS.md). It prints held-out exact match, the fraction of pixels the glimpses saw
+the strip at a quarter of its resolution (its context network), then takes 3 glimpses of
+8×8 per symbol and emits the three digits and END, one symbol after each 3 glimpses;
+REINFORCE teaches it where to look. The model, data and held-out figures are those of
+``keras-adl train digit_strips_glimpses`` (`keras_adl.recipes.vision`); the default 40 epochs
+take about a minute on two CPU cores (benchmarks/dram_strips.py trains 200 for the figures of
+benchmarks/RESULTS.md). It prints held-out exact match, the fraction of pixels the glimpses saw
 and the reading order, draws one glimpse path, exports a SavedModel that reads image batches
 and checks the reloaded one. ``--policy random`` trains the random-glimpse baseline.
 
@@ -28,6 +28,7 @@ from keras_adl.recipes.vision import (  # noqa: E402
     CAPTION_LENGTH,
     PLACEMENT_SEED,
     RECIPE,
+    SKLEARN_TRAIN_DIGITS,
     VisionRecipe,
     load_digits,
     make_dram_serving_fn,
@@ -54,9 +55,13 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def build_model(args, digit_size=16):
-    """The compiled model ``keras-adl train digit_strips_glimpses`` trains, with ``--units``."""
-    return RECIPE.build_model(TASK, MODELS[args.policy], digit_size, units=args.units)
+def build_model(args, digit_size=16, num_train=SKLEARN_TRAIN_DIGITS):
+    """The compiled model ``keras-adl train digit_strips_glimpses --epochs E`` trains on
+    ``num_train`` digits (its learning rate decays over the E epochs), with ``--units``."""
+    steps = args.epochs * (num_train // RECIPE.task(TASK).batch_size)
+    return RECIPE.build_model(
+        TASK, MODELS[args.policy], digit_size, total_steps=steps, units=args.units
+    )
 
 
 def main(argv=None):
@@ -65,7 +70,7 @@ def main(argv=None):
     keras.utils.set_random_seed(0)
 
     (train_x, train_y), test = load_digits()
-    model = build_model(args, int(train_x.shape[1]))
+    model = build_model(args, int(train_x.shape[1]), len(train_x))
     batch_size = RECIPE.task(TASK).batch_size
     data = DigitStrips(train_x, train_y, batch_size, CAPTION_LENGTH, seed=0, teacher_forcing=False)
     model.fit(data, epochs=args.epochs, verbose=2)

@@ -514,6 +514,16 @@ def override(settings, overrides):
     return settings
 
 
+def cosine_decay(learning_rate, total_steps, final_fraction=0.01):
+    """``learning_rate`` decaying along a cosine to ``final_fraction`` of itself over
+    ``total_steps`` optimizer steps (Keras' ``CosineDecay``, serializable); constant after."""
+    import keras
+
+    return keras.optimizers.schedules.CosineDecay(
+        learning_rate, max(int(total_steps), 1), alpha=final_fraction
+    )
+
+
 def tuned_learning_rate(hp, default):
     """The ``learning_rate`` hyperparameter every HyperModel searches (log scale, 1e-4 to
     3e-2)."""

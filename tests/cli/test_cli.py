@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 
 import keras
 import numpy as np
@@ -215,6 +216,11 @@ def test_train_export_predict_dram(tmp_path, capsys):
     } == set(metrics)
     assert 0 < metrics["held_out_pixels_seen"] <= 1
     assert os.path.getsize(os.path.join(run_dir, "glimpses.png")) > 1000
+    # the learning rate decays over this run: 1 epoch of 128 // 64 batches
+    with zipfile.ZipFile(os.path.join(run_dir, "model.keras")) as archive:
+        config = json.loads(archive.read("config.json"))
+    schedule = config["compile_config"]["optimizer"]["config"]["learning_rate"]
+    assert schedule["class_name"] == "CosineDecay" and schedule["config"]["decay_steps"] == 2
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     images, labels = load_sklearn_digits(16)
     strips, _, _ = digit_strips(images, labels, 2, rng=0)
@@ -223,8 +229,8 @@ def test_train_export_predict_dram(tmp_path, capsys):
     assert code == 0, err
     rows = [line.split("\t") for line in out.strip().splitlines()]
     assert [r[0] for r in rows] == paths
-    # A caption of digits (possibly empty after one epoch) and the 8 glimpses (4 symbols × 2).
-    assert all(set(r[1]) <= set("0123456789 ") and r[2].count("(") == 8 for r in rows)
+    # A caption of digits (possibly empty after one epoch) and the 12 glimpses (4 symbols × 3).
+    assert all(set(r[1]) <= set("0123456789 ") and r[2].count("(") == 12 for r in rows)
 
 
 @pytest.mark.slow  # an end-to-end CLI run

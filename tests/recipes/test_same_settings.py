@@ -197,7 +197,13 @@ def test_vision_dram_cli_example_and_benchmark_agree(digit_size):
     example = load_script("examples/dram_strips.py")
     args = example.parse_args([])
     assert example.TASK == task and example.MODELS[args.policy] == model_name
-    assert_same(summary(example.build_model, args), cli)
+    # the example's declared departure, its epochs, sets the length of the rate's decay
+    steps = example.EPOCHS * (vision.SKLEARN_TRAIN_DIGITS // recipe.task(task).batch_size)
+    cli_at_example_epochs = summary(
+        recipe.build_model, task, model_name, digit_size, jit_compile=True, total_steps=steps
+    )
+    assert_same(summary(example.build_model, args), cli_at_example_epochs)
+    assert cli_at_example_epochs["optimizer"] != cli["optimizer"]
 
     benchmark = load_script("benchmarks/dram_strips.py")
     args = benchmark.parse_args([])

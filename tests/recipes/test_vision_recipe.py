@@ -1,0 +1,40 @@
+"""The vision recipe's learning-rate schedule (the DRAM's cosine decay over the run)."""
+
+import keras
+import pytest
+
+from keras_adl.recipes import vision
+
+
+def _rate(model):
+    """The optimizer's learning rate: a schedule, or a float."""
+    rate = model.optimizer.get_config()["learning_rate"]
+    return keras.optimizers.schedules.deserialize(rate) if isinstance(rate, dict) else rate
+
+
+def test_dram_rate_decays_over_the_runs_steps():
+    recipe, task = vision.RECIPE, "digit_strips_glimpses"
+    peak = recipe.settings(task, "dram")["learning_rate"]
+    model = recipe.build_model(task, "dram", 16, jit_compile=False, total_steps=100)
+    schedule = _rate(model)
+    assert isinstance(schedule, keras.optimizers.schedules.CosineDecay)
+    assert float(schedule(0)) == pytest.approx(peak)
+    assert float(schedule(50)) == pytest.approx(peak * (0.01 + 0.99 * 0.5), rel=1e-5)
+    assert float(schedule(100)) == pytest.approx(peak * 0.01, rel=1e-5)
+    # Without the run's length: the task's default epochs over sklearn's training digits.
+    default = _rate(recipe.build_model(task, "dram", 16, jit_compile=False))
+    spec = recipe.task(task)
+    assert default.decay_steps == spec.epochs * (vision.SKLEARN_TRAIN_DIGITS // spec.batch_size)
+
+
+def test_dram_rate_can_be_constant_and_bad_decays_are_named():
+    recipe, task = vision.RECIPE, "digit_strips_glimpses"
+    model = recipe.build_model(task, "dram", 16, jit_compile=False, learning_rate_decay=None)
+    assert _rate(model) == pytest.approx(recipe.settings(task, "dram")["learning_rate"])
+    with pytest.raises(ValueError, match="`learning_rate_decay` must be 'cosine' or None"):
+        recipe.build_model(task, "dram", 16, learning_rate_decay="linear")
+
+
+def test_ram_keeps_a_constant_rate():
+    model = vision.RECIPE.build_model("cluttered_digits", "ram", 16, jit_compile=False)
+    assert _rate(model) == pytest.approx(1e-3)
