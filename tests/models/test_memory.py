@@ -10,7 +10,8 @@ from tests.harness import np_
 TINY = dict(controller_units=16, memory_size=12, memory_width=6)
 
 
-@pytest.mark.parametrize("cell", ["ntm", "dnc", "lstm"])
+# The NTM's case (~7 s) is slow: make test trains the NTM builder in its copy learning test.
+@pytest.mark.parametrize("cell", [pytest.param("ntm", marks=pytest.mark.slow), "dnc", "lstm"])
 def test_builder_shapes_and_a_train_step(cell):
     # Without XLA here: the copy learning test compiles the NTM model with XLA, and the cell
     # harnesses (tests/layers) compile NTM and DNC cells with XLA.
