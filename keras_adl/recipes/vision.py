@@ -227,7 +227,7 @@ class VisionRecipe(Recipe):
         ``digit_size`` pixels; ``overrides`` replace named settings. A model whose settings
         have ``learning_rate_decay="cosine"`` (the DRAM) decays its rate over ``total_steps``
         optimizer steps (default: the task's epochs over scikit-learn's training digits);
-        ``None`` keeps it constant."""
+        the override ``learning_rate_decay=None`` keeps it constant."""
         import keras
 
         settings = override(self.settings(task, model_name, digit_size), overrides)
