@@ -1,4 +1,4 @@
-"""``--set KEY=VALUE`` and ``--decay`` for the benchmarks that study a recipe's settings."""
+"""``--set KEY=VALUE`` for the benchmarks that study a recipe's settings."""
 
 import argparse
 
@@ -29,20 +29,3 @@ def add_set_argument(parser, what, flag="--set"):
         metavar="KEY=VALUE",
         help=f"override {what} (the recipe's setting names)",
     )
-
-
-def add_decay_argument(parser):
-    """Add ``--decay``: the learning rate decays (cosine) over the run."""
-    parser.add_argument(
-        "--decay",
-        action="store_true",
-        help="cosine learning-rate decay to 1%% of the initial rate over the run",
-    )
-
-
-def decayed(learning_rate, steps):
-    """``learning_rate`` decaying along a cosine to 1% of itself over ``steps`` steps (the
-    recipes' `cosine_decay`)."""
-    from keras_adl.recipes.base import cosine_decay
-
-    return cosine_decay(learning_rate, steps, final_fraction=0.01)

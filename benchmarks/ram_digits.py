@@ -45,9 +45,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-from _overrides import add_decay_argument, add_set_argument, decayed  # noqa: E402
+from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.metrics import glimpses_on_digit  # noqa: E402
+from keras_adl.recipes.base import cosine_decay  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
     BASELINE_MODELS,
     PLACEMENT_SEED,
@@ -94,7 +95,7 @@ def build_model(args, setting=None, model_name="ram", seed=0, digit_size=None):
         rate = overrides.get(
             "learning_rate", RECIPE.settings(task, model_name, digit_size)["learning_rate"]
         )
-        overrides["learning_rate"] = decayed(rate, args.decay_steps)
+        overrides["learning_rate"] = cosine_decay(rate, args.decay_steps)
     return RECIPE.build_model(task, model_name, digit_size, **overrides)
 
 
@@ -172,7 +173,11 @@ def parse_args(argv=None):
     parser.add_argument("--eval-every", type=int, help="held-out error every E epochs too")
     add_set_argument(parser, "the RAM's settings, e.g. num_scales=2 location_std=0.2")
     add_set_argument(parser, "the whole-image baselines' settings", "--baseline-set")
-    add_decay_argument(parser)
+    parser.add_argument(
+        "--decay",
+        action="store_true",
+        help="cosine learning-rate decay to 1%% of the initial rate over the run",
+    )
     args = parser.parse_args(argv)
     args.decay_steps = None
     return args
