@@ -30,7 +30,10 @@ def pytest_configure(config):
         "cross_backend: loads .keras files saved by the other backends (make test-backends)",
     ):
         config.addinivalue_line("markers", line)
-    if BACKEND != "tensorflow":
+    xdist_controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(
+        config, "workerinput"
+    )
+    if BACKEND != "tensorflow" or xdist_controller:  # (under `-n N` the workers run the tests)
         return
     # Must run before TensorFlow initialises its devices: split the one CPU into two logical
     # devices so that tf.distribute.MirroredStrategy tests have two replicas.
