@@ -33,7 +33,11 @@ import tensorflow as tf  # noqa: E402
 
 from keras_adl.conventions import END  # noqa: E402
 from keras_adl.metrics import alignment_hit_rate, exact_match  # noqa: E402
-from keras_adl.models import caption_attention, caption_greedy_decode  # noqa: E402
+from keras_adl.models import (  # noqa: E402
+    caption_attention,
+    caption_greedy_decode,
+    caption_grid_shape,
+)
 from keras_adl.ops import doubly_stochastic_penalty  # noqa: E402
 from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE  # noqa: E402
 from keras_adl.tasks.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
@@ -50,12 +54,14 @@ def split_digits(num_train):
     return (images[train], labels[train]), (images[test], labels[test])
 
 
-def build_model(args, strength=None):
-    """The compiled model ``keras-adl train digit_strips`` trains, with the flags' settings and
-    λ = ``strength`` (default: the first of ``--lambdas``)."""
+def build_model(args, strength=None, digit_size=16):
+    """The compiled model ``keras-adl train digit_strips`` trains for digits of ``digit_size``
+    pixels, with the flags' settings and λ = ``strength`` (default: the first of
+    ``--lambdas``)."""
     return RECIPE.build_model(
         TASK,
         MODEL,
+        digit_size,
         jit_compile=not args.no_jit,
         learning_rate=args.learning_rate,
         units=args.units,
@@ -67,7 +73,8 @@ def build_model(args, strength=None):
 
 def run(strength, seed, train, test, args):
     keras.utils.set_random_seed(seed)
-    model = build_model(args, strength)
+    digit_size = int(train[0].shape[1])
+    model = build_model(args, strength, digit_size)
     data = DigitStrips(*train, batch_size=args.batch_size, num_digits=NUM_DIGITS, seed=seed)
     start = time.perf_counter()
     model.fit(data, epochs=args.epochs, verbose=0)
@@ -79,7 +86,8 @@ def run(strength, seed, train, test, args):
     attention = caption_attention(model, {"image": strips, "decoder_input": decoder_input})
     penalty = doubly_stochastic_penalty(attention, decoder_input != 0)
     regions = model.get_layer("encoder").output.shape[1]
-    grid_width = (16 * NUM_DIGITS) >> len(args.encoder_filters)
+    grid_width = caption_grid_shape(model)[1]  # its cells cover the pixels the poolings saw
+    covered = grid_width * (strips.shape[2] // grid_width)
     return {
         "lambda": strength,
         "seed": seed,
@@ -87,7 +95,7 @@ def run(strength, seed, train, test, args):
         "token_accuracy": float(np.mean(tokens[:, :NUM_DIGITS] == targets[:, :NUM_DIGITS])),
         "end_accuracy": float(np.mean(tokens[:, NUM_DIGITS] == END)),
         "alignment": alignment_hit_rate(
-            keras.ops.convert_to_numpy(attention), spans, captions, grid_width, 16 * NUM_DIGITS
+            keras.ops.convert_to_numpy(attention), spans, captions, grid_width, covered
         ),
         "penalty": float(np.mean(keras.ops.convert_to_numpy(penalty))),
         "regions": regions,

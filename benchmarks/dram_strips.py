@@ -15,7 +15,13 @@ DRAM the fraction of the strip's pixels inside a glimpse (the widest patch; the 
 sees the whole strip at a quarter of its resolution besides), how often the glimpses of digit
 ``t+1`` lie right of digit ``t``'s (reading order), and a picture of one glimpse path.
 
+``--data DIR`` draws the strips from MNIST / Fashion-MNIST IDX files instead (28×28 items,
+84-pixel strips, 12×12 glimpses; held-out strips from the test images), ``--samples N`` from
+the first N training images.
+
     python benchmarks/dram_strips.py                        # 3 seeds, 200 DRAM epochs
+    python benchmarks/dram_strips.py --data /usr/share/datasets/fashion-mnist --samples 6000 \\
+        --epochs 40                                         # strips of Fashion-MNIST items
     python benchmarks/dram_strips.py --seeds 0 --epochs 5 --sat-epochs 1   # smoke run
 """
 
@@ -35,7 +41,7 @@ from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.metrics import exact_match, glimpse_coverage, reading_order  # noqa: E402
 from keras_adl.plotting import plot_glimpse_path  # noqa: E402
-from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE  # noqa: E402
+from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE, load_digits  # noqa: E402
 from keras_adl.tasks.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
 
 TASK = "digit_strips_glimpses"
@@ -43,18 +49,31 @@ HELD_OUT_SEED = 10_000  # the strips of benchmarks/captioning.py
 MODELS = ("dram", "dram_random", "show_attend_tell")
 
 
-def build_model(args, model_name="dram", seed=0, steps=None):
-    """The compiled model ``keras-adl train digit_strips_glimpses --model MODEL`` trains for
-    ``steps`` optimizer steps (its learning rate decays over them; default: the recipe's
-    epochs), with the run's ``seed`` (the recipe's is 0) and ``--set``'s overrides
-    (``learning_rate_decay=none`` for a constant rate)."""
-    return RECIPE.build_model(TASK, model_name, 16, total_steps=steps, **dict(args.set, seed=seed))
+def build_model(args, model_name="dram", seed=0, steps=None, digit_size=16):
+    """The compiled model ``keras-adl train digit_strips_glimpses --model MODEL`` trains on
+    strips of ``digit_size``-pixel items for ``steps`` optimizer steps (its learning rate
+    decays over them; default: the recipe's epochs), with the run's ``seed`` (the recipe's is
+    0) and ``--set``'s overrides (``learning_rate_decay=none`` for a constant rate)."""
+    return RECIPE.build_model(
+        TASK, model_name, digit_size, total_steps=steps, **dict(args.set, seed=seed)
+    )
+
+
+def load_items(args, num_train):
+    """``(train, test)`` image/label pairs the strips are drawn from: scikit-learn's digits
+    split as ``benchmarks/captioning.py`` splits them (``num_train`` for training), or with
+    ``--data`` the IDX files' training images (the first ``--samples``) and test images."""
+    if not args.data:
+        return captioning.split_digits(num_train)
+    (train_x, train_y), test = load_digits(args.data)
+    return (train_x[: args.samples], train_y[: args.samples]), test
 
 
 def run_dram(model_name, seed, train, test, args):
     keras.utils.set_random_seed(seed)
     data = DigitStrips(*train, args.batch_size, CAPTION_LENGTH, seed=seed, teacher_forcing=False)
-    model = build_model(args, model_name, seed, args.epochs * len(data))
+    steps = args.epochs * len(data)
+    model = build_model(args, model_name, seed, steps, digit_size=int(train[0].shape[1]))
     start = time.perf_counter()
     model.fit(data, epochs=args.epochs, verbose=0)
     seconds = time.perf_counter() - start
@@ -102,6 +121,8 @@ def parse_args(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--sat-epochs", type=int, default=10, help="captioning.py's default")
     parser.add_argument("--test-strips", type=int, default=500)
+    parser.add_argument("--data", help="a directory of MNIST/Fashion-MNIST IDX files")
+    parser.add_argument("--samples", type=int, help="with --data: the first N training images")
     parser.add_argument("--pictures", help="a directory for one glimpse path per model and seed")
     parser.add_argument(
         "--models", nargs="+", default=list(MODELS), choices=MODELS, help="(default: all)"
@@ -114,7 +135,7 @@ def main(argv=None):
     args = parse_args(argv)
     sat_args = captioning.parse_args(["--epochs", str(args.sat_epochs)])
     sat_args.test_strips = args.test_strips
-    train, test = captioning.split_digits(sat_args.num_train)
+    train, test = load_items(args, sat_args.num_train)
     print(f"Command: `{' '.join(['python'] + sys.argv)}`")
     print(f"Machine: {captioning.machine()}")
     print(
@@ -152,7 +173,8 @@ def main(argv=None):
         + ", ".join(f"{name} {value:.3f}" for name, value in medians.items())
         + f"; DRAM {args.epochs} epochs of batch {args.batch_size}, "
         f"SAT {sat_args.epochs} epochs of batch {sat_args.batch_size}; "
-        f"DRAM overrides: {dict(args.set) or 'none'}."
+        f"DRAM overrides: {dict(args.set) or 'none'}; items: "
+        f"{args.data or 'sklearn digits'} ({len(train[0])} training images)."
     )
     return rows
 

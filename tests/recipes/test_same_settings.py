@@ -209,6 +209,12 @@ def test_vision_dram_cli_example_and_benchmark_agree(digit_size):
     args = benchmark.parse_args([])
     assert benchmark.TASK == task
     assert_same(summary(benchmark.build_model, args), cli)
+    # --data: strips of 28-pixel items (its --epochs of 64-strip batches set the decay's length)
+    args = benchmark.parse_args(["--data", "idx-files"])
+    assert_same(
+        summary(benchmark.build_model, args, steps=4000, digit_size=28),
+        summary(recipe.build_model, task, model_name, 28, jit_compile=True, total_steps=4000),
+    )
 
 
 @pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
@@ -224,6 +230,10 @@ def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
     benchmark = load_script("benchmarks/captioning.py")
     assert (benchmark.TASK, benchmark.MODEL) == (task, model_name)
     assert_same(summary(benchmark.build_model, benchmark.parse_args([])), cli)
+    assert_same(
+        summary(benchmark.build_model, benchmark.parse_args([]), digit_size=28),
+        summary(recipe.build_model, task, model_name, 28, jit_compile=True),
+    )
 
 
 # -- documents -------------------------------------------------------------------------------
