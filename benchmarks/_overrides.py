@@ -4,13 +4,15 @@ import argparse
 
 
 def parse_setting(text):
-    """``KEY=VALUE`` as ``(key, value)``: an int, a float, ``None`` for ``none``, or
-    (otherwise) the string."""
+    """``KEY=VALUE`` as ``(key, value)``: an int, a float, ``None`` for ``none``, a bool for
+    ``true`` / ``false``, or (otherwise) the string."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, received {text!r}")
     if value.lower() == "none":
         return key, None
+    if value.lower() in ("true", "false"):
+        return key, value.lower() == "true"
     try:
         number = float(value)
     except ValueError:

@@ -57,6 +57,9 @@ class RecurrentAttention(keras.layers.Layer):
         core: ``"lstm"``, ``"gru"`` or ``"rnn"`` (a ReLU RNN, as the paper's MNIST models).
         location_std: ``σ`` of the Gaussian policy (the paper: a fixed variance; 0.05–0.2 work).
         policy: ``"learned"`` or ``"random"``.
+        policy_gradient_to_core: let REINFORCE's gradient through ``h_t`` into the core and
+            glimpse networks, as in the paper (default ``False``: the location network reads
+            ``stop_gradient(h_t)``, the deviation above; the baseline always does).
         seed: seed of the sampling (under ``tf.distribute`` each replica draws its own numbers).
         kernel_initializer: of the linear maps.
         **kwargs: standard layer arguments.
@@ -102,6 +105,7 @@ class RecurrentAttention(keras.layers.Layer):
         core: str = "lstm",
         location_std: float = 0.1,
         policy: str = "learned",
+        policy_gradient_to_core: bool = False,
         seed: int | None = None,
         kernel_initializer: Initializer = "glorot_uniform",
         **kwargs: Any,
@@ -121,6 +125,12 @@ class RecurrentAttention(keras.layers.Layer):
                 f"{where}`location_std` must be a positive number; received {location_std!r}."
             )
         self.location_std = float(location_std)
+        if not isinstance(policy_gradient_to_core, bool):
+            raise TypeError(
+                f"{where}`policy_gradient_to_core` must be True or False; received "
+                f"{policy_gradient_to_core!r}."
+            )
+        self.policy_gradient_to_core = policy_gradient_to_core
         self.patch_size = patch_size
         self.num_scales = num_scales
         self.scale_factor = float(scale_factor)
@@ -201,8 +211,8 @@ class RecurrentAttention(keras.layers.Layer):
 
     def _policy_input(self, hidden):
         """What the location network reads: ``stop_gradient(h_t)`` (REINFORCE stays out of the
-        core)."""
-        return ops.stop_gradient(hidden)
+        core), or ``h_t`` itself with ``policy_gradient_to_core`` (the paper)."""
+        return hidden if self.policy_gradient_to_core else ops.stop_gradient(hidden)
 
     def _next_location(self, hidden, batch, training):
         """``(l_t clipped, log π(l_t | h_t), b_t)`` for the next glimpse."""
@@ -212,7 +222,7 @@ class RecurrentAttention(keras.layers.Layer):
             )
             zeros = ops.zeros((batch,), "float32")
             return location, zeros, zeros
-        # μ_t = f_l(h_t); the RAM's policy reads h_t without sending gradients back into it.
+        # μ_t = f_l(h_t); by default the policy reads h_t without sending gradients into it.
         mean = ops.tanh(ops.cast(self.location_network(self._policy_input(hidden)), "float32"))
         sigma = self.location_std
         if training:
@@ -276,6 +286,7 @@ class RecurrentAttention(keras.layers.Layer):
                 "core": self.core,
                 "location_std": self.location_std,
                 "policy": self.policy,
+                "policy_gradient_to_core": self.policy_gradient_to_core,
                 "seed": self.seed,
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             }

@@ -159,6 +159,7 @@ def recurrent_attention_model(
     core: str = "lstm",
     location_std: float = 0.1,
     policy: str = "learned",
+    policy_gradient_to_core: bool = False,
     seed: int | None = None,
     name: str = "recurrent_attention_model",
 ) -> RecurrentAttentionModel:
@@ -176,7 +177,8 @@ def recurrent_attention_model(
         image_shape: ``(H, W, C)``.
         num_classes: number of classes.
         num_glimpses, patch_size, num_scales, scale_factor, glimpse_units, location_units,
-            glimpse_output_units, units, core, location_std, policy, seed: of
+            glimpse_output_units, units, core, location_std, policy,
+            policy_gradient_to_core, seed: of
             `keras_adl.layers.RecurrentAttention`.
         name: model name.
 
@@ -214,6 +216,7 @@ def recurrent_attention_model(
         core=core,
         location_std=location_std,
         policy=policy,
+        policy_gradient_to_core=policy_gradient_to_core,
         seed=seed,
         name="recurrent_attention",
     )(images)

@@ -51,6 +51,7 @@ RAM_SETTINGS = dict(
     glimpse_output_units=128,
     units=128,
     location_std=0.2,
+    policy_gradient_to_core=False,  # the deviation: REINFORCE trains the location network only
     seed=0,
     learning_rate=1e-3,
 )

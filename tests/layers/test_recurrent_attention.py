@@ -50,7 +50,9 @@ def test_full_harness():
 
 
 def test_config_round_trip():
-    layer = RecurrentAttention(**SMALL, core="gru", location_std=0.2, policy="random")
+    layer = RecurrentAttention(
+        **SMALL, core="gru", location_std=0.2, policy="random", policy_gradient_to_core=True
+    )
     config = layer.get_config()
     assert RecurrentAttention.from_config(config).get_config() == config
     serialized = json.loads(json.dumps(keras.saving.serialize_keras_object(layer)))
@@ -144,6 +146,26 @@ def test_glimpse_locations_carry_no_gradient_but_the_mean_does():
     # log π reaches it through μ_t.
     grads = tape.gradient(log_prob, layer.location_network.trainable_weights)
     assert all(g is not None and np.any(np_(g)) for g in grads)
+
+
+@pytest.mark.parametrize("to_core", [False, True])
+def test_policy_gradient_reaches_the_core_only_when_asked(to_core):
+    layer = RecurrentAttention(**SMALL, policy_gradient_to_core=to_core)
+    images = tf.constant(_images())
+    layer(images)
+    with tf.GradientTape() as tape:
+        log_prob = tf.reduce_sum(layer(images, training=True)["log_probs"])
+    core = layer.core_cell.trainable_weights + layer.glimpse_network.trainable_weights
+    grads = tape.gradient(log_prob, core)
+    reached = [g is not None and bool(np.any(np_(g))) for g in grads]
+    # The paper: REINFORCE's gradient reaches every parameter; ours, by default, only the
+    # location network. The core's input kernel (the first weight) is the one to check.
+    assert reached[0] == to_core and any(reached) == to_core
+
+
+def test_policy_gradient_to_core_must_be_a_bool():
+    with pytest.raises(TypeError, match="`policy_gradient_to_core`.*received 'yes'"):
+        RecurrentAttention(policy_gradient_to_core="yes")
 
 
 def test_single_glimpse_has_empty_policy_outputs():

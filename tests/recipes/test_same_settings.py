@@ -165,12 +165,18 @@ def test_vision_ram_cli_example_and_benchmark_agree(digit_size):
 
 def test_vision_benchmark_overrides_reach_the_model(digit_size):
     benchmark = load_script("benchmarks/ram_digits.py")
-    args = benchmark.parse_args(["--set", "num_scales=3", "location_std=0.05", "--decay"])
-    assert args.set == [("num_scales", 3), ("location_std", 0.05)]
+    args = benchmark.parse_args(
+        ["--set", "num_scales=3", "location_std=0.05", "policy_gradient_to_core=true", "--decay"]
+    )
+    assert args.set == [
+        ("num_scales", 3),
+        ("location_std", 0.05),
+        ("policy_gradient_to_core", True),
+    ]
     args.decay_steps = 100
     model = benchmark.build_model(args, "translated", "ram", 0, digit_size)
     layer = model.get_layer("recurrent_attention")
-    assert (layer.num_scales, layer.location_std) == (3, 0.05)
+    assert (layer.num_scales, layer.location_std, layer.policy_gradient_to_core) == (3, 0.05, True)
     schedule = keras.optimizers.schedules.deserialize(model.optimizer.get_config()["learning_rate"])
     assert isinstance(schedule, keras.optimizers.schedules.CosineDecay)
     assert float(schedule(0)) == pytest.approx(1e-3)
