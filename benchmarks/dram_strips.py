@@ -5,7 +5,7 @@ pixels; the same training digits, the same 500 held-out strips), each seed train
 
 - ``dram``: the model of ``keras-adl train digit_strips_glimpses`` (`keras_adl.recipes.vision`:
   3 glimpses of 8×8 per symbol, 3 digits then END, a 4×12 context view, the symbols read
-  from the bottom RNN, Adam 3e-3 decaying over the run);
+  from the bottom RNN, the policy's σ = 0.2, Adam 3e-3 decaying over the run);
 - ``dram_random``: the same network with uniformly random glimpses;
 - ``show_attend_tell``: the anchor, ``keras-adl train digit_strips``'s model trained as
   ``benchmarks/captioning.py`` trains it (λ = the recipe's, batch 32, ``--sat-epochs``).
