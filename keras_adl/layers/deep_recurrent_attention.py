@@ -67,6 +67,10 @@ class DeepRecurrentAttention(RecurrentAttention):
         patch_size, num_scales, scale_factor, glimpse_units, location_units,
             glimpse_output_units, units, core, location_std, policy, seed, kernel_initializer:
             as in `RecurrentAttention` (``units`` for both RNNs).
+        policy_gradient_to_core: as in `RecurrentAttention`: REINFORCE's gradient reaches the
+            top RNN (and through it the context network and the bottom RNN), as in the paper;
+            with ``read_from="bottom"`` the context network and the top RNN then stay
+            trainable.
         **kwargs: standard layer arguments.
 
     Call arguments:
@@ -176,7 +180,7 @@ class DeepRecurrentAttention(RecurrentAttention):
             name="context_output",
         )
         self.context_output.build((None, self.context_size[0] * self.context_size[1] * shape[-1]))
-        if self.read_from == "bottom":
+        if self.read_from == "bottom" and not self.policy_gradient_to_core:
             # Nothing trains the context network and the top RNN (the policy reads r² through
             # stop_gradient): they are fixed random features of the coarse view and of r¹.
             for sublayer in (self.emission_cell, *self.context_convs, self.context_output):

@@ -162,6 +162,23 @@ def test_policy_gradient_reaches_only_the_emission_network_and_its_mean():
     assert classify[by_name["location_network/kernel"]] is None
 
 
+def test_the_papers_policy_gradient_trains_the_context_and_the_top_rnn():
+    layer = DeepRecurrentAttention(**SMALL, read_from="bottom", policy_gradient_to_core=True)
+    images = tf.constant(_images())
+    layer(images)
+    assert len(layer.trainable_weights) == 26  # nothing frozen: REINFORCE trains them
+    with tf.GradientTape() as tape:
+        log_prob = tf.reduce_sum(layer(images, training=True)["log_probs"])
+    by_path = dict(zip([w.path for w in layer.trainable_weights], layer.trainable_weights))
+    policy = tape.gradient(log_prob, by_path)
+    for part in ("context_conv_1/kernel", "context_output/kernel", "emission"):
+        paths = [path for path in by_path if part in path]
+        assert paths and any(np.any(np_(policy[path])) for path in paths), part
+    config = layer.get_config()
+    assert config["policy_gradient_to_core"] is True
+    assert DeepRecurrentAttention.from_config(config).get_config() == config
+
+
 def test_mixed_precision_is_finite():
     layer = DeepRecurrentAttention(**SMALL, dtype="mixed_float16")
     out = layer(_images(), training=True)
