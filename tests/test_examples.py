@@ -127,6 +127,23 @@ def test_caption_digits_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
+def test_dram_benchmark_draws_strips_from_idx_files_with_data(tmp_path):
+    from tests.tasks.test_image_sources import _write_split
+
+    rng = np.random.default_rng(0)
+    for prefix, count in (("train", 30), ("t10k", 12)):
+        images = rng.integers(0, 256, (count, 28, 28))
+        _write_split(str(tmp_path), prefix, images, np.arange(count) % 10, compress=True)
+    benchmark = load_script("benchmarks/dram_strips.py")
+    args = benchmark.parse_args(["--data", str(tmp_path), "--samples", "20"])
+    (train_x, train_y), (test_x, test_y) = benchmark.load_items(args, 1400)
+    assert train_x.shape == (20, 28, 28) and train_y.tolist() == list(np.arange(20) % 10)
+    assert test_x.shape == (12, 28, 28) and 0.0 <= train_x.min() and train_x.max() <= 1.0
+    # without --data: scikit-learn's digits, split as benchmarks/captioning.py splits them
+    (train_x, _), (test_x, _) = benchmark.load_items(benchmark.parse_args([]), 1400)
+    assert train_x.shape == (1400, 16, 16) and len(test_x) == 397
+
+
 @pytest.mark.slow  # an example smoke test; DRAM's own tests are in make test
 def test_dram_strips_example_smoke(tmp_path):
     example = load_script("examples/dram_strips.py")
