@@ -81,8 +81,7 @@ bench-memory: $(STAMP)
 # and cluttered Fashion-MNIST, Show-Attend-Tell with and without the regulariser, and DRAM
 # against Show-Attend-Tell on the same strips (of digits over 5 seeds, and of Fashion-MNIST items).
 bench-vision: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings translated --epochs 150 --seeds 0 1 2
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings translated --models ram mlp --epochs 300 --seeds 0 1 2 --set learning_rate=0.003 --baseline-set learning_rate=0.003 --decay
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings translated --seeds 0 1 2
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings cluttered --epochs 150 --seeds 0 1 2 --eval-every 50
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/ram_digits.py --settings cluttered cluttered_100 --data /usr/share/datasets/fashion-mnist --samples 12000 --epochs 20 --seeds 0
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/captioning.py --seeds 0 1 2

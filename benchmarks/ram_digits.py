@@ -1,7 +1,9 @@
 """The Recurrent Attention Model against random glimpses and whole-image baselines.
 
-Every model trains on the same data with the same budget (Adam 1e-3, batch 64, digits placed
-afresh every epoch, the same number of epochs): the models, layouts and training of
+Every model trains on the same data with the same budget (the task's schedule: Adam 3e-3
+decaying along a cosine on translated digits, a constant 1e-3 on the cluttered canvases; batch
+64, digits placed afresh every epoch, the task's epochs unless ``--epochs``): the models,
+layouts and training of
 ``keras-adl train translated_digits|cluttered_digits|cluttered_digits_100 --model MODEL``
 (`keras_adl.recipes.vision`), each run's seed replacing the recipe's. Models: ``ram`` (learned
 glimpses), ``ram_random`` (the same network, uniformly random glimpses 2…n), and the paper's
@@ -24,12 +26,13 @@ policy deterministic) per model and seed, the fraction of the RAM's glimpses 2�
 the object, and with ``--eval-every E`` the held-out error every E epochs (error against
 steps).
 
-    python benchmarks/ram_digits.py --settings translated --epochs 150 --seeds 0 1 2
+    python benchmarks/ram_digits.py --settings translated --seeds 0 1 2
     python benchmarks/ram_digits.py --settings cluttered --epochs 150 --seeds 0 1 2
     python benchmarks/ram_digits.py --settings cluttered --models ram convnet --scales 3
-    python benchmarks/ram_digits.py --settings translated --set num_scales=2 --decay
-    python benchmarks/ram_digits.py --settings translated --models mlp \\
-        --baseline-set learning_rate=3e-3 --decay
+    python benchmarks/ram_digits.py --settings cluttered --set num_scales=2 --decay
+    python benchmarks/ram_digits.py --settings translated --models ram mlp --epochs 150 \\
+        --set learning_rate=1e-3 learning_rate_decay=none \\
+        --baseline-set learning_rate=1e-3 learning_rate_decay=none
     python benchmarks/ram_digits.py --settings cluttered --samples 12000 --epochs 20 \\
         --data /usr/share/datasets/fashion-mnist
 """
@@ -48,7 +51,6 @@ import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.metrics import glimpses_on_digit  # noqa: E402
-from keras_adl.recipes.base import cosine_decay  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
     BASELINE_MODELS,
     PLACEMENT_SEED,
@@ -82,7 +84,8 @@ def digits(data, size):
 
 def build_model(args, setting=None, model_name="ram", seed=0, digit_size=None):
     """The compiled model ``keras-adl train TASK --model MODEL`` trains for a setting (the first
-    of ``--settings`` by default), with ``seed`` and (RAM) ``--scales``."""
+    of ``--settings`` by default), with ``seed``, (RAM) ``--scales`` and ``--decay``; a
+    decaying rate decays over ``args.total_steps`` (default: the recipe's)."""
     task, size = SETTINGS[setting or args.settings[0]]
     if digit_size is None:
         digit_size = int(digits(args.data, size)[0][0].shape[1])
@@ -91,12 +94,11 @@ def build_model(args, setting=None, model_name="ram", seed=0, digit_size=None):
         overrides = dict(args.set, seed=seed)
         if args.scales:
             overrides["num_scales"] = args.scales
-    if args.decay_steps:
-        rate = overrides.get(
-            "learning_rate", RECIPE.settings(task, model_name, digit_size)["learning_rate"]
-        )
-        overrides["learning_rate"] = cosine_decay(rate, args.decay_steps)
-    return RECIPE.build_model(task, model_name, digit_size, **overrides)
+    if args.decay:
+        overrides["learning_rate_decay"] = "cosine"
+    return RECIPE.build_model(
+        task, model_name, digit_size, total_steps=args.total_steps, **overrides
+    )
 
 
 def held_out_error(model, canvases, labels):
@@ -138,6 +140,7 @@ def run(args, setting, model_name, seed):
         num_clutter=clutter,
         rng=PLACEMENT_SEED,
     )
+    epochs = args.epochs or RECIPE.task(task).epochs
     keras.utils.set_random_seed(seed)
     train = TranslatedDigits(
         train_x,
@@ -147,11 +150,11 @@ def run(args, setting, model_name, seed):
         num_clutter=clutter,
         seed=seed,
     )
-    curve = ErrorCurve(canvases, labels, args.eval_every or args.epochs + 1, len(train))
+    curve = ErrorCurve(canvases, labels, args.eval_every or epochs + 1, len(train))
     start = time.perf_counter()
-    args.decay_steps = args.epochs * len(train) if args.decay else None
+    args.total_steps = epochs * len(train)
     model = build_model(args, setting, model_name, seed, digit)
-    model.fit(train, epochs=args.epochs, verbose=0, callbacks=[curve])
+    model.fit(train, epochs=epochs, verbose=0, callbacks=[curve])
     seconds = time.perf_counter() - start
     error, locations = held_out_error(model, canvases, labels)
     on_digit = None if locations is None else glimpses_on_digit(locations, offsets, digit, canvas)
@@ -162,7 +165,9 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--settings", nargs="+", default=["translated"], choices=sorted(SETTINGS))
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    parser.add_argument("--epochs", type=int, default=150)
+    parser.add_argument(
+        "--epochs", type=int, help="training epochs (default: the task's, as the CLI's)"
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--data", help="a directory of MNIST/Fashion-MNIST IDX files")
     parser.add_argument("--samples", type=int, help="train on the first N training images")
@@ -176,10 +181,11 @@ def parse_args(argv=None):
     parser.add_argument(
         "--decay",
         action="store_true",
-        help="cosine learning-rate decay to 1%% of the initial rate over the run",
+        help="cosine learning-rate decay to 1%% of the initial rate over the run, for every "
+        "model (the translated task's schedule has it; --set learning_rate_decay=none removes it)",
     )
     args = parser.parse_args(argv)
-    args.decay_steps = None
+    args.total_steps = None
     return args
 
 
@@ -191,11 +197,18 @@ def main(argv=None):
     args = parse_args(argv)
     print(
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
-        f"{args.epochs} epochs; data: {args.data or 'sklearn digits'}; "
+        f"{args.epochs or 'each task’s'} epochs; data: {args.data or 'sklearn digits'}; "
         f"samples: {args.samples or 'all'}; RAM overrides: {dict(args.set) or 'none'}; "
         f"baseline overrides: {dict(args.baseline_set) or 'none'}; "
-        f"learning-rate decay: {'cosine' if args.decay else 'none'}"
+        f"learning-rate decay: {'cosine for every model' if args.decay else 'the task’s'}"
     )
+    for setting in args.settings:
+        task = SETTINGS[setting][0]
+        ram = RECIPE.settings(task, "ram")
+        print(
+            f"{setting}: {args.epochs or RECIPE.task(task).epochs} epochs; recipe's rate "
+            f"{ram['learning_rate']:g}, decay {ram['learning_rate_decay'] or 'none'}"
+        )
     header = " | ".join(f"{m} error" for m in args.models)
     print(f"| setting | seed | {header} | on object (RAM models) | train s |")
     print("|---|---|" + "---:|" * len(args.models) + "---|---|")

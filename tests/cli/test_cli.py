@@ -182,6 +182,12 @@ def test_train_export_predict_ram(tmp_path, capsys):
     metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
     assert {"held_out_error", "held_out_glimpses_on_digit"} == set(metrics)
     assert os.path.getsize(os.path.join(run_dir, "glimpses.png")) > 1000
+    # the task's cosine decay spans this run: 1 epoch of 128 // 64 batches
+    import keras
+
+    optimizer = keras.models.load_model(os.path.join(run_dir, "model.keras")).optimizer
+    schedule = keras.optimizers.schedules.deserialize(optimizer.get_config()["learning_rate"])
+    assert schedule.decay_steps == 2
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     images, labels = load_sklearn_digits(16)
     canvases, _, _ = translate_digits(images[:2], labels[:2], 32, rng=0)

@@ -173,18 +173,29 @@ def test_vision_benchmark_overrides_reach_the_model(digit_size):
         ("location_std", 0.05),
         ("policy_gradient_to_core", True),
     ]
-    args.decay_steps = 100
-    model = benchmark.build_model(args, "translated", "ram", 0, digit_size)
+    args.total_steps = 100
+    model = benchmark.build_model(args, "cluttered", "ram", 0, digit_size)
     layer = model.get_layer("recurrent_attention")
     assert (layer.num_scales, layer.location_std, layer.policy_gradient_to_core) == (3, 0.05, True)
     schedule = keras.optimizers.schedules.deserialize(model.optimizer.get_config()["learning_rate"])
     assert isinstance(schedule, keras.optimizers.schedules.CosineDecay)
-    assert float(schedule(0)) == pytest.approx(1e-3)
-    assert float(schedule(100)) == pytest.approx(1e-5)  # decays to 1% of the recipe's rate
-    # --set is the RAM's; the baselines take --baseline-set
+    assert float(schedule(0)) == pytest.approx(1e-3)  # the cluttered task's rate, decayed
+    assert float(schedule(100)) == pytest.approx(1e-5)  # to 1% of it over the run
+    # --set is the RAM's; the baselines take --baseline-set; both keep the task's schedule
     args = benchmark.parse_args(["--set", "learning_rate=0.01", "--baseline-set", "units=32"])
+    args.total_steps = 50
     mlp = benchmark.build_model(args, "translated", "mlp", 0, digit_size)
     assert [layer.units for layer in mlp.layers if hasattr(layer, "units")] == [32, 32, 10]
+    schedule = keras.optimizers.schedules.deserialize(mlp.optimizer.get_config()["learning_rate"])
+    assert float(schedule(0)) == pytest.approx(3e-3) and float(schedule(50)) == pytest.approx(3e-5)
+    ram = benchmark.build_model(args, "translated", "ram", 0, digit_size)
+    schedule = keras.optimizers.schedules.deserialize(ram.optimizer.get_config()["learning_rate"])
+    assert float(schedule(0)) == pytest.approx(0.01)
+    # the translated task's decay removed: a constant rate
+    args = benchmark.parse_args(
+        ["--baseline-set", "learning_rate=0.001", "learning_rate_decay=none"]
+    )
+    mlp = benchmark.build_model(args, "translated", "mlp", 0, digit_size)
     assert float(mlp.optimizer.learning_rate) == pytest.approx(1e-3)
     with pytest.raises(ValueError, match="unknown setting.*num_scale"):
         benchmark.build_model(

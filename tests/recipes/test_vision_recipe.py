@@ -38,3 +38,32 @@ def test_dram_rate_can_be_constant_and_bad_decays_are_named():
 def test_ram_keeps_a_constant_rate():
     model = vision.RECIPE.build_model("cluttered_digits", "ram", 16, jit_compile=False)
     assert _rate(model) == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize("model_name", vision.RAM_MODELS + vision.BASELINE_MODELS)
+def test_translated_digits_models_share_the_tasks_schedule(model_name):
+    """Every model of translated_digits trains at Adam 3e-3 decaying along a cosine over the
+    run (the RAM's and the baselines' same budget); the cluttered tasks keep a constant 1e-3."""
+    recipe = vision.RECIPE
+    settings = recipe.settings("translated_digits", model_name)
+    assert (settings["learning_rate"], settings["learning_rate_decay"]) == (3e-3, "cosine")
+    model = recipe.build_model(
+        "translated_digits", model_name, 16, jit_compile=False, total_steps=40
+    )
+    schedule = _rate(model)
+    assert isinstance(schedule, keras.optimizers.schedules.CosineDecay)
+    assert float(schedule(0)) == pytest.approx(3e-3)
+    assert float(schedule(40)) == pytest.approx(3e-5, rel=1e-5)
+    assert recipe.task("translated_digits").epochs == 300
+    for task in ("cluttered_digits", "cluttered_digits_100"):
+        model = recipe.build_model(task, model_name, 16, jit_compile=False)
+        assert _rate(model) == pytest.approx(1e-3)
+    # the decay can be removed, or given to a task that has none
+    constant = recipe.build_model(
+        "translated_digits", model_name, 16, jit_compile=False, learning_rate_decay=None
+    )
+    assert _rate(constant) == pytest.approx(3e-3)
+    decayed = recipe.build_model(
+        "cluttered_digits", model_name, 16, False, total_steps=8, learning_rate_decay="cosine"
+    )
+    assert float(_rate(decayed)(8)) == pytest.approx(1e-5, rel=1e-5)
