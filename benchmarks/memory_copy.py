@@ -23,17 +23,21 @@ of convergence); ``--curriculum L0`` trains on lengths growing from ``1..L0``.
     python benchmarks/memory_copy.py --task associative_recall --cells ntm --seeds 0 \
         --max-sequences 60000
     python benchmarks/memory_copy.py --cells dnc --sparse-links 8 --learning-rate 3e-3 --seeds 0
+    python benchmarks/memory_copy.py --cells dnc --set num_read_heads=1 --seeds 0
 """
 
 import argparse
 import json
 import os
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.recipes.memory import RECIPE  # noqa: E402
 from keras_adl.tasks.algorithmic import GENERATORS, copy_batch, task_dataset  # noqa: E402
@@ -52,9 +56,12 @@ def bit_error_rate(model, length, num_sequences=64, seed=99):
 def build_model(args, cell=None):
     """The compiled model ``keras-adl train TASK --model CELL`` trains (``cell``: the first of
     ``--cells`` by default), with ``--learning-rate``, ``--memory-size`` and (DNC)
-    ``--sparse-links`` and ``--keep-usage-gradient`` if given."""
+    ``--sparse-links`` and ``--keep-usage-gradient`` if given, and the memory cells'
+    ``--set`` overrides."""
     cell = cell or args.cells[0]
-    overrides = {} if args.learning_rate is None else dict(learning_rate=args.learning_rate)
+    overrides = {} if cell == "lstm" else dict(args.set)
+    if args.learning_rate is not None:
+        overrides["learning_rate"] = args.learning_rate
     if args.memory_size is not None and cell != "lstm":
         overrides["memory_size"] = args.memory_size
     if args.sparse_links is not None and cell == "dnc":
@@ -224,6 +231,7 @@ def parse_args(argv=None):
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--out", default="runs/bench/memory_copy.json")
+    add_set_argument(parser, "the memory cells' settings, e.g. num_read_heads=1")
     args = parser.parse_args(argv)
     if args.criterion is None:
         args.criterion = "bit_errors" if args.task == "copy" else "bits_per_sequence"
@@ -265,6 +273,7 @@ def main(argv=None):
     sparse += "" if args.memory_size is None else f", memory size {args.memory_size}"
     sparse += "" if args.curriculum is None else f", curriculum from lengths 1-{args.curriculum}"
     sparse += ", DNC usage differentiable in the write weights" if args.keep_usage_gradient else ""
+    sparse += "".join(f", {key} = {value}" for key, value in args.set)
     print(
         f"\ntask {args.task}, Adam ({rates}), batch {args.batch_size}, criterion "
         f"{args.criterion} < 0.1{sparse}"

@@ -28,9 +28,10 @@ MEMORY_SETTINGS = dict(controller_units=100, memory_size=128, memory_width=20)
 MEMORY_LEARNING_RATE = 3e-3
 TASK_LEARNING_RATES = {"copy": 5e-3}  # the memory cells' rate where it differs by task
 SETTINGS = {
-    "ntm": dict(MEMORY_SETTINGS, learning_rate=MEMORY_LEARNING_RATE),
+    "ntm": dict(MEMORY_SETTINGS, num_read_heads=1, learning_rate=MEMORY_LEARNING_RATE),
     "dnc": dict(
         MEMORY_SETTINGS,
+        num_read_heads=4,  # DeepMind's DNC on copy
         learning_rate=MEMORY_LEARNING_RATE,
         sparse_links=None,
         stop_usage_gradient=True,
