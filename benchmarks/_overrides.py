@@ -5,10 +5,15 @@ import argparse
 
 def parse_setting(text):
     """``KEY=VALUE`` as ``(key, value)``: an int, a float, ``None`` for ``none``, a bool for
-    ``true`` / ``false``, or (otherwise) the string."""
+    ``true`` / ``false``, a tuple of those for comma-separated values (``16,32``; ``()`` for
+    an empty one), or (otherwise) the string."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, received {text!r}")
+    if value == "()":
+        return key, ()
+    if "," in value:
+        return key, tuple(parse_setting(f"{key}={item}")[1] for item in value.split(",") if item)
     if value.lower() == "none":
         return key, None
     if value.lower() in ("true", "false"):

@@ -47,8 +47,8 @@ class DeepRecurrentAttention(RecurrentAttention):
     bilinearly to exactly ``context_size = (h, w)`` (a no-op when ``d`` divides the image;
     for an image size known only at run time, the resize alone). The glimpse network
     multiplies its "what" and "where" features (`GlimpseNetwork` with ``combine="multiply"``),
-    as the paper's ``G_image ⊙ G_loc``; the paper's convolutional ``G_image`` is a linear
-    layer here. The policy's sampling, clipping and log-density are those of
+    as the paper's ``G_image ⊙ G_loc``; the paper's ``G_image`` is convolutional, here a
+    linear layer unless ``glimpse_filters`` gives it 3×3 convolutions. The policy's sampling, clipping and log-density are those of
     `RecurrentAttention`. At inference the policy is deterministic (``l_k = μ_k``). With
     ``policy="random"`` every location is uniform in ``[-1, 1]²``.
 
@@ -65,8 +65,8 @@ class DeepRecurrentAttention(RecurrentAttention):
             ``stop_gradient(r²)`` nothing trains them: they are non-trainable, fixed random
             features of the coarse view and of ``r¹`` that the emission network reads).
         patch_size, num_scales, scale_factor, glimpse_units, location_units,
-            glimpse_output_units, units, core, location_std, policy, seed, kernel_initializer:
-            as in `RecurrentAttention` (``units`` for both RNNs).
+            glimpse_output_units, units, core, glimpse_filters, location_std, policy, seed,
+            kernel_initializer: as in `RecurrentAttention` (``units`` for both RNNs).
         policy_gradient_to_core: as in `RecurrentAttention`: REINFORCE's gradient reaches the
             top RNN (and through it the context network and the bottom RNN), as in the paper;
             with ``read_from="bottom"`` the context network and the top RNN then stay

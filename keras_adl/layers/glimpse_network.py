@@ -10,6 +10,28 @@ from keras_adl.layers.glimpse_sensor import GlimpseSensor
 from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
 
 
+def check_conv_filters(conv_filters, patch_size, where=""):
+    """Checks the "what" path's ``conv_filters``: a sequence of positive integers, at most
+    ``(patch_size − 1) // 2`` of them (each 3×3 valid convolution takes 2 pixels off the
+    patch); returns a tuple."""
+    if isinstance(conv_filters, (str, bytes)) or not hasattr(conv_filters, "__iter__"):
+        raise TypeError(
+            f"{where}`conv_filters` must be a sequence of positive integers; received "
+            f"{conv_filters!r}."
+        )
+    filters = tuple(conv_filters)
+    if any(isinstance(f, bool) or not isinstance(f, int) or f <= 0 for f in filters):
+        raise ValueError(
+            f"{where}`conv_filters` must be positive integers; received {conv_filters!r}."
+        )
+    if isinstance(patch_size, int) and 2 * len(filters) >= patch_size:
+        raise ValueError(
+            f"{where}{len(filters)} 3×3 valid convolutions need `patch_size` > "
+            f"{2 * len(filters)}; received `patch_size`={patch_size}."
+        )
+    return filters
+
+
 @keras.saving.register_keras_serializable(package="keras_adl")
 class GlimpseNetwork(keras.layers.Layer):
     """Encodes what a glimpse sees and where it was taken into one feature vector.
@@ -24,6 +46,11 @@ class GlimpseNetwork(keras.layers.Layer):
 
         g   = ReLU(Linear(h_g)) ⊙ ReLU(Linear(h_l))
 
+    With ``conv_filters`` the "what" path is convolutional, as the DRAM's ``G_image``: the
+    glimpse's scales are stacked as channels (``[B, g, g, k·C]``), then one 3×3 convolution
+    per entry of ``conv_filters`` (ReLU, valid padding, so each shrinks the patch by 2) before
+    the linear map ``h_g``.
+
     Args:
         patch_size, num_scales, scale_factor: of the glimpse sensor.
         glimpse_units: size of ``h_g``.
@@ -31,6 +58,9 @@ class GlimpseNetwork(keras.layers.Layer):
         units: size of the output ``g``.
         kernel_initializer: initializer of the four linear maps.
         combine: ``"add"`` (RAM) or ``"multiply"`` (DRAM).
+        conv_filters: filters of the 3×3 convolutions of the "what" path (default ``()``:
+            none, the paper's linear map on the flattened glimpse); needs
+            ``patch_size > 2·len(conv_filters)``.
         **kwargs: standard layer arguments.
 
     Call arguments:
@@ -64,12 +94,14 @@ class GlimpseNetwork(keras.layers.Layer):
         units: int = 256,
         kernel_initializer: Initializer = "glorot_uniform",
         combine: str = "add",
+        conv_filters: tuple[int, ...] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         where = "GlimpseNetwork: "
         self.combine = check_choice("combine", combine, ("add", "multiply"), where)
         GlimpseSensor(patch_size, num_scales, scale_factor)  # validates the sensor arguments
+        self.conv_filters = check_conv_filters(conv_filters, patch_size, where)
         self.patch_size = patch_size
         self.num_scales = num_scales
         self.scale_factor = float(scale_factor)
@@ -100,11 +132,27 @@ class GlimpseNetwork(keras.layers.Layer):
             self.patch_size,
             self.num_scales,
             self.scale_factor,
-            flatten=True,
+            flatten=not self.conv_filters,
             dtype=self.dtype_policy,
             name="sensor",
         )
         features = self.num_scales * self.patch_size**2 * images_shape[-1]
+        self.convs = []
+        if self.conv_filters:  # the scales as channels, then 3×3 valid convolutions
+            size, channels = self.patch_size, self.num_scales * images_shape[-1]
+            for index, filters in enumerate(self.conv_filters):
+                conv = keras.layers.Conv2D(
+                    filters,
+                    3,
+                    activation="relu",
+                    kernel_initializer=clone_initializer(self.kernel_initializer),
+                    dtype=self.dtype_policy,
+                    name=f"what_conv_{index + 1}",
+                )
+                conv.build((None, size, size, channels))
+                self.convs.append(conv)
+                size, channels = size - 2, filters
+            features = size * size * channels
         self.what = self._dense(self.glimpse_units, "what")  # θ_g^0
         self.what.build((None, features))
         self.where = self._dense(self.location_units, "where")  # θ_g^1
@@ -116,7 +164,13 @@ class GlimpseNetwork(keras.layers.Layer):
         self.where_out.build((None, self.location_units))
 
     def call(self, images, locations):
-        glimpse = self.sensor(images, locations)  # ρ(x, l), flattened
+        glimpse = self.sensor(images, locations)  # ρ(x, l): flattened, or [B, k, g, g, C]
+        if self.convs:
+            batch, size = ops.shape(glimpse)[0], self.patch_size
+            glimpse = ops.reshape(ops.transpose(glimpse, (0, 2, 3, 1, 4)), (batch, size, size, -1))
+            for conv in self.convs:
+                glimpse = conv(glimpse)
+            glimpse = ops.reshape(glimpse, (batch, -1))
         h_g = ops.relu(self.what(glimpse))
         h_l = ops.relu(self.where(ops.cast(locations, self.compute_dtype)))
         if self.combine == "multiply":
@@ -138,6 +192,7 @@ class GlimpseNetwork(keras.layers.Layer):
                 "units": self.units,
                 "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
                 "combine": self.combine,
+                "conv_filters": list(self.conv_filters),
             }
         )
         return config

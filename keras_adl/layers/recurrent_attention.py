@@ -7,7 +7,7 @@ import keras
 from keras import ops
 
 from keras_adl._typing import Initializer
-from keras_adl.layers.glimpse_network import GlimpseNetwork
+from keras_adl.layers.glimpse_network import GlimpseNetwork, check_conv_filters
 from keras_adl.ops.glimpse import _check_sizes
 from keras_adl.utils import (
     check_choice,
@@ -54,6 +54,8 @@ class RecurrentAttention(keras.layers.Layer):
         patch_size, num_scales, scale_factor: of the glimpse sensor.
         glimpse_units, location_units, glimpse_output_units: sizes of ``h_g``, ``h_l`` and
             ``g`` in the glimpse network (128, 128, 256 in the paper).
+        glimpse_filters: filters of 3×3 convolutions on the glimpse before ``h_g``
+            (`GlimpseNetwork`'s ``conv_filters``; default ``()``, the paper's linear map).
         units: size of the core state ``h`` (256 in the paper).
         core: ``"lstm"``, ``"gru"`` or ``"rnn"`` (a ReLU RNN, as the paper's MNIST models).
         location_std: ``σ`` of the Gaussian policy (the paper: a fixed variance; 0.05–0.2 work).
@@ -104,6 +106,7 @@ class RecurrentAttention(keras.layers.Layer):
         glimpse_output_units: int = 256,
         units: int = 256,
         core: str = "lstm",
+        glimpse_filters: tuple[int, ...] = (),
         location_std: float = 0.1,
         policy: str = "learned",
         policy_gradient_to_core: bool = False,
@@ -138,6 +141,7 @@ class RecurrentAttention(keras.layers.Layer):
         self.glimpse_units = glimpse_units
         self.location_units = location_units
         self.glimpse_output_units = glimpse_output_units
+        self.glimpse_filters = check_conv_filters(glimpse_filters, patch_size, where)
         self.seed = seed
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed_generator = keras.random.SeedGenerator(seed)
@@ -160,6 +164,7 @@ class RecurrentAttention(keras.layers.Layer):
             self.glimpse_output_units,
             kernel_initializer=clone_initializer(self.kernel_initializer),
             combine=self._glimpse_combine,
+            conv_filters=self.glimpse_filters,
             dtype=self.dtype_policy,
             name="glimpse_network",
         )
@@ -285,6 +290,7 @@ class RecurrentAttention(keras.layers.Layer):
                 "glimpse_output_units": self.glimpse_output_units,
                 "units": self.units,
                 "core": self.core,
+                "glimpse_filters": list(self.glimpse_filters),
                 "location_std": self.location_std,
                 "policy": self.policy,
                 "policy_gradient_to_core": self.policy_gradient_to_core,

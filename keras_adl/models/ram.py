@@ -161,6 +161,7 @@ def recurrent_attention_model(
     policy: str = "learned",
     policy_gradient_to_core: bool = False,
     seed: int | None = None,
+    glimpse_filters: tuple[int, ...] = (),
     name: str = "recurrent_attention_model",
 ) -> RecurrentAttentionModel:
     """The Recurrent Attention Model (RAM) of Mnih et al. (2014) for image classification.
@@ -178,7 +179,7 @@ def recurrent_attention_model(
         num_classes: number of classes.
         num_glimpses, patch_size, num_scales, scale_factor, glimpse_units, location_units,
             glimpse_output_units, units, core, location_std, policy,
-            policy_gradient_to_core, seed: of
+            policy_gradient_to_core, seed, glimpse_filters: of
             `keras_adl.layers.RecurrentAttention`.
         name: model name.
 
@@ -218,6 +219,7 @@ def recurrent_attention_model(
         policy=policy,
         policy_gradient_to_core=policy_gradient_to_core,
         seed=seed,
+        glimpse_filters=glimpse_filters,
         name="recurrent_attention",
     )(images)
     outputs = classifier_outputs(attention, num_classes)

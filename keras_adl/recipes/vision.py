@@ -91,6 +91,7 @@ DRAM_SETTINGS = dict(
     glimpse_output_units=128,
     units=128,
     context_filters=(8, 16, 16),
+    glimpse_filters=(),
     read_from="bottom",
     location_std=0.2,
     seed=0,

@@ -51,9 +51,15 @@ def test_full_harness():
 
 def test_config_round_trip():
     layer = RecurrentAttention(
-        **SMALL, core="gru", location_std=0.2, policy="random", policy_gradient_to_core=True
+        **SMALL,
+        core="gru",
+        location_std=0.2,
+        policy="random",
+        policy_gradient_to_core=True,
+        glimpse_filters=(3,),
     )
     config = layer.get_config()
+    assert config["glimpse_filters"] == [3]
     assert RecurrentAttention.from_config(config).get_config() == config
     serialized = json.loads(json.dumps(keras.saving.serialize_keras_object(layer)))
     assert keras.saving.deserialize_keras_object(serialized).get_config() == config
@@ -190,6 +196,7 @@ def test_mixed_precision_is_finite():
         ({"policy": "greedy"}, "`policy`"),
         ({"location_std": 0.0}, "`location_std`"),
         ({"patch_size": -2}, "`patch_size`"),
+        ({"glimpse_filters": (4, 4, 4, 4)}, r"4 3×3 valid convolutions need `patch_size` > 8"),
     ],
 )
 def test_bad_arguments(kwargs, message):

@@ -123,7 +123,7 @@ def test_fit_reports_both_accuracies_and_evaluate_the_loss():
 @pytest.mark.slow  # ~5 s; make test keeps the layer harness's .keras round trip
 def test_round_trips_through_keras_and_saved_model(tmp_path):
     images, _ = _data()
-    model = _model(ignore_class=0)
+    model = _model(ignore_class=0, glimpse_filters=(3,))  # the convolutional "what" path too
     first = model.predict(images, verbose=0)
     path = str(tmp_path / "dram.keras")
     model.save(path)

@@ -249,6 +249,27 @@ def test_vision_dram_cli_example_and_benchmark_agree(digit_size):
     )
 
 
+def test_dram_benchmark_sets_tuples_and_the_glimpse_convolutions(digit_size):
+    benchmark = load_script("benchmarks/dram_strips.py")
+    args = benchmark.parse_args(
+        [
+            "--set",
+            "glimpse_filters=4,6",
+            "units=8",
+            "glimpse_output_units=8",
+            "context_filters=2,2,2",
+        ]
+    )
+    assert args.set[0] == ("glimpse_filters", (4, 6))
+    model = benchmark.build_model(args, digit_size=digit_size)
+    layer = model.get_layer("deep_recurrent_attention")
+    assert layer.glimpse_filters == (4, 6) and layer.context_filters == (2, 2, 2)
+    assert [conv.filters for conv in layer.glimpse_network.convs] == [4, 6]
+    assert vision.RECIPE.settings("digit_strips_glimpses", "dram")["glimpse_filters"] == ()
+    args = benchmark.parse_args(["--set", "glimpse_filters=()"])
+    assert args.set == [("glimpse_filters", ())]
+
+
 @pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
     recipe, task = vision.RECIPE, "digit_strips"
