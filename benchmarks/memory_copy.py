@@ -5,7 +5,7 @@ sequence; the anchor ratios in the table are the copy task's.)
 
 Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors, lengths 1–20
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
-write head, shifts −1..1, Adam 5e-3 on copy and 3e-3 on the other tasks (the anchors': 1e-3),
+write head (the DNC: 4 read heads on the other tasks), shifts −1..1, Adam 5e-3 on copy and 3e-3 on the other tasks (the anchors': 1e-3),
 global-norm clip 50, batch 32, loss on the answer phase:
 the models, compile recipe and batch size of ``keras-adl train copy`` (`keras_adl.recipes.memory`;
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).
@@ -23,7 +23,7 @@ of convergence); ``--curriculum L0`` trains on lengths growing from ``1..L0``.
     python benchmarks/memory_copy.py --task associative_recall --cells ntm --seeds 0 \
         --max-sequences 60000
     python benchmarks/memory_copy.py --cells dnc --sparse-links 8 --learning-rate 3e-3 --seeds 0
-    python benchmarks/memory_copy.py --cells dnc --set num_read_heads=1 --seeds 0
+    python benchmarks/memory_copy.py --cells dnc --set num_read_heads=4 --seeds 0
 """
 
 import argparse
@@ -231,7 +231,7 @@ def parse_args(argv=None):
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--out", default="runs/bench/memory_copy.json")
-    add_set_argument(parser, "the memory cells' settings, e.g. num_read_heads=1")
+    add_set_argument(parser, "the memory cells' settings, e.g. num_read_heads=4")
     args = parser.parse_args(argv)
     if args.criterion is None:
         args.criterion = "bit_errors" if args.task == "copy" else "bits_per_sequence"

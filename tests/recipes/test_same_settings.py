@@ -127,17 +127,28 @@ def test_memory_cli_example_and_benchmarks_agree():
 def test_memory_benchmark_set_reaches_the_memory_cells_only():
     benchmark = load_script("benchmarks/memory_copy.py")
     args = benchmark.parse_args(
-        ["--cells", "dnc", "--set", "num_read_heads=1", "controller_units=8", "--memory-size", "8"]
+        ["--cells", "dnc", "--set", "num_read_heads=2", "controller_units=8", "--memory-size", "8"]
     )
-    assert args.set == [("num_read_heads", 1), ("controller_units", 8)]
+    assert args.set == [("num_read_heads", 2), ("controller_units", 8)]
     dnc = benchmark.build_model(args, "dnc")
     heads = [layer.cell.num_read_heads for layer in dnc.layers if hasattr(layer, "cell")]
-    assert heads == [1]
-    assert memory.RECIPE.settings("copy", "dnc")["num_read_heads"] == 4  # the recipe's
+    assert heads == [2]
     lstm = benchmark.build_model(args, "lstm")  # --set is the memory cells'
     assert lstm.count_params() == memory.RECIPE.build_model("copy", "lstm").count_params()
     with pytest.raises(ValueError, match="unknown setting.*num_heads"):
         benchmark.build_model(benchmark.parse_args(["--set", "num_heads=1"]), "ntm")
+
+
+def test_dnc_reads_with_one_head_on_copy_and_four_elsewhere():
+    def heads(task, model_name):
+        small = dict(memory_size=4, controller_units=4)
+        model = memory.RECIPE.build_model(task, model_name, jit_compile=False, **small)
+        return [layer.cell.num_read_heads for layer in model.layers if hasattr(layer, "cell")]
+
+    assert heads("copy", "dnc") == [1]
+    for task in ("repeat_copy", "associative_recall", "priority_sort"):
+        assert heads(task, "dnc") == [4]
+    assert heads("associative_recall", "ntm") == [1]
 
 
 def test_memory_learning_rate_depends_on_the_task_for_the_memory_cells_only():
