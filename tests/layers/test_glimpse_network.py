@@ -62,7 +62,7 @@ def test_multiply_matches_the_dram_formula_and_round_trips():
 
 
 @pytest.mark.portable
-def test_full_harness_with_convolutions():
+def test_harness_with_convolutions():
     run_layer_test(
         GlimpseNetwork,
         {
@@ -77,7 +77,6 @@ def test_full_harness_with_convolutions():
         _data(),
         (3, 10),
         expected_num_trainable_weights=12,  # 8 linear + 2 × (kernel, bias)
-        full=True,
     )
 
 
