@@ -16,12 +16,12 @@ sees the whole strip at a quarter of its resolution besides), how often the glim
 ``t+1`` lie right of digit ``t``'s (reading order), and a picture of one glimpse path.
 
 ``--data DIR`` draws the strips from MNIST / Fashion-MNIST IDX files instead (28×28 items,
-84-pixel strips, 12×12 glimpses; held-out strips from the test images), ``--samples N`` from
-the first N training images.
+84-pixel strips, 16×16 glimpses read by two 3×3 convolutions; held-out strips from the test
+images), ``--samples N`` from the first N training images.
 
     python benchmarks/dram_strips.py                        # 3 seeds, 200 DRAM epochs
     python benchmarks/dram_strips.py --data /usr/share/datasets/fashion-mnist --samples 6000 \\
-        --epochs 40                                         # strips of Fashion-MNIST items
+        --epochs 100 --seeds 0 1                            # strips of Fashion-MNIST items
     python benchmarks/dram_strips.py --seeds 0 --epochs 5 --sat-epochs 1   # smoke run
 """
 

@@ -130,6 +130,14 @@ def test_dram_hypermodel_builds_its_search_space():
     assert (layer.num_symbols, layer.glimpses_per_symbol, layer.policy) == (4, 3, "random")
     assert layer.context_size == (4, 12) and model.input.shape == (None, 16, 48, 1)
     assert model.ignore_class == 0 and model.optimizer is not None
+    assert layer.glimpse_filters == ()
+    # 28-pixel items: the recipe's 16×16 patch and convolutional glimpse network
+    hp = keras_tuner.HyperParameters()
+    hp.Fixed("units", 64)
+    model = RECIPE.hypermodel("digit_strips_glimpses", "dram", 28).build(hp)
+    layer = model.get_layer("deep_recurrent_attention")
+    assert (layer.patch_size, layer.glimpse_filters) == (16, (16, 32))
+    assert layer.context_size == (7, 21) and model.input.shape == (None, 28, 84, 1)
 
 
 def test_whole_image_hypermodels_search_their_sizes():

@@ -67,3 +67,22 @@ def test_translated_digits_models_share_the_tasks_schedule(model_name):
         "cluttered_digits", model_name, 16, False, total_steps=8, learning_rate_decay="cosine"
     )
     assert float(_rate(decayed)(8)) == pytest.approx(1e-5, rel=1e-5)
+
+
+def test_dram_layout_depends_on_the_items_size():
+    """sklearn's 16-pixel digits: an 8×8 patch and the linear glimpse network; 28-pixel items:
+    a 16×16 patch read by two 3×3 convolutions (benchmarks/RESULTS.md, Fashion-MNIST strips)."""
+    recipe, task = vision.RECIPE, "digit_strips_glimpses"
+    small = recipe.settings(task, "dram", 16)
+    assert (small["patch_size"], small["glimpse_filters"], small["context_size"]) == (
+        8,
+        (),
+        (4, 12),
+    )
+    large = recipe.settings(task, "dram", 28)
+    assert (large["patch_size"], large["glimpse_filters"]) == (16, (16, 32))
+    layer = recipe.build_model(task, "dram", 28, jit_compile=False).get_layer(
+        "deep_recurrent_attention"
+    )
+    assert [conv.filters for conv in layer.glimpse_network.convs] == [16, 32]
+    assert layer.patch_size == 16 and layer.context_size == (7, 21)
