@@ -143,8 +143,8 @@ def dram_layout(digit_size):
     items (MNIST / Fashion-MNIST, ``--data``): a 16×16 patch read by two 3×3 convolutions
     (16 and 32 filters, the paper's convolutional ``G_image``): on Fashion-MNIST strips a 12×12
     patch with the linear glimpse network reached exact match 0.416, with the convolutions
-    0.436, the 16×16 patch with them 0.540 against Show-Attend-Tell's 0.516 (seed 0,
-    benchmarks/RESULTS.md). The context network sees the strip at a quarter of its resolution
+    0.436, the 16×16 patch with them 0.540 against Show-Attend-Tell's 0.516 (seed 0; seed 1:
+    0.474 against 0.478; benchmarks/RESULTS.md). The context network sees the strip at a quarter of its resolution
     (4×12 for 16×48 strips: sklearn's digits are 8×8 upscaled, so a half-resolution view would
     show every digit whole and the glimpses would have nothing to add)."""
     small = digit_size <= 16
