@@ -3,8 +3,8 @@ dense against its sparse temporal link as the memory grows.
 
 One step = forward + backward + Adam update of the model ``keras-adl train copy`` trains
 (`keras_adl.recipes.memory`: the paper's sizes, controller LSTM-100, memory 128 × 20; the DNC
-with one read head, the recipe's on copy) on a copy batch of length 20 (41 time steps). Each figure is the median of
-``--repeats`` timed steps after two warm-up steps (which compile).
+with one read head, the recipe's on copy) on a copy batch of length 20 (41 time steps). Each
+figure is the median of ``--repeats`` timed steps after two warm-up steps (which compile).
 
 1. XLA (``jit_compile=True``) against graph mode for the NTM, the DNC and the DNC with sparse
    links (``sparse_links=--sparse-k``), at each ``--batch-sizes``. Target: XLA ≥ 2× at N = 128.

@@ -7,8 +7,8 @@ REINFORCE, chooses to look. The same network with
 uniformly random glimpses is the baseline (``--policy random``). Model, data, training and
 held-out figures are those of ``keras-adl train translated_digits``
 (`keras_adl.recipes.vision`): 300 epochs at Adam 3e-3 decaying along a cosine, the figures
-of benchmarks/RESULTS.md (about 2 minutes on two CPU cores). With ``--data DIR`` it reads MNIST / Fashion-MNIST
-IDX files instead (28×28 digits, 60×60 canvas).
+of benchmarks/RESULTS.md (about 2 minutes on two CPU cores). With ``--data DIR`` it reads
+MNIST / Fashion-MNIST IDX files instead (28×28 digits, 60×60 canvas).
 
     python examples/ram_digits.py --out runs/ram_digits
 """

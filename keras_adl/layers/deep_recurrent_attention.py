@@ -48,8 +48,8 @@ class DeepRecurrentAttention(RecurrentAttention):
     for an image size known only at run time, the resize alone). The glimpse network
     multiplies its "what" and "where" features (`GlimpseNetwork` with ``combine="multiply"``),
     as the paper's ``G_image ⊙ G_loc``; the paper's ``G_image`` is convolutional, here a
-    linear layer unless ``glimpse_filters`` gives it 3×3 convolutions. The policy's sampling, clipping and log-density are those of
-    `RecurrentAttention`. At inference the policy is deterministic (``l_k = μ_k``). With
+    linear layer unless ``glimpse_filters`` gives it 3×3 convolutions. The policy's sampling,
+    clipping and log-density are those of `RecurrentAttention`. At inference the policy is deterministic (``l_k = μ_k``). With
     ``policy="random"`` every location is uniform in ``[-1, 1]²``.
 
     Args:

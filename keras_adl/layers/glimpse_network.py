@@ -10,20 +10,17 @@ from keras_adl.layers.glimpse_sensor import GlimpseSensor
 from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
 
 
-def check_conv_filters(conv_filters, patch_size, where=""):
-    """Checks the "what" path's ``conv_filters``: a sequence of positive integers, at most
-    ``(patch_size − 1) // 2`` of them (each 3×3 valid convolution takes 2 pixels off the
-    patch); returns a tuple."""
+def check_conv_filters(conv_filters, patch_size, where="", name="conv_filters"):
+    """Checks the "what" path's filters (the argument ``name``): a sequence of positive
+    integers, at most ``(patch_size − 1) // 2`` of them (each 3×3 valid convolution takes 2
+    pixels off the patch); returns a tuple."""
     if isinstance(conv_filters, (str, bytes)) or not hasattr(conv_filters, "__iter__"):
         raise TypeError(
-            f"{where}`conv_filters` must be a sequence of positive integers; received "
-            f"{conv_filters!r}."
+            f"{where}`{name}` must be a sequence of positive integers; received {conv_filters!r}."
         )
     filters = tuple(conv_filters)
     if any(isinstance(f, bool) or not isinstance(f, int) or f <= 0 for f in filters):
-        raise ValueError(
-            f"{where}`conv_filters` must be positive integers; received {conv_filters!r}."
-        )
+        raise ValueError(f"{where}`{name}` must be positive integers; received {conv_filters!r}.")
     if isinstance(patch_size, int) and 2 * len(filters) >= patch_size:
         raise ValueError(
             f"{where}{len(filters)} 3×3 valid convolutions need `patch_size` > "

@@ -141,7 +141,9 @@ class RecurrentAttention(keras.layers.Layer):
         self.glimpse_units = glimpse_units
         self.location_units = location_units
         self.glimpse_output_units = glimpse_output_units
-        self.glimpse_filters = check_conv_filters(glimpse_filters, patch_size, where)
+        self.glimpse_filters = check_conv_filters(
+            glimpse_filters, patch_size, where, "glimpse_filters"
+        )
         self.seed = seed
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed_generator = keras.random.SeedGenerator(seed)

@@ -197,6 +197,7 @@ def test_mixed_precision_is_finite():
         ({"location_std": 0.0}, "`location_std`"),
         ({"patch_size": -2}, "`patch_size`"),
         ({"glimpse_filters": (4, 4, 4, 4)}, r"4 3×3 valid convolutions need `patch_size` > 8"),
+        ({"glimpse_filters": (4, -1)}, r"`glimpse_filters` must be positive integers"),
     ],
 )
 def test_bad_arguments(kwargs, message):
