@@ -24,7 +24,9 @@ MEMORY_MODELS = ("ntm", "dnc", "lstm")
 # 5e-3 on copy (NTM median 11.2k sequences over 5 seeds, at most 16.8k; DNC 11-13k; but no
 # NTM seed of 3 learned associative recall within 60k at 5e-3); benchmarks/RESULTS.md, issue
 # 19. The LSTM baseline is the paper's 3 × 256 at 1e-3.
-MEMORY_SETTINGS = dict(controller_units=100, memory_size=128, memory_width=20)
+MEMORY_SETTINGS = dict(
+    controller="lstm", controller_units=100, memory_size=128, memory_width=20, num_write_heads=1
+)
 MEMORY_LEARNING_RATE = 3e-3
 TASK_LEARNING_RATES = {"copy": 5e-3}  # the memory cells' rate where it differs by task
 # The DNC's settings where they differ by task: one read head on copy, where it converged as

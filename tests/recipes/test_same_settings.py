@@ -139,6 +139,20 @@ def test_memory_benchmark_set_reaches_the_memory_cells_only():
         benchmark.build_model(benchmark.parse_args(["--set", "num_heads=1"]), "ntm")
 
 
+def test_memory_controller_and_write_heads_are_recipe_settings():
+    benchmark = load_script("benchmarks/memory_copy.py")
+    args = benchmark.parse_args(
+        ["--set", "controller=dense", "num_write_heads=2", "controller_units=8", "--memory-size", "8"]
+    )
+    for cell in ("ntm", "dnc"):
+        assert memory.RECIPE.settings("copy", cell)["controller"] == "lstm"
+        assert memory.RECIPE.settings("copy", cell)["num_write_heads"] == 1
+        model = benchmark.build_model(args, cell)
+        (layer,) = [layer for layer in model.layers if hasattr(layer, "cell")]
+        assert (layer.cell.controller, layer.cell.num_write_heads) == ("dense", 2)
+        assert "controller_h" not in layer.cell.state_names  # a feed-forward controller
+
+
 def test_dnc_reads_with_one_head_on_copy_and_four_elsewhere():
     def heads(task, model_name):
         small = dict(memory_size=4, controller_units=4)
