@@ -151,6 +151,8 @@ def test_memory_controller_and_write_heads_are_recipe_settings():
         (layer,) = [layer for layer in model.layers if hasattr(layer, "cell")]
         assert (layer.cell.controller, layer.cell.num_write_heads) == ("dense", 2)
         assert "controller_h" not in layer.cell.state_names  # a feed-forward controller
+    # converged = < 0.1 bit errors per sequence on every task (issue 19's criterion)
+    assert benchmark.parse_args(["--task", "associative_recall"]).criterion == "bit_errors"
 
 
 def test_dnc_reads_with_one_head_on_copy_and_four_elsewhere():
