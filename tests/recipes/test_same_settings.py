@@ -142,7 +142,14 @@ def test_memory_benchmark_set_reaches_the_memory_cells_only():
 def test_memory_controller_and_write_heads_are_recipe_settings():
     benchmark = load_script("benchmarks/memory_copy.py")
     args = benchmark.parse_args(
-        ["--set", "controller=dense", "num_write_heads=2", "controller_units=8", "--memory-size", "8"]
+        [
+            "--set",
+            "controller=dense",
+            "num_write_heads=2",
+            "controller_units=8",
+            "--memory-size",
+            "8",
+        ]
     )
     for cell in ("ntm", "dnc"):
         assert memory.RECIPE.settings("copy", cell)["controller"] == "lstm"
