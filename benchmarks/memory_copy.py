@@ -1,8 +1,8 @@
 """NTM / DNC / LSTM on the NTM paper's copy task: sequences seen until < 0.1 bit errors.
 
-(``--task associative_recall`` runs the recall task instead, also to < 0.1 bit errors per
-episode, the criterion of issue 19; ``--criterion bits_per_sequence`` stops at the papers'
-stricter cost of < 0.1 bits instead; the anchor ratios in the table are the copy task's.)
+(``--task associative_recall`` runs the recall task instead, to the same < 0.1 bit errors per
+episode, issue 19's criterion; ``--criterion bits_per_sequence`` stops at the papers' stricter
+cost of < 0.1 bits; the anchor ratios in the table are the copy task's.)
 
 Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors, lengths 1–20
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
