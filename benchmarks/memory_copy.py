@@ -7,7 +7,7 @@ cost of < 0.1 bits; the anchor ratios in the table are the copy task's.)
 Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors, lengths 1–20
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
 write head (the DNC: 4 read heads on the other tasks), shifts −1..1, Adam 5e-3 on copy and
-3e-3 on the other tasks (the anchors': 1e-3), global-norm clip 50, batch 32, loss on the
+3e-3 on the other tasks (the NTM on associative recall: 2e-3; the anchors': 1e-3), global-norm clip 50, batch 32, loss on the
 answer phase:
 the models, compile recipe and batch size of ``keras-adl train copy`` (`keras_adl.recipes.memory`;
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).

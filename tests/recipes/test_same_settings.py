@@ -182,7 +182,9 @@ def test_memory_learning_rate_depends_on_the_task_for_the_memory_cells_only():
 
     for cell in ("ntm", "dnc"):
         assert rate("copy", cell) == pytest.approx(memory.TASK_LEARNING_RATES["copy"])
-        assert rate("associative_recall", cell) == pytest.approx(memory.MEMORY_LEARNING_RATE)
+    assert rate("associative_recall", "dnc") == pytest.approx(memory.MEMORY_LEARNING_RATE)
+    assert rate("associative_recall", "ntm") == pytest.approx(2e-3)  # NTM_TASK_SETTINGS
+    assert rate("priority_sort", "ntm") == pytest.approx(memory.MEMORY_LEARNING_RATE)
     assert rate("copy", "lstm") == pytest.approx(memory.SETTINGS["lstm"]["learning_rate"])
 
 
