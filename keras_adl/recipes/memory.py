@@ -20,7 +20,7 @@ MEMORY_MODELS = ("ntm", "dnc", "lstm")
 # The NTM paper's copy configuration (LSTM controller of 100 units, 128 × 20 memory), the
 # anchors' global-norm clip of 50 and batches of 32, and Adam 3e-3 for the memory cells (the
 # anchors' 1e-3 left 2 NTM seeds in 5 without the copy algorithm at 100k sequences; at 3e-3 all
-# 5 converged, median 19.2k; associative recall converged within 60k episodes only at 3e-3),
+# 5 converged, median 19.2k; the NTM learned associative recall within 60k at 3e-3, not 1e-3),
 # 5e-3 on copy (NTM median 11.2k sequences over 5 seeds, at most 16.8k; DNC 11-13k; but no
 # NTM seed of 3 learned associative recall within 60k at 5e-3); benchmarks/RESULTS.md, issue
 # 19. The LSTM baseline is the paper's 3 × 256 at 1e-3.
@@ -65,9 +65,10 @@ def compile_memory_model(
     The anchors (Collier & Beel 2018) use Adam 1e-3. On the NTM copy task (benchmarks/RESULTS.md)
     3e-3 converged on 5 seeds of 5 (median 19.2k sequences, at most 34.4k) where 1e-3 converged
     on 3 of 5 within 100k; the DNC converged in 16.8k and 20.0k sequences (2 seeds) against 38.4k
-    at 1e-3; associative recall converged within 60k episodes only at 3e-3. On copy, 5e-3 is
+    at 1e-3; associative recall converged within 60k episodes at 3e-3, not at 1e-3. On copy, 5e-3 is
     faster still (NTM median 11.2k over 5 seeds; the recipe's rate for ``copy``) but on
-    associative recall no NTM seed of 3 converged within 60k episodes at 5e-3.
+    associative recall no NTM seed of 3 converged within 60k episodes at 5e-3 (at 2e-3, the
+    recipe's NTM rate for ``associative_recall``, all 5 did).
 
     Args:
         model: from `keras_adl.models.memory_sequence_model`.
