@@ -484,9 +484,11 @@ class PretrainingRecipe(Recipe):
         return model, history, metrics
 
     def _finetune(self, run):
+        init = run.options.get("init")
+        if init:  # a wrong --init is refused before the fortunes are read
+            self.init_run(init, run.model)
         fortunes = self._fortunes(run.options, run.samples)
         train_docs, train_labels, test_docs, test_labels, names, _ = fortunes
-        init = run.options.get("init")
         settings = self.settings(run.task, run.model)
         tokenizer, sizes = self._finetune_start(run.options, run.model, train_docs)
         settings.update(sizes)
