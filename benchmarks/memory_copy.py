@@ -7,9 +7,9 @@ cost of < 0.1 bits; the anchor ratios in the table are the copy task's.)
 Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors, lengths 1–20
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
 write head (the DNC: 4 read heads on the other tasks), shifts −1..1, Adam 5e-3 on copy and
-3e-3 on the other tasks (the NTM on associative recall: 2e-3; the anchors': 1e-3), global-norm clip 50, batch 32, loss on the
-answer phase:
-the models, compile recipe and batch size of ``keras-adl train copy`` (`keras_adl.recipes.memory`;
+3e-3 on the other tasks (the NTM on associative recall: 2e-3; the anchors': 1e-3), global-norm
+clip 50, batch 32 (the DNC on associative recall: 16), loss on the answer phase: the models,
+compile recipe and batch sizes of ``keras-adl train TASK`` (`keras_adl.recipes.memory`;
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).
 Every ``--eval-every`` steps the model is evaluated on a fixed held-out set of 640 sequences
 (lengths 1–20); "converged" is the first evaluation with fewer than 0.1 bit errors per
@@ -73,6 +73,11 @@ def build_model(args, cell=None):
     return RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
 
 
+def batch_size(args, cell):
+    """Sequences per step of ``cell`` in this run: ``--batch-size`` or the recipe's."""
+    return args.batch_size or RECIPE.task(args.task).batch_size_of(cell)
+
+
 def learning_rate(args, cell):
     """Adam's learning rate of ``cell`` in this run."""
     if args.learning_rate is not None:
@@ -108,28 +113,29 @@ class Curriculum:
             self.length = min(self.max_length, self.length + self.step)
 
 
-def train_interval(model, data, curriculum, args):
+def train_interval(model, data, curriculum, args, batch):
     """``--eval-every`` training steps on the task's batches (or the curriculum's)."""
     for _ in range(args.eval_every):
-        x, y, w = next(data) if curriculum is None else curriculum.batch(args.batch_size)
+        x, y, w = next(data) if curriculum is None else curriculum.batch(batch)
         model.train_on_batch(x, y, sample_weight=w)
 
 
 def run(cell, seed, args):
     keras.utils.set_random_seed(seed)
     model = build_model(args, cell)
-    data = iter(task_dataset(args.task, args.batch_size, seed=seed))
+    batch = batch_size(args, cell)
+    data = iter(task_dataset(args.task, batch, seed=seed))
     curriculum = None if args.curriculum is None else Curriculum(args.curriculum, seed=seed)
     xv, yv, wv = GENERATORS[args.task](640, seed=10_000)
     history, steps, start = [], 0, time.perf_counter()
     converged = None
-    while steps * args.batch_size < args.max_sequences:
-        train_interval(model, data, curriculum, args)
+    while steps * batch < args.max_sequences:
+        train_interval(model, data, curriculum, args, batch)
         steps += args.eval_every
         result = model.evaluate(
             xv, yv, sample_weight=wv, batch_size=64, verbose=0, return_dict=True
         )
-        seen = steps * args.batch_size
+        seen = steps * batch
         history.append((seen, result["bit_errors"], result["bits_per_sequence"]))
         if args.verbose:
             print(
@@ -151,10 +157,11 @@ def run(cell, seed, args):
     elapsed = time.perf_counter() - start
     best = None
     if converged is not None and args.select_by_length and args.task == "copy":
-        best = select_by_length(model, data, curriculum, args)
+        best = select_by_length(model, data, curriculum, args, batch)
     return model, {
         "cell": cell,
         "seed": seed,
+        "batch_size": batch,
         "converged_at": converged,
         "seconds": elapsed,
         "final_bit_errors": history[-1][1],
@@ -163,7 +170,7 @@ def run(cell, seed, args):
     }
 
 
-def select_by_length(model, data, curriculum, args):
+def select_by_length(model, data, curriculum, args, batch):
     """The stopping rule for generalisation: train ``--select-sequences`` more sequences after
     convergence, evaluating every ``--eval-every`` steps on held-out sequences of length
     ``--select-by-length`` (seed 98, not the reported sets' 99), and keep the weights with the
@@ -173,13 +180,13 @@ def select_by_length(model, data, curriculum, args):
     best = dict(extra_sequences=0, error=best_error)
     weights = model.get_weights()
     steps = 0
-    while steps * args.batch_size < args.select_sequences:
-        train_interval(model, data, curriculum, args)
+    while steps * batch < args.select_sequences:
+        train_interval(model, data, curriculum, args, batch)
         steps += args.eval_every
         error = bit_error_rate(model, length, seed=98)[0]
         if error < best_error:
             best_error, weights = error, model.get_weights()
-            best = dict(extra_sequences=steps * args.batch_size, error=error)
+            best = dict(extra_sequences=steps * batch, error=error)
     model.set_weights(weights)
     return best
 
@@ -226,7 +233,9 @@ def parse_args(argv=None):
     )
     parser.add_argument("--select-sequences", type=int, default=16_000)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--batch-size", type=int, help="(default: the recipe's for the task)")
+    parser.add_argument(
+        "--batch-size", type=int, help="(default: the recipe's for the task and each cell)"
+    )
     parser.add_argument("--max-sequences", type=int, default=100_000)
     parser.add_argument("--eval-every", type=int, default=25, help="steps between evaluations")
     parser.add_argument("--lengths", nargs="+", type=int, default=[30, 50, 100, 120])
@@ -235,8 +244,6 @@ def parse_args(argv=None):
     parser.add_argument("--out", default="runs/bench/memory_copy.json")
     add_set_argument(parser, "the memory cells' settings, e.g. num_read_heads=4")
     args = parser.parse_args(argv)
-    if args.batch_size is None:
-        args.batch_size = RECIPE.task(args.task).batch_size
     if args.curriculum is not None and args.task != "copy":
         parser.error(f"--curriculum is for the copy task; received --task {args.task}")
     return args
@@ -269,13 +276,14 @@ def main(argv=None):
             )
 
     rates = ", ".join(f"{cell} {learning_rate(args, cell):g}" for cell in args.cells)
+    batches = ", ".join(f"{cell} {batch_size(args, cell)}" for cell in args.cells)
     sparse = "" if args.sparse_links is None else f", DNC sparse links K = {args.sparse_links}"
     sparse += "" if args.memory_size is None else f", memory size {args.memory_size}"
     sparse += "" if args.curriculum is None else f", curriculum from lengths 1-{args.curriculum}"
     sparse += ", DNC usage differentiable in the write weights" if args.keep_usage_gradient else ""
     sparse += "".join(f", {key} = {value}" for key, value in args.set)
     print(
-        f"\ntask {args.task}, Adam ({rates}), batch {args.batch_size}, criterion "
+        f"\ntask {args.task}, Adam ({rates}), batch ({batches}), criterion "
         f"{args.criterion} < 0.1{sparse}"
     )
     print(

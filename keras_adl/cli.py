@@ -149,7 +149,10 @@ def _task_parser(command, recipe, task):
     )
     if train:
         parser.add_argument(
-            "--batch-size", type=int, default=task.batch_size, help="examples per training step"
+            "--batch-size",
+            type=int,
+            default=None,
+            help=f"examples per training step (default: {_batch_size_help(task)})",
         )
         parser.add_argument("--strategy", default="auto", help=" | ".join(STRATEGIES))
         parser.add_argument(
@@ -224,6 +227,11 @@ def _start_tensorflow(multi_worker, collective_timeout=None):
     import keras_adl._registry  # noqa: F401  (the classes a saved model may hold)
 
 
+def _batch_size_help(task):
+    by_model = ", ".join(f"{model} {size}" for model, size in task.model_batch_sizes)
+    return f"{task.batch_size}" + (f"; {by_model}" if by_model else "")
+
+
 def _positive(flag, value):
     if value is not None and value <= 0:
         raise CLIError(f"{flag} must be a positive integer; received {value}")
@@ -256,6 +264,8 @@ def _parse_task_command(command, argv):
         "trials",
     ):
         _positive("--" + flag.replace("_", "-"), getattr(args, flag, None))
+    if getattr(args, "batch_size", 0) is None:
+        args.batch_size = task.batch_size_of(model)
     if command == "tune" and not task.tunable:
         raise CLIError(f"tune runs on the generated and bundled tasks, not on {task.name!r}")
     return recipe, task, model, args, _check_options(task, args)
@@ -269,6 +279,8 @@ def _list():
             print(f"  {task.name:<20} {task.description}")
             print(f"  {'':<20} models: {', '.join(task.models)} (default {task.models[0]})")
             print(f"  {'':<20} defaults: {defaults}")
+            for model, size in task.model_batch_sizes:
+                print(f"  {'':<20} {model}: --batch-size {size}")
 
 
 def _train(argv):

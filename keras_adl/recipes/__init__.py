@@ -130,7 +130,7 @@ def train(
         model=model,
         out=out,
         epochs=epochs or task_spec.epochs,
-        batch_size=batch_size or task_spec.batch_size,
+        batch_size=batch_size or task_spec.batch_size_of(model),
         samples=samples or task_spec.samples,
         options=options,
         strategy=strategy,

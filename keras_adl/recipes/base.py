@@ -121,6 +121,8 @@ class Task:
         description: one line, shown by ``keras-adl list`` and ``--help``.
         epochs, batch_size, samples: defaults of ``train`` (``samples``: training examples;
             the memory tasks draw that many fresh sequences every epoch).
+        model_batch_sizes: ``(model, batch_size)`` pairs where a model's default batch size
+            differs from ``batch_size`` (`batch_size_of`).
         tune_epochs, tune_samples: defaults of ``tune``.
         options: the task's own `Option`s.
         tunable: whether ``keras-adl tune`` runs on it.
@@ -136,6 +138,11 @@ class Task:
     tune_samples: int = 5000
     options: tuple = ()
     tunable: bool = True
+    model_batch_sizes: tuple = ()
+
+    def batch_size_of(self, model):
+        """The default batch size of ``model`` on this task."""
+        return dict(self.model_batch_sizes).get(model, self.batch_size)
 
     def defaults(self):
         """The default settings as a dict (shown by ``keras-adl list``)."""

@@ -753,6 +753,7 @@ def test_list_shows_every_task_with_models_and_defaults(capsys):
         assert f"  {name} " in out and recipe.family + ":" in out
         assert f"models: {', '.join(task.models)} (default {task.models[0]})" in out
     assert "--epochs 3 --batch-size 32 --samples 20000" in out  # the memory tasks' defaults
+    assert "dnc: --batch-size 16" in out  # associative recall's DNC
 
 
 def test_task_help_shows_its_own_options_and_defaults(capsys):
@@ -763,6 +764,19 @@ def test_task_help_shows_its_own_options_and_defaults(capsys):
     assert cli.main(["train", "copy", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--max-length" not in out and "(default: 32)" in out  # the batch of the NTM recipe
+    assert cli.main(["train", "associative_recall", "--help"]) == 0
+    assert "(default: 32; dnc 16)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_train_batch_size_defaults_to_the_models(tmp_path):
+    def batch(*argv):
+        *_, args, _ = cli._parse_task_command("train", [*argv, "--out", str(tmp_path)])
+        return args.batch_size
+
+    assert batch("associative_recall", "--model", "dnc") == 16
+    assert batch("associative_recall", "--model", "ntm") == batch("associative_recall") == 32
+    assert batch("associative_recall", "--model", "dnc", "--batch-size", "8") == 8
+    assert batch("copy", "--model", "dnc") == 32
 
 
 def test_out_directory_of_another_run_is_refused_in_one_line(tmp_path, capsys):

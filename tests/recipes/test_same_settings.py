@@ -13,6 +13,7 @@ import os
 import keras
 import pytest
 
+from keras_adl import recipes
 from keras_adl.recipes import documents, memory, sequences, vision
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -115,7 +116,9 @@ def test_memory_cli_example_and_benchmarks_agree():
     copy_benchmark = load_script("benchmarks/memory_copy.py")
     args = copy_benchmark.parse_args([])
     assert args.task == task and args.cells[0] == model_name
-    assert args.batch_size == recipe.task(task).batch_size
+    assert copy_benchmark.batch_size(args, model_name) == recipe.task(task).batch_size_of(
+        model_name
+    )
     assert_same(summary(copy_benchmark.build_model, args), cli)
 
     speed_benchmark = load_script("benchmarks/memory_speed.py")
@@ -160,6 +163,32 @@ def test_memory_controller_and_write_heads_are_recipe_settings():
         assert "controller_h" not in layer.cell.state_names  # a feed-forward controller
     # converged = < 0.1 bit errors per sequence on every task (issue 19's criterion)
     assert benchmark.parse_args(["--task", "associative_recall"]).criterion == "bit_errors"
+
+
+def test_dnc_trains_associative_recall_at_batch_16_everywhere(monkeypatch, tmp_path):
+    recall = memory.RECIPE.task("associative_recall")
+    assert recall.batch_size_of("dnc") == 16
+    assert recall.batch_size_of("ntm") == recall.batch_size_of("lstm") == recall.batch_size == 32
+    for task in ("copy", "repeat_copy", "priority_sort"):
+        assert memory.RECIPE.task(task).batch_size_of("dnc") == 32
+    benchmark = load_script("benchmarks/memory_copy.py")
+    args = benchmark.parse_args(["--task", "associative_recall"])
+    assert [benchmark.batch_size(args, cell) for cell in memory.MEMORY_MODELS] == [32, 16, 32]
+    args = benchmark.parse_args(["--task", "associative_recall", "--batch-size", "8"])
+    assert benchmark.batch_size(args, "dnc") == 8
+
+    # the Python API (and so the CLI, which calls it) resolves the model's batch size
+    seen = []
+
+    def train(run):
+        seen.append((run.model, run.batch_size))
+        raise ValueError("stopped before building")
+
+    monkeypatch.setattr(memory.RECIPE, "train", train)
+    for model, batch in (("dnc", None), ("ntm", None), ("dnc", 8)):
+        with pytest.raises(ValueError, match="stopped before building"):
+            recipes.train("associative_recall", str(tmp_path / model), model, batch_size=batch)
+    assert seen == [("dnc", 16), ("ntm", 32), ("dnc", 8)]
 
 
 def test_dnc_reads_with_one_head_on_copy_and_four_elsewhere():
