@@ -18,7 +18,9 @@ vocabulary and its 2-layer d = 128 models; fortunes with the documents family's 
   position only): the tokens must be identical; goal ≥ 3× per token.
 - ``export``: the generation SavedModel (`make_generation_serving_fn`) against eager
   `generate` on 20 prompts, greedy (goal: identical).
-- ``mlm``: ``bert`` pretrained for ``--minutes``; held-out masked-token accuracy against the
+- ``mlm``: ``bert`` pretrained for ``--minutes`` (or exactly ``--steps`` steps, the schedule's
+  length, however long they take: a figure that does not depend on what else the machine
+  runs); held-out masked-token accuracy against the
   most-frequent-token baseline (goal ≥ 3×).
 - ``transfer`` (after ``mlm``, or on the pretrainer ``--save`` wrote, ``--load DIR``): fortunes
   fine-tuned from the pretrained encoder and from random weights (same vocabulary and steps),
@@ -173,11 +175,11 @@ def mlm(tokenizer, train, held_out, args):
 
     keras.utils.set_random_seed(args.seed)
     length = SIZES["sequence_length"]
-    # The schedule assumes about this many steps (measured: ~12 per second).
-    steps = int(args.minutes * 60 * 12)
+    # The schedule assumes about this many steps (measured: ~12 per second), or --steps.
+    steps = args.steps or int(args.minutes * 60 * 12)
     model = RECIPE.build_model("pretrain_mlm", "bert", tokenizer.size, total_steps=steps)
     data = RECIPE.mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
-    facts = train_for(model, data, args.minutes, steps)
+    facts = train_for(model, data, 10**6 if args.steps else args.minutes, steps)
     evaluation = RECIPE.mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(40).cache()
     figures = model.evaluate(evaluation, verbose=0, return_dict=True)
     targets = np.concatenate([t["mlm"].numpy()[w["mlm"].numpy() > 0] for _, t, w in evaluation])
@@ -324,6 +326,12 @@ def main(argv=None):
     parser.add_argument("--documents", type=int, default=10**7)
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--minutes", type=float, default=10.0, help="per pretrained model")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        help="the mlm part: train exactly this many steps, however long they take (the schedule's "
+        "length; default: --minutes of training)",
+    )
     parser.add_argument("--lm-minutes", type=float, help="per language model (default: --minutes)")
     parser.add_argument("--finetune-epochs", type=int, default=10)
     parser.add_argument(
