@@ -25,7 +25,12 @@ MEMORY_MODELS = ("ntm", "dnc", "lstm")
 # NTM seed of 3 learned associative recall within 60k at 5e-3); benchmarks/RESULTS.md, issue
 # 19. The LSTM baseline is the paper's 3 × 256 at 1e-3.
 MEMORY_SETTINGS = dict(
-    controller="lstm", controller_units=100, memory_size=128, memory_width=20, num_write_heads=1
+    controller="lstm",
+    controller_units=100,
+    memory_size=128,
+    memory_width=20,
+    num_write_heads=1,
+    memory_init="constant",  # Collier & Beel's constant memory (1e-6)
 )
 MEMORY_LEARNING_RATE = 3e-3
 TASK_LEARNING_RATES = {"copy": 5e-3}  # the memory cells' rate where it differs by task
