@@ -18,7 +18,8 @@ sequence. Reported: sequences seen at convergence (median over seeds), against t
 on longer sequences (30, 50, 100, 120; target ≤ 1% at 50). With ``--select-by-length 30`` the
 reported model is the best of the checkpoints over ``--select-sequences`` more sequences by a
 held-out length-30 set (a stopping rule for generalisation that does not depend on the moment
-of convergence); ``--curriculum L0`` trains on lengths growing from ``1..L0``.
+of convergence); ``--curriculum L0`` trains on copy lengths growing from ``1..L0`` (recall:
+item counts growing from ``2..L0``).
 
     python benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
     python benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
@@ -42,7 +43,12 @@ import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.recipes.memory import RECIPE  # noqa: E402
-from keras_adl.tasks.algorithmic import GENERATORS, copy_batch, task_dataset  # noqa: E402
+from keras_adl.tasks.algorithmic import (  # noqa: E402
+    GENERATORS,
+    associative_recall_batch,
+    copy_batch,
+    task_dataset,
+)
 
 ANCHORS = {"Graves 2014": 100_000, "pytorch-ntm (batch 1)": 17_000, "target": 30_000}
 
@@ -86,31 +92,54 @@ def learning_rate(args, cell):
 
 
 class Curriculum:
-    """Copy lengths that grow with progress: training draws lengths ``1..L`` (padded to the
-    full ``2·20 + 1`` steps, so the compiled step never retraces), ``L`` starting at ``start``
-    and growing by ``step`` (up to 20) after each evaluation whose held-out sequences of length
-    at most ``L`` have fewer than ``threshold`` bit errors per sequence."""
+    """Episodes that grow with progress: copy lengths ``1..L`` (``L`` growing by 3, up to 20)
+    or associative-recall item counts ``2..L`` (``L`` growing by 1, up to 6), ``L`` starting at
+    ``start`` and growing after each evaluation whose held-out episodes of size at most ``L``
+    have fewer than ``threshold`` bit errors each. Batches are padded to the task's full steps,
+    so the compiled step never retraces."""
 
-    def __init__(self, start, step=3, threshold=0.5, max_length=20, seed=0):
-        self.length, self.step, self.threshold, self.max_length = start, step, threshold, max_length
+    SCHEDULES = {"copy": (1, 3, 20), "associative_recall": (2, 1, 6)}  # smallest, step, largest
+
+    def __init__(self, task, start, threshold=0.5, seed=0):
+        if task not in self.SCHEDULES:
+            raise ValueError(
+                f"Curriculum: `task` must be one of {sorted(self.SCHEDULES)}; received {task!r}"
+            )
+        self.task = task
+        self.smallest, self.step, self.largest = self.SCHEDULES[task]
+        if not self.smallest <= start <= self.largest:
+            raise ValueError(
+                f"Curriculum: `start` must be in {self.smallest}..{self.largest} for {task}; "
+                f"received {start}"
+            )
+        self.length, self.threshold = start, threshold
+        self.full_steps = GENERATORS[task](1, seed=0)[0].shape[1]
         self.rng = np.random.default_rng(seed)
         self.short_errors = None
 
     def batch(self, batch_size):
-        x, y, w = copy_batch(batch_size, 1, self.length, seed=self.rng)
-        pad = 2 * self.max_length + 1 - x.shape[1]
+        if self.task == "copy":
+            x, y, w = copy_batch(batch_size, 1, self.length, seed=self.rng)
+        else:
+            x, y, w = associative_recall_batch(batch_size, 2, self.length, seed=self.rng)
+        pad = self.full_steps - x.shape[1]
         return tuple(np.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)) for a in (x, y, w))
 
+    def sizes(self, x, w):
+        """Each episode's size: its copy length, or its recall items (the item delimiters,
+        the inputs' last channel but one)."""
+        return w.sum(-1) if self.task == "copy" else x[:, :, -2].sum(-1)
+
     def update(self, model, xv, yv, wv):
-        """Grows ``L`` if the held-out sequences of length ≤ ``L`` are learned."""
-        if self.length >= self.max_length:
+        """Grows ``L`` if the held-out episodes of size ≤ ``L`` are learned."""
+        if self.length >= self.largest:
             return
         logits = model.predict(xv, batch_size=64, verbose=0)
         errors = (((logits > 0) != (yv > 0.5)).sum(-1) * wv).sum(-1)
-        short = wv.sum(-1) <= self.length
+        short = self.sizes(xv, wv) <= self.length
         self.short_errors = float(errors[short].mean())
         if self.short_errors < self.threshold:
-            self.length = min(self.max_length, self.length + self.step)
+            self.length = min(self.largest, self.length + self.step)
 
 
 def train_interval(model, data, curriculum, args, batch):
@@ -125,7 +154,9 @@ def run(cell, seed, args):
     model = build_model(args, cell)
     batch = batch_size(args, cell)
     data = iter(task_dataset(args.task, batch, seed=seed))
-    curriculum = None if args.curriculum is None else Curriculum(args.curriculum, seed=seed)
+    curriculum = (
+        None if args.curriculum is None else Curriculum(args.task, args.curriculum, seed=seed)
+    )
     xv, yv, wv = GENERATORS[args.task](640, seed=10_000)
     history, steps, start = [], 0, time.perf_counter()
     converged = None
@@ -144,7 +175,7 @@ def run(cell, seed, args):
                 + (
                     ""
                     if curriculum is None
-                    else f", curriculum lengths 1-{curriculum.length} "
+                    else f", curriculum sizes up to {curriculum.length} "
                     f"(bit errors there at the last evaluation {curriculum.short_errors})"
                 ),
                 flush=True,
@@ -221,8 +252,9 @@ def parse_args(argv=None):
         "--curriculum",
         type=int,
         metavar="L0",
-        help="copy only: train on lengths 1..L, L growing from L0 by 3 whenever the held-out "
-        "sequences of length <= L have < 0.5 bit errors (default: 1-20 from the start)",
+        help="copy: train on lengths 1..L, L growing from L0 by 3 whenever the held-out "
+        "sequences of length <= L have < 0.5 bit errors (default: 1-20 from the start); "
+        "associative recall: on 2..L items, L growing by 1 (default: 2-6 from the start)",
     )
     parser.add_argument(
         "--select-by-length",
@@ -244,8 +276,18 @@ def parse_args(argv=None):
     parser.add_argument("--out", default="runs/bench/memory_copy.json")
     add_set_argument(parser, "the memory cells' settings, e.g. num_read_heads=4")
     args = parser.parse_args(argv)
-    if args.curriculum is not None and args.task != "copy":
-        parser.error(f"--curriculum is for the copy task; received --task {args.task}")
+    if args.curriculum is not None:
+        if args.task not in Curriculum.SCHEDULES:
+            parser.error(
+                f"--curriculum is for the tasks {sorted(Curriculum.SCHEDULES)}; received --task "
+                f"{args.task}"
+            )
+        smallest, _, largest = Curriculum.SCHEDULES[args.task]
+        if not smallest <= args.curriculum <= largest:
+            parser.error(
+                f"--curriculum for {args.task} must be in {smallest}..{largest}; received "
+                f"{args.curriculum}"
+            )
     return args
 
 
@@ -279,7 +321,7 @@ def main(argv=None):
     batches = ", ".join(f"{cell} {batch_size(args, cell)}" for cell in args.cells)
     sparse = "" if args.sparse_links is None else f", DNC sparse links K = {args.sparse_links}"
     sparse += "" if args.memory_size is None else f", memory size {args.memory_size}"
-    sparse += "" if args.curriculum is None else f", curriculum from lengths 1-{args.curriculum}"
+    sparse += "" if args.curriculum is None else f", curriculum from size {args.curriculum}"
     sparse += ", DNC usage differentiable in the write weights" if args.keep_usage_gradient else ""
     sparse += "".join(f", {key} = {value}" for key, value in args.set)
     print(

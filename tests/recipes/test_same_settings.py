@@ -11,6 +11,7 @@ import importlib.util
 import os
 
 import keras
+import numpy as np
 import pytest
 
 from keras_adl import recipes
@@ -382,3 +383,44 @@ def test_documents_cli_example_and_benchmark_agree():
     assert benchmark.MODEL == model_name
     assert_same(summary(benchmark.build_model, benchmark.parse_args([])), cli)
     assert_recipe_settings(benchmark.QUICK_OVERRIDES, recipe, task, model_name)
+
+
+def test_memory_benchmark_curriculum_grows_copy_lengths_and_recall_items():
+    benchmark = load_script("benchmarks/memory_copy.py")
+    full = {
+        task: benchmark.GENERATORS[task](1, seed=0)[0].shape[1]
+        for task in ("copy", "associative_recall")
+    }
+    recall = benchmark.Curriculum("associative_recall", 3, seed=0)
+    x, y, w = recall.batch(64)
+    assert x.shape[1] == y.shape[1] == w.shape[1] == full["associative_recall"]
+    assert set(recall.sizes(x, w)) == {2, 3}  # item counts 2..L
+    xv, _, wv = benchmark.GENERATORS["associative_recall"](200, seed=1)
+    assert set(recall.sizes(xv, wv)) == {2, 3, 4, 5, 6}
+    copy = benchmark.Curriculum("copy", 5, seed=0)
+    x, y, w = copy.batch(64)
+    assert x.shape[1] == full["copy"] and max(copy.sizes(x, w)) == 5
+
+    class Perfect:  # answers every held-out episode right, so the curriculum grows
+        def predict(self, x, batch_size=None, verbose=0):
+            return np.where(yv > 0.5, 1.0, -1.0)
+
+    xv, yv, wv = benchmark.GENERATORS["associative_recall"](64, seed=1)
+    recall.update(Perfect(), xv, yv, wv)
+    assert (recall.length, recall.short_errors) == (4, 0.0)
+    for _ in range(5):
+        recall.update(Perfect(), xv, yv, wv)
+    assert recall.length == 6  # never beyond the task's largest episodes
+    with pytest.raises(ValueError, match="start.*2..6.*received 1"):
+        benchmark.Curriculum("associative_recall", 1)
+    with pytest.raises(SystemExit):
+        benchmark.parse_args(["--task", "priority_sort", "--curriculum", "3"])
+
+
+def test_memory_init_is_a_recipe_setting():
+    benchmark = load_script("benchmarks/memory_copy.py")
+    args = benchmark.parse_args(["--set", "memory_init=learned", "--memory-size", "8"])
+    for cell in ("ntm", "dnc"):
+        assert memory.RECIPE.settings("copy", cell)["memory_init"] == "constant"
+        (layer,) = [la for la in benchmark.build_model(args, cell).layers if hasattr(la, "cell")]
+        assert layer.cell.memory_init == "learned"
