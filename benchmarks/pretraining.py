@@ -157,12 +157,27 @@ def export_check(model, tokenizer, prompts, out):
     return {"prompts": len(prompts), "identical": same}
 
 
-def train_for(model, data, minutes, steps_cap=10**7):
+def train_for(model, data, minutes, steps_cap=10**7, report_every=1000):
+    """Trains for ``minutes`` or ``steps_cap`` steps, whichever ends first, printing the step
+    rate and loss every ``report_every`` steps."""
+    import keras
+
     from keras_adl.training.callbacks import TimeLimit
 
     limit = TimeLimit(60 * minutes)
+
+    def report(batch, logs):
+        if limit.steps % report_every == 0:
+            loss = (logs or {}).get("loss", float("nan"))
+            print(
+                f"  step {limit.steps}: {limit.steps / limit.elapsed:.2f} steps/s, loss "
+                f"{float(loss):.3f}",
+                flush=True,
+            )
+
+    progress = keras.callbacks.LambdaCallback(on_train_batch_end=report)
     start = time.perf_counter()
-    model.fit(data, steps_per_epoch=steps_cap, epochs=1, verbose=0, callbacks=[limit])
+    model.fit(data, steps_per_epoch=steps_cap, epochs=1, verbose=0, callbacks=[limit, progress])
     return {"steps": limit.steps, "seconds": round(time.perf_counter() - start, 1)}
 
 
