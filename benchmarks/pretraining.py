@@ -209,6 +209,24 @@ def mlm(tokenizer, train, held_out, args):
     return model, facts
 
 
+def linear_probe(model, data, steps, epochs, learning_rate=1e-3):
+    """The first stage of LP-FT (Kumar et al. 2022): ``epochs`` of training the classifier
+    layer alone on the frozen encoder (Adam at ``learning_rate``), before the whole model is
+    fine-tuned with its own compile settings, which this leaves as they were."""
+    import keras
+
+    optimizer, loss, metrics = model.optimizer, model.loss, ["accuracy"]
+    trainable = {id(v): v.trainable for v in model.weights}
+    for variable in model.weights:
+        variable.trainable = variable.path.startswith("classifier/")
+    probe = keras.Model(model.inputs, model.outputs)  # its own compile, the same layers
+    probe.compile(keras.optimizers.Adam(learning_rate), loss=loss, metrics=metrics)
+    probe.fit(data, steps_per_epoch=steps, epochs=epochs, verbose=0)
+    for variable in model.weights:
+        variable.trainable = trainable[id(variable)]
+    assert model.optimizer is optimizer
+
+
 def transfer(pretrainer, tokenizer, args):
     import keras
     import numpy as np
@@ -255,6 +273,8 @@ def transfer(pretrainer, tokenizer, args):
                     pretrained=encoder,
                     learning_rate=rate,
                 )
+                if args.probe_epochs:
+                    linear_probe(model, data.repeat(), steps, args.probe_epochs)
                 model.fit(
                     data.repeat(), steps_per_epoch=steps, epochs=args.finetune_epochs, verbose=0
                 )
@@ -354,6 +374,13 @@ def main(argv=None):
         type=float,
         nargs="+",
         help="peak fine-tuning rates tried for each start (default: the recipe's)",
+    )
+    parser.add_argument(
+        "--probe-epochs",
+        type=int,
+        default=0,
+        help="transfer: epochs of training the classifier alone on the frozen encoder before "
+        "fine-tuning (LP-FT), for both starts (default: 0, the recipe's fine-tuning)",
     )
     parser.add_argument("--save", help="write the masked-LM pretrainer and vocabulary here")
     parser.add_argument(
