@@ -95,7 +95,7 @@ class Curriculum:
     """Episodes that grow with progress: copy lengths ``1..L`` (``L`` growing by 3, up to 20)
     or associative-recall item counts ``2..L`` (``L`` growing by 1, up to 6), ``L`` starting at
     ``start`` and growing after each evaluation whose held-out episodes of size at most ``L``
-    have fewer than ``threshold`` bit errors each. Batches are padded to the task's full steps,
+    have fewer than ``threshold`` bit errors per episode on average. Batches are padded to the task's full steps,
     so the compiled step never retraces."""
 
     SCHEDULES = {"copy": (1, 3, 20), "associative_recall": (2, 1, 6)}  # smallest, step, largest

@@ -158,20 +158,26 @@ def export_check(model, tokenizer, prompts, out):
 
 
 def train_for(model, data, minutes, steps_cap=10**7, report_every=1000):
-    """Trains for ``minutes`` or ``steps_cap`` steps, whichever ends first, printing the step
-    rate and loss every ``report_every`` steps."""
+    """Trains for ``minutes`` or ``steps_cap`` steps, whichever ends first, printing every
+    ``report_every`` steps the mean step rate since the start (first compilation included) and
+    the mean loss over the last ``report_every`` steps."""
     import keras
 
     from keras_adl.training.callbacks import TimeLimit
 
     limit = TimeLimit(60 * minutes)
+    last = {"steps": 0, "loss": 0.0}  # Keras' logged loss is the running mean of the epoch
 
     def report(batch, logs):
         if limit.steps % report_every == 0:
-            loss = (logs or {}).get("loss", float("nan"))
+            mean = float((logs or {}).get("loss", float("nan")))
+            interval = (mean * limit.steps - last["loss"] * last["steps"]) / (
+                limit.steps - last["steps"]
+            )
+            last.update(steps=limit.steps, loss=mean)
             print(
                 f"  step {limit.steps}: {limit.steps / limit.elapsed:.2f} steps/s, loss "
-                f"{float(loss):.3f}",
+                f"{interval:.3f} over the last {report_every} steps",
                 flush=True,
             )
 
@@ -211,20 +217,21 @@ def mlm(tokenizer, train, held_out, args):
 
 def linear_probe(model, data, steps, epochs, learning_rate=1e-3):
     """The first stage of LP-FT (Kumar et al. 2022): ``epochs`` of training the classifier
-    layer alone on the frozen encoder (Adam at ``learning_rate``), before the whole model is
-    fine-tuned with its own compile settings, which this leaves as they were."""
+    layer alone on the frozen encoder (Adam at ``learning_rate``; the encoder's dropout stays
+    on), before the whole model is fine-tuned with its own compile settings, which this leaves
+    as they were (its optimizer not yet built)."""
     import keras
 
-    optimizer, loss, metrics = model.optimizer, model.loss, ["accuracy"]
     trainable = {id(v): v.trainable for v in model.weights}
     for variable in model.weights:
         variable.trainable = variable.path.startswith("classifier/")
-    probe = keras.Model(model.inputs, model.outputs)  # its own compile, the same layers
-    probe.compile(keras.optimizers.Adam(learning_rate), loss=loss, metrics=metrics)
-    probe.fit(data, steps_per_epoch=steps, epochs=epochs, verbose=0)
-    for variable in model.weights:
-        variable.trainable = trainable[id(variable)]
-    assert model.optimizer is optimizer
+    try:
+        probe = keras.Model(model.inputs, model.outputs)  # its own compile, the same layers
+        probe.compile(keras.optimizers.Adam(learning_rate), loss=model.loss, metrics=["accuracy"])
+        probe.fit(data, steps_per_epoch=steps, epochs=epochs, verbose=0)
+    finally:
+        for variable in model.weights:
+            variable.trainable = trainable[id(variable)]
 
 
 def transfer(pretrainer, tokenizer, args):
@@ -398,6 +405,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.steps is not None and args.steps < 1:
         parser.error(f"--steps must be a positive number of steps; received {args.steps}")
+    if args.probe_epochs < 0:
+        parser.error(f"--probe-epochs must be 0 or more; received {args.probe_epochs}")
 
     from keras_adl.recipes.pretraining import RECIPE, VOCABULARY_FILE
 

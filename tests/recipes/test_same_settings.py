@@ -401,20 +401,44 @@ def test_memory_benchmark_curriculum_grows_copy_lengths_and_recall_items():
     x, y, w = copy.batch(64)
     assert x.shape[1] == full["copy"] and max(copy.sizes(x, w)) == 5
 
-    class Perfect:  # answers every held-out episode right, so the curriculum grows
-        def predict(self, x, batch_size=None, verbose=0):
-            return np.where(yv > 0.5, 1.0, -1.0)
-
     xv, yv, wv = benchmark.GENERATORS["associative_recall"](64, seed=1)
-    recall.update(Perfect(), xv, yv, wv)
+    items = xv[:, :, -2].sum(-1)
+
+    class RightUpTo:  # answers the held-out episodes of at most `most` items right
+        def __init__(self, most):
+            self.most = most
+
+        def predict(self, x, batch_size=None, verbose=0):
+            right = (items <= self.most)[:, None, None]
+            return np.where((yv > 0.5) == right, 1.0, -1.0)
+
+    recall.update(RightUpTo(2), xv, yv, wv)  # the 3-item episodes wrong: L stays
+    assert recall.length == 3 and recall.short_errors > 0.5
+    recall.update(RightUpTo(3), xv, yv, wv)  # every episode of <= 3 items right: L grows
     assert (recall.length, recall.short_errors) == (4, 0.0)
     for _ in range(5):
-        recall.update(Perfect(), xv, yv, wv)
+        recall.update(RightUpTo(6), xv, yv, wv)
     assert recall.length == 6  # never beyond the task's largest episodes
+    copy_batch_padded = benchmark.copy_batch(4, 1, 5, seed=np.random.default_rng(0))
+    padded = [
+        np.pad(a, [(0, 0), (0, full["copy"] - a.shape[1])] + [(0, 0)] * (a.ndim - 2))
+        for a in copy_batch_padded
+    ]
+    for got, want in zip(benchmark.Curriculum("copy", 5, seed=0).batch(4), padded):
+        np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="start.*2..6.*received 1"):
         benchmark.Curriculum("associative_recall", 1)
-    with pytest.raises(SystemExit):
-        benchmark.parse_args(["--task", "priority_sort", "--curriculum", "3"])
+    assert (
+        benchmark.parse_args(["--task", "associative_recall", "--curriculum", "3"]).curriculum == 3
+    )
+    for task, start in (
+        ("priority_sort", 3),
+        ("associative_recall", 1),
+        ("associative_recall", 7),
+        ("copy", 21),
+    ):
+        with pytest.raises(SystemExit):
+            benchmark.parse_args(["--task", task, "--curriculum", str(start)])
 
 
 def test_memory_init_is_a_recipe_setting():
@@ -424,3 +448,37 @@ def test_memory_init_is_a_recipe_setting():
         assert memory.RECIPE.settings("copy", cell)["memory_init"] == "constant"
         (layer,) = [la for la in benchmark.build_model(args, cell).layers if hasattr(la, "cell")]
         assert layer.cell.memory_init == "learned"
+
+
+def test_pretraining_benchmark_linear_probe_trains_the_classifier_alone(capsys):
+    import tensorflow as tf
+
+    from keras_adl.recipes.pretraining import RECIPE as PRETRAINING
+
+    benchmark = load_script("benchmarks/pretraining.py")
+    model = PRETRAINING.build_model(
+        "finetune",
+        "bert",
+        50,
+        num_classes=3,
+        total_steps=10,
+        jit_compile=False,
+        model_dim=8,
+        num_heads=2,
+        intermediate_dim=16,
+        num_layers=1,
+    )
+    ids = np.random.default_rng(0).integers(1, 50, (16, 64)).astype("int32")
+    inputs = {k: ids if k == "token_ids" else np.zeros_like(ids) for k in model.input}
+    labels = np.random.default_rng(1).integers(0, 3, 16)
+    data = tf.data.Dataset.from_tensor_slices((inputs, labels)).batch(8).repeat()
+    flags = [v.trainable for v in model.weights]
+    before = [v.numpy().copy() for v in model.weights]
+    benchmark.linear_probe(model, data, steps=2, epochs=1)
+    changed = [v.path for v, b in zip(model.weights, before) if not np.array_equal(v.numpy(), b)]
+    assert changed == ["classifier/kernel", "classifier/bias"]
+    assert [v.trainable for v in model.weights] == flags  # the embedding's output bias too
+    assert not model.optimizer.built  # the recipe's schedule starts at the fine-tuning
+    facts = benchmark.train_for(model, data, minutes=10, steps_cap=4, report_every=2)
+    assert facts["steps"] == 4
+    assert capsys.readouterr().out.count("over the last 2 steps") == 2
