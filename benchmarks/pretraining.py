@@ -21,6 +21,10 @@ vocabulary and its 2-layer d = 128 models; fortunes with the documents family's 
 - ``mlm``: ``bert`` pretrained for ``--minutes`` (or exactly ``--steps`` steps, the schedule's
   length, however long they take: a figure that does not depend on what else the machine
   runs); held-out masked-token accuracy against the most-frequent-token baseline (goal ≥ 3×).
+  With ``--load DIR`` it continues the pretrainer saved there (with its vocabulary) on a fresh
+  warm-up + cosine schedule of ``--steps`` steps peaking at ``--mlm-rate``; with ``--save DIR
+  --checkpoint-every K`` the pretrainer is also written every K steps, so a long pretraining
+  can be run in pieces.
 - ``transfer`` (after ``mlm``, or on the pretrainer ``--save`` wrote, ``--load DIR``): fortunes
   fine-tuned from the pretrained encoder and from random weights (same vocabulary and steps),
   per seed and peak rate (``--finetune-rates``), and tf-idf logistic regression (the anchor of
@@ -157,7 +161,7 @@ def export_check(model, tokenizer, prompts, out):
     return {"prompts": len(prompts), "identical": same}
 
 
-def train_for(model, data, minutes, steps_cap=10**7, report_every=1000):
+def train_for(model, data, minutes, steps_cap=10**7, report_every=1000, callbacks=()):
     """Trains for ``minutes`` or ``steps_cap`` steps, whichever ends first, printing every
     ``report_every`` steps the mean step rate since the start (first compilation included) and
     the mean loss over the last ``report_every`` steps."""
@@ -183,11 +187,30 @@ def train_for(model, data, minutes, steps_cap=10**7, report_every=1000):
 
     progress = keras.callbacks.LambdaCallback(on_train_batch_end=report)
     start = time.perf_counter()
-    model.fit(data, steps_per_epoch=steps_cap, epochs=1, verbose=0, callbacks=[limit, progress])
+    model.fit(
+        data,
+        steps_per_epoch=steps_cap,
+        epochs=1,
+        verbose=0,
+        callbacks=[limit, progress, *callbacks],
+    )
     return {"steps": limit.steps, "seconds": round(time.perf_counter() - start, 1)}
 
 
-def mlm(tokenizer, train, held_out, args):
+def save_pretrainer(directory, tokenizer, model=None):
+    """The vocabulary and (if given) the pretrainer, as ``--load`` reads them."""
+    from keras_adl.recipes.pretraining import VOCABULARY_FILE
+
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, VOCABULARY_FILE), "w") as f:
+        json.dump(tokenizer.get_config(), f)
+    if model is not None:
+        model.save(os.path.join(directory, "pretrainer.keras"))
+
+
+def mlm(tokenizer, train, held_out, args, start=None):
+    """Masked-LM pretraining of the recipe's encoder from random weights, or from the
+    pretrainer ``start`` (``--load``)."""
     import keras
     import numpy as np
 
@@ -198,9 +221,19 @@ def mlm(tokenizer, train, held_out, args):
     # With --minutes the schedule assumes ~12 steps per second; the 8-minute runs measured
     # about 9 (2026-11-23), so their cosine decay stops short of its end. --steps is exact.
     steps = args.steps or int(args.minutes * 60 * 12)
-    model = RECIPE.build_model("pretrain_mlm", "bert", tokenizer.size, total_steps=steps)
+    rate = {} if args.mlm_rate is None else {"learning_rate": args.mlm_rate}
+    model = RECIPE.build_model("pretrain_mlm", "bert", tokenizer.size, total_steps=steps, **rate)
+    if start is not None:
+        model.set_weights(start.get_weights())
     data = RECIPE.mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
-    facts = train_for(model, data, 10**6 if args.steps else args.minutes, steps)
+    callbacks = []
+    if args.save and args.checkpoint_every:
+        save_pretrainer(args.save, tokenizer)
+        path = os.path.join(args.save, "pretrainer.keras")
+        callbacks.append(keras.callbacks.ModelCheckpoint(path, save_freq=args.checkpoint_every))
+    facts = train_for(
+        model, data, 10**6 if args.steps else args.minutes, steps, callbacks=callbacks
+    )
     evaluation = RECIPE.mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(40).cache()
     figures = model.evaluate(evaluation, verbose=0, return_dict=True)
     targets = np.concatenate([t["mlm"].numpy()[w["mlm"].numpy() > 0] for _, t, w in evaluation])
@@ -389,9 +422,22 @@ def main(argv=None):
         help="transfer: epochs of training the classifier alone on the frozen encoder before "
         "fine-tuning (LP-FT), for both starts (default: 0, the recipe's fine-tuning)",
     )
+    parser.add_argument(
+        "--mlm-rate",
+        type=float,
+        help="the mlm part's peak learning rate (default: the recipe's)",
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=0,
+        help="the mlm part, with --save: also write the pretrainer every this many steps",
+    )
     parser.add_argument("--save", help="write the masked-LM pretrainer and vocabulary here")
     parser.add_argument(
-        "--load", help="the transfer part: fine-tune the pretrainer saved here by --save"
+        "--load",
+        help="a pretrainer saved by --save: the transfer part fine-tunes it, the mlm part "
+        "continues its training",
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seed", type=int, default=0)
@@ -405,17 +451,28 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.steps is not None and args.steps < 1:
         parser.error(f"--steps must be a positive number of steps; received {args.steps}")
+    if args.checkpoint_every < 0 or (args.checkpoint_every and not args.save):
+        parser.error(
+            f"--checkpoint-every needs --save and 0 or more steps; received {args.checkpoint_every}"
+        )
     if args.probe_epochs < 0:
         parser.error(f"--probe-epochs must be 0 or more; received {args.probe_epochs}")
 
-    from keras_adl.recipes.pretraining import RECIPE, VOCABULARY_FILE
+    from keras_adl.recipes.pretraining import RECIPE
 
     start = time.perf_counter()
     results = {}
+    pretrainer = gpt = None
+    if args.load:
+        import keras
+
+        pretrainer = keras.saving.load_model(os.path.join(args.load, "pretrainer.keras"))
+        tokenizer = RECIPE.load_tokenizer(args.load)
     if set(args.parts) - {"cache"} and not (args.load and set(args.parts) == {"transfer"}):
         # The cache part needs only a vocabulary size; a saved pretrainer brings its own.
         train, held_out = RECIPE.corpus(args.data, args.documents)
-        tokenizer = RECIPE.learn_tokenizer(train, args.vocab_size)
+        if not args.load:
+            tokenizer = RECIPE.learn_tokenizer(train, args.vocab_size)
         results = {"documents": len(train), "held_out_documents": len(held_out)}
         results["vocabulary"] = tokenizer.size
         print(
@@ -423,24 +480,15 @@ def main(argv=None):
             f"pieces ({time.perf_counter() - start:.0f} s)",
             flush=True,
         )
-    pretrainer = gpt = None
-    if args.load:
-        import keras
-
-        pretrainer = keras.saving.load_model(os.path.join(args.load, "pretrainer.keras"))
-        tokenizer = RECIPE.load_tokenizer(args.load)
     for part in args.parts:
         if part == "masking":
             results[part] = masking(tokenizer, train, args)
         elif part == "cache":
             results[part] = cache_speed(results.get("vocabulary", args.vocab_size), args)
         elif part == "mlm":
-            pretrainer, results[part] = mlm(tokenizer, train, held_out, args)
+            pretrainer, results[part] = mlm(tokenizer, train, held_out, args, pretrainer)
             if args.save:
-                os.makedirs(args.save, exist_ok=True)
-                pretrainer.save(os.path.join(args.save, "pretrainer.keras"))
-                with open(os.path.join(args.save, VOCABULARY_FILE), "w") as f:
-                    json.dump(tokenizer.get_config(), f)
+                save_pretrainer(args.save, tokenizer, pretrainer)
         elif part == "transfer":
             if pretrainer is None:
                 parser.error("the transfer part needs the mlm part before it")
