@@ -436,8 +436,8 @@ def main(argv=None):
     parser.add_argument("--save", help="write the masked-LM pretrainer and vocabulary here")
     parser.add_argument(
         "--load",
-        help="a pretrainer saved by --save: the transfer part fine-tunes it, the mlm part "
-        "continues its training",
+        help="a pretrainer saved by --save, and its vocabulary, which every part then uses: "
+        "the transfer part fine-tunes it, the mlm part continues its training",
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seed", type=int, default=0)
