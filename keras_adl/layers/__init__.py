@@ -21,6 +21,7 @@ from keras_adl.layers.ntm_cell import NTMCell
 from keras_adl.layers.positional_encoding import PositionalEncoding
 from keras_adl.layers.recurrent_attention import RecurrentAttention
 from keras_adl.layers.scalar_mix import ScalarMix
+from keras_adl.layers.sequence_pooling import SequencePooling
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
@@ -47,6 +48,7 @@ __all__ = [
     "PositionalEncoding",
     "RecurrentAttention",
     "ScalarMix",
+    "SequencePooling",
     "TokenAndPositionEmbedding",
     "TransformerDecoderBlock",
     "TransformerEncoderBlock",

@@ -11,9 +11,10 @@ import keras
 
 from keras_adl._typing import Tensor
 from keras_adl.layers.masked_lm_head import MaskedLMHead
+from keras_adl.layers.sequence_pooling import SequencePooling
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
-from keras_adl.utils import check_positive_int, check_positive_ints, check_rate
+from keras_adl.utils import check_positive_int, check_positive_ints, check_rate, keras_mask_of
 
 ENCODER_INPUTS = ("token_ids", "segment_ids")
 
@@ -228,11 +229,16 @@ def bert_classifier(
     if pooling == "cls":
         pooled = encoder.output["pooled_output"]
     else:
+        # A named layer reading the encoder's padding mask, not `keras.ops` calls: on a
+        # reloaded encoder those would take automatic names ("not_equal_1", ...) that can
+        # clash with the names its own operations were saved with.
         states = encoder.output["sequence_output"]
-        real = keras.ops.cast(keras.ops.not_equal(encoder.input["token_ids"], 0), states.dtype)
-        total = keras.ops.einsum("bt,btd->bd", real, states)
-        count = keras.ops.maximum(keras.ops.sum(real, axis=1, keepdims=True), 1.0)
-        pooled = total / count
+        if keras_mask_of(states) is None:
+            raise ValueError(
+                f"{where}`pooling='mean'` needs the padding mask on the encoder's "
+                "`sequence_output` (a `bert_encoder` carries it); received an output without one."
+            )
+        pooled = SequencePooling("mean", name="mean_pooling")(states)
     x = keras.layers.Dropout(dropout, name="classifier_dropout")(pooled)
     logits = keras.layers.Dense(num_classes, name="classifier")(x)
     return keras.Model(dict(encoder.input), logits, name=name)

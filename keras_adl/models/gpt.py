@@ -10,9 +10,10 @@ from keras import ops
 
 from keras_adl._typing import Tensor
 from keras_adl.conventions import END, PAD
+from keras_adl.layers.sequence_pooling import SequencePooling
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
-from keras_adl.utils import check_positive_int, check_positive_ints, check_rate
+from keras_adl.utils import check_positive_int, check_positive_ints, check_rate, keras_mask_of
 
 
 def gpt_lm(
@@ -144,10 +145,15 @@ def gpt_classifier(
         ) from error
     token_ids = lm.input
     hidden = last.output
-    # The last real position of each right-padded row: real here, padding (or the end) next.
-    real = ops.cast(ops.not_equal(token_ids, PAD), hidden.dtype)
-    after = ops.pad(real[:, 1:], [[0, 0], [0, 1]])
-    pooled = ops.einsum("bt,btd->bd", real * (1.0 - after), hidden)
+    if keras_mask_of(hidden) is None:
+        raise ValueError(
+            f"{where}`lm`'s last decoder output must carry the padding mask (a `gpt_lm`'s "
+            "does); received an output without one."
+        )
+    # The last real position of each right-padded row (real here, padding or the end next),
+    # by a named layer reading the padding mask: `keras.ops` calls here would take automatic
+    # names that can clash with those a reloaded `lm`'s operations were saved with.
+    pooled = SequencePooling("last", name="last_token")(hidden)
     x = keras.layers.Dropout(dropout, name="classifier_dropout")(pooled)
     outputs = {"classes": keras.layers.Dense(num_classes, name="classifier")(x)}
     if lm_loss:

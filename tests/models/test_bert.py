@@ -113,3 +113,20 @@ def test_mean_pooling_classifier_averages_the_real_positions_only():
     np.testing.assert_allclose(np_(classifier(INPUTS)), expected, rtol=1e-4, atol=1e-6)
     with pytest.raises(ValueError, match="`pooling` must be one of"):
         bert_classifier(encoder, 3, pooling="max")
+
+
+def test_mean_pooling_classifier_builds_on_a_pretrainer_saved_after_other_models(tmp_path):
+    # The pretrainer is saved from a process that built other models first, so its
+    # operations were saved with suffixed automatic names ("not_equal_1", ...); a fresh
+    # process (here: a cleared session) reloading it must still build the classifier.
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(5)
+    bert_encoder(40, **SIZES)  # its padding mask takes the name "not_equal"
+    pretrainer = bert_pretrainer(bert_encoder(40, dropout=0.0, **SIZES), max_predictions=3)
+    pretrainer.save(tmp_path / "pretrainer.keras")
+    keras.backend.clear_session()
+    encoder = encoder_of(keras.saving.load_model(tmp_path / "pretrainer.keras"))
+    classifier = bert_classifier(encoder, 3, dropout=0.0, pooling="mean")
+    states = np_(encoder(INPUTS)["sequence_output"])[:, :8].mean(axis=1)
+    expected = np_(classifier.get_layer("classifier")(states))
+    np.testing.assert_allclose(np_(classifier(INPUTS)), expected, rtol=1e-4, atol=1e-6)

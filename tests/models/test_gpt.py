@@ -123,3 +123,21 @@ def test_classifier_reads_the_last_real_token_and_learns_with_the_lm_loss(tmp_pa
     weights = np_(attention_weights(lm, token_ids[:2]))
     assert weights.shape == (2, 2, 2, 12, 12)  # layers, batch, heads, queries, keys
     np.testing.assert_array_equal(np.triu(weights, 1), 0.0)  # causal
+
+
+def test_classifier_on_a_reloaded_lm_reads_the_last_real_token(tmp_path):
+    # The fast check of the pooling (the learning test is slow): on an LM reloaded in a fresh
+    # session, the logits are the classifier on the decoder's state at each row's last real
+    # token. (The pooling is a named layer, so it cannot clash with automatic operation names
+    # a reloaded model was saved with, as `keras.ops` calls could.)
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(6)
+    sizes = dict(SIZES, sequence_length=8, num_layers=1)
+    gpt_lm(30, dropout=0.0, **sizes).save(tmp_path / "lm.keras")
+    keras.backend.clear_session()
+    lm = keras.saving.load_model(tmp_path / "lm.keras")
+    model = gpt_classifier(lm, 3, dropout=0.0, lm_loss=False)
+    token_ids = np.array([[2, 7, 9, 2, 0, 0, 0, 0], [2, 5, 6, 8, 9, 11, 12, 2]], "int32")
+    states = np_(keras.Model(lm.input, lm.get_layer("decoder_0").output)(token_ids))
+    expected = np_(model.get_layer("classifier")(states[[0, 1], [3, 7]]))
+    np.testing.assert_allclose(np_(model(token_ids)["classes"]), expected, rtol=1e-4, atol=1e-5)
