@@ -19,7 +19,7 @@ on longer sequences (30, 50, 100, 120; target ≤ 1% at 50). With ``--select-by-
 reported model is the best of the checkpoints over ``--select-sequences`` more sequences by a
 held-out length-30 set (a stopping rule for generalisation that does not depend on the moment
 of convergence); ``--curriculum L0`` trains on copy lengths growing from ``1..L0`` (recall:
-item counts growing from ``2..L0``).
+item counts growing from ``2..L0``; repeat copy: lengths and repeat counts from ``1..L0``).
 
     python benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
     python benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
@@ -47,6 +47,7 @@ from keras_adl.tasks.algorithmic import (  # noqa: E402
     GENERATORS,
     associative_recall_batch,
     copy_batch,
+    repeat_copy_batch,
     task_dataset,
 )
 
@@ -92,13 +93,15 @@ def learning_rate(args, cell):
 
 
 class Curriculum:
-    """Episodes that grow with progress: copy lengths ``1..L`` (``L`` growing by 3, up to 20)
-    or associative-recall item counts ``2..L`` (``L`` growing by 1, up to 6), ``L`` starting at
+    """Episodes that grow with progress: copy lengths ``1..L`` (``L`` growing by 3, up to 20),
+    associative-recall item counts ``2..L`` (``L`` growing by 1, up to 6) or repeat-copy
+    lengths and repeat counts both ``1..L`` (``L`` growing by 2, up to 10), ``L`` starting at
     ``start`` and growing after each evaluation whose held-out episodes of size at most ``L``
-    have fewer than ``threshold`` bit errors per episode on average. Batches are padded to the task's full steps,
-    so the compiled step never retraces."""
+    have fewer than ``threshold`` bit errors per episode on average. Batches are padded to the
+    task's full steps, so the compiled step never retraces."""
 
-    SCHEDULES = {"copy": (1, 3, 20), "associative_recall": (2, 1, 6)}  # smallest, step, largest
+    # smallest, step, largest
+    SCHEDULES = {"copy": (1, 3, 20), "associative_recall": (2, 1, 6), "repeat_copy": (1, 2, 10)}
 
     def __init__(self, task, start, threshold=0.5, seed=0):
         if task not in self.SCHEDULES:
@@ -120,15 +123,24 @@ class Curriculum:
     def batch(self, batch_size):
         if self.task == "copy":
             x, y, w = copy_batch(batch_size, 1, self.length, seed=self.rng)
+        elif self.task == "repeat_copy":
+            x, y, w = repeat_copy_batch(batch_size, 1, self.length, 1, self.length, seed=self.rng)
         else:
             x, y, w = associative_recall_batch(batch_size, 2, self.length, seed=self.rng)
         pad = self.full_steps - x.shape[1]
         return tuple(np.pad(a, [(0, 0), (0, pad)] + [(0, 0)] * (a.ndim - 2)) for a in (x, y, w))
 
     def sizes(self, x, w):
-        """Each episode's size: its copy length, or its recall items (the item delimiters,
-        the inputs' last channel but one)."""
-        return w.sum(-1) if self.task == "copy" else x[:, :, -2].sum(-1)
+        """Each episode's size: its copy length; its recall items (the item delimiters, the
+        inputs' last channel but one); or the larger of its repeat-copy length (the step of
+        the delimiter, the same channel) and repeat count (the last channel, times the
+        generator's normaliser of 10)."""
+        if self.task == "copy":
+            return w.sum(-1)
+        if self.task == "repeat_copy":
+            repeats = np.rint(x[:, :, -1].max(-1) * 10.0).astype(int)
+            return np.maximum(x[:, :, -2].argmax(-1), repeats)
+        return x[:, :, -2].sum(-1)
 
     def update(self, model, xv, yv, wv):
         """Grows ``L`` if the held-out episodes of size ≤ ``L`` are learned."""
@@ -254,7 +266,8 @@ def parse_args(argv=None):
         metavar="L0",
         help="copy: train on lengths 1..L, L growing from L0 by 3 whenever the held-out "
         "sequences of length <= L have < 0.5 bit errors (default: 1-20 from the start); "
-        "associative recall: on 2..L items, L growing by 1 (default: 2-6 from the start)",
+        "associative recall: on 2..L items, L growing by 1 (default: 2-6 from the start); "
+        "repeat copy: lengths and repeats 1..L, L growing by 2 (default: 1-10 from the start)",
     )
     parser.add_argument(
         "--select-by-length",

@@ -400,6 +400,14 @@ def test_memory_benchmark_curriculum_grows_copy_lengths_and_recall_items():
     copy = benchmark.Curriculum("copy", 5, seed=0)
     x, y, w = copy.batch(64)
     assert x.shape[1] == full["copy"] and max(copy.sizes(x, w)) == 5
+    # Repeat copy: lengths and repeat counts 1..L, padded to the full 1-10 x 1-10 episode;
+    # an episode's size is the larger of its length and its repeat count.
+    repeat = benchmark.Curriculum("repeat_copy", 3, seed=0)
+    x, y, w = repeat.batch(64)
+    assert x.shape[1] == benchmark.GENERATORS["repeat_copy"](1, seed=0)[0].shape[1] == 112
+    assert set(repeat.sizes(x, w)) == {1, 2, 3}
+    one = [benchmark.repeat_copy_batch(1, n, n, r, r, seed=0) for n, r in ((2, 7), (6, 3))]
+    assert [int(repeat.sizes(a[0], a[2])[0]) for a in one] == [7, 6]
 
     xv, yv, wv = benchmark.GENERATORS["associative_recall"](64, seed=1)
     items = xv[:, :, -2].sum(-1)
@@ -431,7 +439,9 @@ def test_memory_benchmark_curriculum_grows_copy_lengths_and_recall_items():
     assert (
         benchmark.parse_args(["--task", "associative_recall", "--curriculum", "3"]).curriculum == 3
     )
+    assert benchmark.parse_args(["--task", "repeat_copy", "--curriculum", "3"]).curriculum == 3
     for task, start in (
+        ("repeat_copy", 11),
         ("priority_sort", 3),
         ("associative_recall", 1),
         ("associative_recall", 7),
