@@ -19,13 +19,13 @@ class SequencePooling(keras.layers.Layer):
     With ``m_t`` the mask (1 for a real step, 0 for padding):
 
         mean:  y = Σ_t m_t · x_t / max(Σ_t m_t, 1)
-        last:  y = Σ_t m_t · (1 - m_{t+1}) · x_t      (m_{T+1} = 0)
+        last:  y = Σ_t m_t · [Σ_{s>t} m_s = 0] · x_t
 
-    ``"last"`` takes the last real step of a right-padded row (the step whose successor is
-    padding, or the end). Padded steps change nothing, and a row with every step masked gives
-    zeros (not the NaN of ``0 / 0``). Without a mask every step is real. The sums are taken
-    in float32 whatever the compute dtype (a float16 sum over many steps can overflow); the
-    output has the input's dtype.
+    ``"last"`` takes the last real step (of a right-padded row: the step before the padding,
+    or the end), whatever the mask holds before it. Padded steps change nothing, and a row
+    with every step masked gives zeros (not the NaN of ``0 / 0``). Without a mask every step
+    is real. Under a float16 or bfloat16 compute dtype the sums are taken in float32 (a
+    float16 sum over many steps can overflow); the output has the input's dtype.
 
     Unlike ``keras.layers.GlobalAveragePooling1D``, an all-masked row gives zeros; and as a
     named layer (rather than ``keras.ops`` calls on symbolic tensors) it can be added on top
@@ -76,14 +76,16 @@ class SequencePooling(keras.layers.Layer):
             )
 
     def call(self, inputs, mask=None):
-        x = ops.cast(inputs, "float32")
+        dtype = "float32" if inputs.dtype in ("float16", "bfloat16") else inputs.dtype
+        x = ops.cast(inputs, dtype)
         if mask is None:
-            weights = ops.ones(ops.shape(x)[:2], "float32")
+            weights = ops.ones(ops.shape(x)[:2], dtype)
         else:
-            weights = ops.cast(mask, "float32")
+            weights = ops.cast(mask, dtype)
         if self.mode == "last":
-            after = ops.pad(weights[:, 1:], [[0, 0], [0, 1]])
-            weights = weights * (1.0 - after)
+            # Real steps after t: the reversed cumulative sum from t on, less step t itself.
+            later = ops.flip(ops.cumsum(ops.flip(weights, axis=1), axis=1), axis=1) - weights
+            weights = weights * ops.cast(ops.equal(later, 0.0), dtype)
         total = ops.einsum("bt,btd->bd", weights, x)
         if self.mode == "mean":
             total = total / ops.maximum(ops.sum(weights, axis=1, keepdims=True), 1.0)

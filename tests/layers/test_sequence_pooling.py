@@ -69,6 +69,20 @@ def test_the_mask_comes_from_upstream_and_is_consumed():
     np.testing.assert_allclose(out, [embedded[0, :2].mean(0), embedded[1].mean(0)], rtol=1e-6)
 
 
+def test_last_is_the_last_real_step_whatever_comes_before():
+    mask = np.array([[1, 0, 1, 0, 0], [0, 1, 1, 0, 1], [0, 0, 0, 1, 1]], bool)  # gaps, left pad
+    np.testing.assert_allclose(
+        np_(SequencePooling("last")(H, mask=mask)), H[[0, 1, 2], [2, 4, 4]], rtol=1e-6
+    )
+
+
+def test_float64_stays_float64():
+    x = H.astype("float64") + 1e-12
+    out = SequencePooling("mean", dtype="float64")(x)
+    assert out.dtype == "float64"
+    np.testing.assert_allclose(np_(out), x.mean(1), rtol=1e-14)
+
+
 def test_float16_sums_do_not_overflow():
     x = np.full((1, 8, 2), 30000.0, "float16")  # the float16 sum (240000) overflows
     out = SequencePooling("mean", dtype="mixed_float16")(x)

@@ -130,3 +130,18 @@ def test_mean_pooling_classifier_builds_on_a_pretrainer_saved_after_other_models
     states = np_(encoder(INPUTS)["sequence_output"])[:, :8].mean(axis=1)
     expected = np_(classifier.get_layer("classifier")(states))
     np.testing.assert_allclose(np_(classifier(INPUTS)), expected, rtol=1e-4, atol=1e-6)
+
+
+class _DropsTheMask(keras.layers.Layer):
+    def call(self, x):
+        return x
+
+
+def test_mean_pooling_needs_the_padding_mask():
+    encoder = bert_encoder(40, **SIZES)
+    with pytest.warns(UserWarning, match="destroy the mask"):
+        states = _DropsTheMask()(encoder.output["sequence_output"])
+    outputs = {"sequence_output": states, "pooled_output": encoder.output["pooled_output"]}
+    unmasked = keras.Model(encoder.input, outputs)
+    with pytest.raises(ValueError, match="`pooling='mean'` needs the padding mask"):
+        bert_classifier(unmasked, 3, pooling="mean")

@@ -141,3 +141,16 @@ def test_classifier_on_a_reloaded_lm_reads_the_last_real_token(tmp_path):
     states = np_(keras.Model(lm.input, lm.get_layer("decoder_0").output)(token_ids))
     expected = np_(model.get_layer("classifier")(states[[0, 1], [3, 7]]))
     np.testing.assert_allclose(np_(model(token_ids)["classes"]), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_classifier_needs_the_padding_mask():
+    class DropsTheMask(keras.layers.Layer):
+        def call(self, x):
+            return x
+
+    token_ids = keras.Input((8,), dtype="int32")
+    embedded = keras.layers.Embedding(30, 16, mask_zero=True, name="embedding")(token_ids)
+    with pytest.warns(UserWarning, match="destroy the mask"):
+        unmasked = keras.Model(token_ids, DropsTheMask(name="decoder_0")(embedded))
+    with pytest.raises(ValueError, match="must carry the padding mask"):
+        gpt_classifier(unmasked, 3)
