@@ -171,7 +171,7 @@ def run(cell, seed, args):
     )
     xv, yv, wv = GENERATORS[args.task](640, seed=10_000)
     history, steps, start = [], 0, time.perf_counter()
-    converged = None
+    converged = dropped_at = None
     while steps * batch < args.max_sequences:
         train_interval(model, data, curriculum, args, batch)
         steps += args.eval_every
@@ -194,6 +194,10 @@ def run(cell, seed, args):
             )
         if curriculum is not None:
             curriculum.update(model, xv, yv, wv)
+        if args.tail_rate and dropped_at is None and result["bit_errors"] < args.tail_rate[1]:
+            rate = model.optimizer.learning_rate
+            rate.assign(float(keras.ops.convert_to_numpy(rate)) * args.tail_rate[0])
+            dropped_at = seen
         if result[args.criterion] < 0.1:
             converged = seen
             break
@@ -208,6 +212,7 @@ def run(cell, seed, args):
         "converged_at": converged,
         "seconds": elapsed,
         "final_bit_errors": history[-1][1],
+        "rate_dropped_at": dropped_at,
         "history": history,
         "selection": best,
     }
@@ -277,6 +282,14 @@ def parse_args(argv=None):
         "checkpoint with the fewest bit errors on held-out sequences of length L (e.g. 30)",
     )
     parser.add_argument("--select-sequences", type=int, default=16_000)
+    parser.add_argument(
+        "--tail-rate",
+        type=float,
+        nargs=2,
+        metavar=("FACTOR", "BIT_ERRORS"),
+        help="multiply Adam's rate by FACTOR once, at the first evaluation with fewer than "
+        "BIT_ERRORS bit errors per sequence (e.g. 0.3 2: a quieter tail after the click)",
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument(
         "--batch-size", type=int, help="(default: the recipe's for the task and each cell)"
@@ -289,6 +302,11 @@ def parse_args(argv=None):
     parser.add_argument("--out", default="runs/bench/memory_copy.json")
     add_set_argument(parser, "the memory cells' settings, e.g. num_read_heads=4")
     args = parser.parse_args(argv)
+    if args.tail_rate and not (0 < args.tail_rate[0] and args.tail_rate[1] > 0):
+        parser.error(
+            "--tail-rate needs a positive factor and a positive bit-error level; received "
+            f"{args.tail_rate}"
+        )
     if args.curriculum is not None:
         if args.task not in Curriculum.SCHEDULES:
             parser.error(
@@ -319,7 +337,13 @@ def main(argv=None):
             gen_text = ", ".join(f"L={k}: {v[0]:.4f}" for k, v in gen.items())
             print(
                 f"{cell} seed {seed}: converged at {result['converged_at']} sequences "
-                f"({result['seconds']:.0f} s; last bit errors {result['final_bit_errors']:.3f})"
+                f"({result['seconds']:.0f} s; last bit errors {result['final_bit_errors']:.3f}"
+                + (
+                    ""
+                    if result["rate_dropped_at"] is None
+                    else f"; rate dropped at {result['rate_dropped_at']}"
+                )
+                + ")"
                 + (f"; bit error rate {gen_text}" if gen_text else "")
                 + (
                     ""
@@ -335,6 +359,8 @@ def main(argv=None):
     sparse = "" if args.sparse_links is None else f", DNC sparse links K = {args.sparse_links}"
     sparse += "" if args.memory_size is None else f", memory size {args.memory_size}"
     sparse += "" if args.curriculum is None else f", curriculum from size {args.curriculum}"
+    if args.tail_rate:
+        sparse += f", rate × {args.tail_rate[0]:g} below {args.tail_rate[1]:g} bit errors"
     sparse += ", DNC usage differentiable in the write weights" if args.keep_usage_gradient else ""
     sparse += "".join(f", {key} = {value}" for key, value in args.set)
     print(

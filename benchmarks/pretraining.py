@@ -295,7 +295,7 @@ def transfer(pretrainer, tokenizer, args):
     data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
     held = RECIPE.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
     rates = args.finetune_rates or [RECIPE.settings("finetune", "bert")["learning_rate"]]
-    for start in ("pretrained", "random"):
+    for start in args.starts:
         for rate in rates:
             scores = []
             for seed in args.seeds:
@@ -421,6 +421,13 @@ def main(argv=None):
         default=0,
         help="transfer: epochs of training the classifier alone on the frozen encoder before "
         "fine-tuning (LP-FT), for both starts (default: 0, the recipe's fine-tuning)",
+    )
+    parser.add_argument(
+        "--starts",
+        nargs="+",
+        choices=["pretrained", "random"],
+        default=["pretrained", "random"],
+        help="transfer: the encoder starts fine-tuned (default: both)",
     )
     parser.add_argument(
         "--mlm-rate",
