@@ -19,7 +19,8 @@ on longer sequences (30, 50, 100, 120; target ≤ 1% at 50). With ``--select-by-
 reported model is the best of the checkpoints over ``--select-sequences`` more sequences by a
 held-out length-30 set (a stopping rule for generalisation that does not depend on the moment
 of convergence); ``--curriculum L0`` trains on copy lengths growing from ``1..L0`` (recall:
-item counts growing from ``2..L0``; repeat copy: lengths and repeat counts from ``1..L0``).
+item counts growing from ``2..L0``; repeat copy: lengths and repeat counts from ``1..L0``);
+``--tail-rate F E`` multiplies Adam's rate by F once, at the first evaluation below E bit errors.
 
     python benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
     python benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
@@ -27,6 +28,8 @@ item counts growing from ``2..L0``; repeat copy: lengths and repeat counts from 
         --max-sequences 60000
     python benchmarks/memory_copy.py --cells dnc --sparse-links 8 --learning-rate 3e-3 --seeds 0
     python benchmarks/memory_copy.py --cells dnc --set num_read_heads=4 --seeds 0
+    python benchmarks/memory_copy.py --task repeat_copy --cells dnc --memory-size 32 \
+        --max-sequences 150000 --eval-every 100 --tail-rate 0.3 2 --seeds 0 1 2 3 4
 """
 
 import argparse
