@@ -305,9 +305,9 @@ def parse_args(argv=None):
     parser.add_argument("--out", default="runs/bench/memory_copy.json")
     add_set_argument(parser, "the memory cells' settings, e.g. num_read_heads=4")
     args = parser.parse_args(argv)
-    if args.tail_rate and not (0 < args.tail_rate[0] and args.tail_rate[1] > 0):
+    if args.tail_rate and not (0 < args.tail_rate[0] < 1 and args.tail_rate[1] > 0):
         parser.error(
-            "--tail-rate needs a positive factor and a positive bit-error level; received "
+            "--tail-rate needs a factor in (0, 1) and a positive bit-error level; received "
             f"{args.tail_rate}"
         )
     if args.curriculum is not None:

@@ -27,8 +27,10 @@ vocabulary and its 2-layer d = 128 models; fortunes with the documents family's 
   can be run in pieces.
 - ``transfer`` (after ``mlm``, or on the pretrainer ``--save`` wrote, ``--load DIR``): fortunes
   fine-tuned from the pretrained encoder and from random weights (same vocabulary and steps),
-  per seed and peak rate (``--finetune-rates``), and tf-idf logistic regression (the anchor of
-  ``benchmarks/han.py``); goal: pretrained ≥ random + 3 points and above the regression.
+  per seed and peak rate (``--finetune-rates``; ``--starts`` for one start only), and tf-idf
+  logistic regression (the anchor of ``benchmarks/han.py``); goal: pretrained ≥ random + 3
+  points and above the regression. A seed fixes the classifier's initialisation; the data
+  order also depends on the runs before it in the process (one shuffled dataset serves all).
 - ``lm``: ``gpt`` and an LSTM LM of about the same parameter count, each for ``--minutes``;
   held-out perplexity against a unigram model (goals: GPT ≤ 0.5× unigram and ≤ the LSTM's).
 """
@@ -420,14 +422,14 @@ def main(argv=None):
         type=int,
         default=0,
         help="transfer: epochs of training the classifier alone on the frozen encoder before "
-        "fine-tuning (LP-FT), for both starts (default: 0, the recipe's fine-tuning)",
+        "fine-tuning (LP-FT), for each start (default: 0, the recipe's fine-tuning)",
     )
     parser.add_argument(
         "--starts",
         nargs="+",
         choices=["pretrained", "random"],
         default=["pretrained", "random"],
-        help="transfer: the encoder starts fine-tuned (default: both)",
+        help="transfer: the starts to fine-tune from, pretrained and/or random (default: both)",
     )
     parser.add_argument(
         "--mlm-rate",

@@ -57,8 +57,8 @@ WARMUP_FRACTION = 0.1
 # classifier, its pooling (the mean of the final states: better than [CLS] from random and
 # pretrained weights alike on the fortunes, RESULTS.md). The BERT classifier's peak rate, 1e-3:
 # on the fortunes (5 seeds, the 60k-step encoder) it beat 3e-4 from the pretrained start
-# (0.697 against 0.683; 1.5e-4: 0.647, 1.5e-3: 0.698) and from random weights (0.674 against
-# 0.668; 6e-4: 0.677), RESULTS.md, session 11.
+# (0.697 against 0.683; 1.5e-4: 0.647, 1.5e-3: level at 0.697) and from random weights
+# (0.674 against 0.668; 6e-4: 0.677), RESULTS.md, session 11.
 SIZES = dict(
     sequence_length=64, model_dim=128, num_heads=2, intermediate_dim=512, num_layers=2, dropout=0.1
 )
