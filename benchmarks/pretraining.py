@@ -194,6 +194,7 @@ def train_for(model, data, minutes, steps_cap=10**7, report_every=1000, callback
         steps_per_epoch=steps_cap,
         epochs=1,
         verbose=0,
+        shuffle=False,  # the datasets shuffle themselves
         callbacks=[limit, progress, *callbacks],
     )
     return {"steps": limit.steps, "seconds": round(time.perf_counter() - start, 1)}
@@ -263,7 +264,7 @@ def linear_probe(model, data, steps, epochs, learning_rate=1e-3):
     try:
         probe = keras.Model(model.inputs, model.outputs)  # its own compile, the same layers
         probe.compile(keras.optimizers.Adam(learning_rate), loss=model.loss, metrics=["accuracy"])
-        probe.fit(data, steps_per_epoch=steps, epochs=epochs, verbose=0)
+        probe.fit(data, steps_per_epoch=steps, epochs=epochs, verbose=0, shuffle=False)
     finally:
         for variable in model.weights:
             variable.trainable = trainable[id(variable)]
@@ -318,7 +319,11 @@ def transfer(pretrainer, tokenizer, args):
                 if args.probe_epochs:
                     linear_probe(model, data.repeat(), steps, args.probe_epochs)
                 model.fit(
-                    data.repeat(), steps_per_epoch=steps, epochs=args.finetune_epochs, verbose=0
+                    data.repeat(),
+                    steps_per_epoch=steps,
+                    epochs=args.finetune_epochs,
+                    verbose=0,
+                    shuffle=False,
                 )
                 scores.append(float(model.evaluate(held, verbose=0, return_dict=True)["accuracy"]))
             results[f"{start} at {rate:g}"] = {"seeds": list(args.seeds), "accuracy": scores}

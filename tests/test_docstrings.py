@@ -19,6 +19,7 @@ def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0, f"{result.failed} doctest failure(s) in {name}"
-    source = open(module.__file__).read()
+    with open(module.__file__, encoding="utf-8") as f:
+        source = f.read()
     if "Example:" in source:
         assert result.attempted > 0, f"{name} documents an Example that doctest does not run"

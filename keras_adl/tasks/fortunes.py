@@ -241,12 +241,12 @@ def read_other_fortunes(directory=None, topics=FORTUNE_TOPICS, exclude=()):
 
     Example:
 
-    >>> import tempfile
-    >>> directory = tempfile.mkdtemp()
+    >>> import pathlib, tempfile
+    >>> directory = pathlib.Path(tempfile.mkdtemp())
     >>> for name, text in [("cats", "Meow.\\n%\\nPurr.\\n"), ("misc", "Hi.\\n%\\nPurr.\\n")]:
-    ...     _ = open(os.path.join(directory, name), "w").write(text)
-    ...     _ = open(os.path.join(directory, name + ".dat"), "wb").write(b"")
-    >>> read_other_fortunes(directory, topics=("cats",), exclude=["Purr."])
+    ...     _ = (directory / name).write_text(text)
+    ...     _ = (directory / (name + ".dat")).write_bytes(b"")
+    >>> read_other_fortunes(str(directory), topics=("cats",), exclude=["Purr."])
     ['Hi.']
     """
     where = "read_other_fortunes: "
