@@ -1,5 +1,6 @@
 """One vector per sequence from its real (unmasked) steps: their mean, as Sentence-BERT pools,
-or the last one, as GPT's classifier reads its extract token."""
+the first one, as BERT's pooler reads ``[CLS]``, or the last one, as GPT's classifier reads its
+extract token."""
 
 from typing import Any
 
@@ -9,7 +10,7 @@ from keras import ops
 from keras_adl.utils import check_choice
 
 _WHERE = "SequencePooling: "
-MODES = ("mean", "last")
+MODES = ("mean", "first", "last")
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -18,11 +19,13 @@ class SequencePooling(keras.layers.Layer):
 
     With ``m_t`` the mask (1 for a real step, 0 for padding):
 
-        mean:  y = Σ_t m_t · x_t / max(Σ_t m_t, 1)
-        last:  y = Σ_t m_t · [Σ_{s>t} m_s = 0] · x_t
+        mean:   y = Σ_t m_t · x_t / max(Σ_t m_t, 1)
+        first:  y = Σ_t m_t · [Σ_{s<t} m_s = 0] · x_t
+        last:   y = Σ_t m_t · [Σ_{s>t} m_s = 0] · x_t
 
-    ``"last"`` takes the last real step (of a right-padded row: the step before the padding,
-    or the end), whatever the mask holds before it. Padded steps change nothing, and a row
+    ``"first"`` takes the first real step (of a right-padded row: step 0, e.g. ``[CLS]``) and
+    ``"last"`` the last one (of a right-padded row: the step before the padding, or the end),
+    whatever the mask holds after or before it. Padded steps change nothing, and a row
     with every step masked gives zeros (not the NaN of ``0 / 0``). Without a mask every step
     is real. Under a float16 or bfloat16 compute dtype the sums are taken in float32 (a
     float16 sum over many steps can overflow); the output has the input's dtype.
@@ -35,7 +38,7 @@ class SequencePooling(keras.layers.Layer):
     No weights.
 
     Args:
-        mode: ``"mean"`` or ``"last"``.
+        mode: ``"mean"``, ``"first"`` or ``"last"``.
         **kwargs: standard layer arguments.
 
     Call arguments:
@@ -52,10 +55,14 @@ class SequencePooling(keras.layers.Layer):
     >>> mask = ops.convert_to_tensor([[True, True, False]])
     >>> ops.convert_to_numpy(SequencePooling("mean")(x, mask=mask)).tolist()
     [[2.0]]
+    >>> ops.convert_to_numpy(SequencePooling("first")(x, mask=mask)).tolist()
+    [[1.0]]
     >>> ops.convert_to_numpy(SequencePooling("last")(x, mask=mask)).tolist()
     [[3.0]]
 
     References:
+        Devlin, Chang, Lee, Toutanova (2019). BERT: Pre-training of Deep Bidirectional
+        Transformers for Language Understanding, section 3. NAACL.
         Reimers, Gurevych (2019). Sentence-BERT: Sentence Embeddings using Siamese
         BERT-Networks, section 3. EMNLP-IJCNLP.
         Radford, Narasimhan, Salimans, Sutskever (2018). Improving Language Understanding by
@@ -82,7 +89,11 @@ class SequencePooling(keras.layers.Layer):
             weights = ops.ones(ops.shape(x)[:2], dtype)
         else:
             weights = ops.cast(mask, dtype)
-        if self.mode == "last":
+        if self.mode == "first":
+            # Real steps before t: the cumulative sum up to t, less step t itself.
+            earlier = ops.cumsum(weights, axis=1) - weights
+            weights = weights * ops.cast(ops.equal(earlier, 0.0), dtype)
+        elif self.mode == "last":
             # Real steps after t: the reversed cumulative sum from t on, less step t itself.
             later = ops.flip(ops.cumsum(ops.flip(weights, axis=1), axis=1), axis=1) - weights
             weights = weights * ops.cast(ops.equal(later, 0.0), dtype)

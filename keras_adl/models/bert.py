@@ -86,7 +86,8 @@ def bert_encoder(
             layer_norm_epsilon=1e-12,
             name=f"encoder_{i}",
         )(x)
-    pooled = keras.layers.Dense(model_dim, activation="tanh", name="pooler")(x[:, 0, :])
+    first = SequencePooling("first", name="cls_state")(x)
+    pooled = keras.layers.Dense(model_dim, activation="tanh", name="pooler")(first)
     return keras.Model(
         {"token_ids": token_ids, "segment_ids": segment_ids},
         {"sequence_output": x, "pooled_output": pooled},
@@ -147,8 +148,8 @@ def encoder_of(model: keras.Model) -> keras.Model:
     if any(layer.name == "pooler" for layer in model.layers):
         pooled = model.get_layer("pooler").output
     else:  # a pretrainer without next-sentence prediction never used (so never saved) it
-        dim = last.output.shape[-1]
-        pooled = keras.layers.Dense(dim, activation="tanh", name="pooler")(last.output[:, 0, :])
+        first = SequencePooling("first", name="cls_state")(last.output)
+        pooled = keras.layers.Dense(last.output.shape[-1], activation="tanh", name="pooler")(first)
     return keras.Model(
         inputs, {"sequence_output": last.output, "pooled_output": pooled}, name="bert_encoder"
     )

@@ -1,5 +1,5 @@
-"""SequencePooling: the mean over the real steps and the last real step, padded steps change
-nothing, an all-masked row gives zeros, float16 sums do not overflow, bad arguments named."""
+"""SequencePooling: the mean over the real steps, the first and the last real step, padded
+steps change nothing, an all-masked row gives zeros, float16 sums do not overflow, bad arguments named."""
 
 import keras
 import numpy as np
@@ -39,14 +39,16 @@ def test_full_harness_mean_with_mask():
 def test_values_against_the_formulas():
     mean = np.stack([H[b, MASK[b]].mean(0) for b in range(3)])
     last = H[np.arange(3), MASK.sum(1) - 1]
+    np.testing.assert_allclose(np_(SequencePooling("first")(H, mask=MASK)), H[:, 0], rtol=1e-6)
     np.testing.assert_allclose(np_(SequencePooling("mean")(H, mask=MASK)), mean, rtol=1e-6)
     np.testing.assert_allclose(np_(SequencePooling("last")(H, mask=MASK)), last, rtol=1e-6)
     # Without a mask every step is real.
     np.testing.assert_allclose(np_(SequencePooling("mean")(H)), H.mean(1), rtol=1e-6)
     np.testing.assert_allclose(np_(SequencePooling("last")(H)), H[:, -1], rtol=1e-6)
+    np.testing.assert_allclose(np_(SequencePooling("first")(H)), H[:, 0], rtol=1e-6)
 
 
-@pytest.mark.parametrize("mode", ["mean", "last"])
+@pytest.mark.parametrize("mode", ["mean", "first", "last"])
 def test_padded_steps_change_nothing_and_an_all_masked_row_gives_zeros(mode):
     layer = SequencePooling(mode)
     noisy = np.where(MASK[..., None], H, 1e4 * RNG.normal(size=H.shape)).astype("float32")
@@ -69,10 +71,13 @@ def test_the_mask_comes_from_upstream_and_is_consumed():
     np.testing.assert_allclose(out, [embedded[0, :2].mean(0), embedded[1].mean(0)], rtol=1e-6)
 
 
-def test_last_is_the_last_real_step_whatever_comes_before():
+def test_first_and_last_are_the_first_and_last_real_steps_whatever_the_gaps():
     mask = np.array([[1, 0, 1, 0, 0], [0, 1, 1, 0, 1], [0, 0, 0, 1, 1]], bool)  # gaps, left pad
     np.testing.assert_allclose(
         np_(SequencePooling("last")(H, mask=mask)), H[[0, 1, 2], [2, 4, 4]], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        np_(SequencePooling("first")(H, mask=mask)), H[[0, 1, 2], [0, 1, 3]], rtol=1e-6
     )
 
 
@@ -93,7 +98,7 @@ def test_float16_sums_do_not_overflow():
 def test_bad_arguments_are_named():
     with pytest.raises(
         ValueError,
-        match=r"SequencePooling: `mode` must be one of \['last', 'mean'\]; received 'max'",
+        match=r"SequencePooling: `mode` must be one of \['first', 'last', 'mean'\]; received 'max'",
     ):
         SequencePooling("max")
     with pytest.raises(ValueError, match=r"SequencePooling: `inputs` must have rank 3"):

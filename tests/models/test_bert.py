@@ -132,6 +132,25 @@ def test_mean_pooling_classifier_builds_on_a_pretrainer_saved_after_other_models
     np.testing.assert_allclose(np_(classifier(INPUTS)), expected, rtol=1e-4, atol=1e-6)
 
 
+def test_encoder_of_a_pretrainer_without_a_pooler_pools_the_cls_state(tmp_path):
+    # A masked-LM-only pretrainer saves no pooler; `encoder_of` makes a fresh one on the
+    # [CLS] state, as a named layer (no automatic names to clash with the reloaded ones).
+    keras.backend.clear_session()
+    keras.utils.set_random_seed(6)
+    bert_encoder(40, **SIZES)
+    encoder = bert_encoder(40, dropout=0.0, **SIZES)
+    bert_pretrainer(encoder, max_predictions=3, next_sentence=False).save(tmp_path / "p.keras")
+    keras.backend.clear_session()
+    restored = keras.saving.load_model(tmp_path / "p.keras")
+    assert not any(layer.name == "pooler" for layer in restored.layers)
+    recovered = encoder_of(restored)
+    out = recovered(INPUTS)
+    pooler = recovered.get_layer("pooler")
+    expected = np_(pooler(np_(out["sequence_output"])[:, 0]))
+    np.testing.assert_allclose(np_(out["pooled_output"]), expected, rtol=1e-5, atol=1e-6)
+    assert tuple(bert_classifier(recovered, 3)(INPUTS).shape) == (2, 3)
+
+
 class _DropsTheMask(keras.layers.Layer):
     def call(self, x):
         return x
