@@ -23,7 +23,10 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     embedding (Press & Wolf 2017), as BERT's masked-LM head and GPT's softmax use it. Calling
     the one layer twice in a functional model keeps the tie through ``.keras`` saving. With
     ``output_bias`` the reverse call adds a learned bias ``b [V]`` (BERT's); a model that
-    never calls ``reverse`` should not ask for it.
+    never calls ``reverse`` should not ask for it. A model built on a pretrained layer that
+    no longer calls ``reverse`` (a fine-tuned classifier) sets ``output_bias_trainable =
+    False``: the bias is frozen, and stays frozen through ``.keras`` saving (a variable's own
+    ``trainable`` is not saved), so the reloaded model's optimizer state matches.
 
     Args:
         vocab_size: ``V``, token ids ``0..V-1`` (0 is padding).
@@ -31,6 +34,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         embedding_dim: ``D``.
         num_segments: segment ids ``0..num_segments-1`` (0: no segment table).
         output_bias: learn the bias of the reverse projection.
+        output_bias_trainable: whether that bias is trained (settable after building).
         embeddings_initializer: for the three tables (BERT's truncated normal, σ = 0.02).
         **kwargs: standard layer arguments.
 
@@ -61,6 +65,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         embedding_dim: int,
         num_segments: int = 0,
         output_bias: bool = False,
+        output_bias_trainable: bool = True,
         embeddings_initializer: Initializer = "truncated_normal_002",
         **kwargs: Any,
     ) -> None:
@@ -75,8 +80,20 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             )
         self.num_segments = num_segments
         self.output_bias = bool(output_bias)
+        self._output_bias_trainable = bool(output_bias_trainable)
+        self.bias = None
         self.embeddings_initializer = embeddings_initializer
         self.supports_masking = True
+
+    @property
+    def output_bias_trainable(self) -> bool:
+        return self._output_bias_trainable
+
+    @output_bias_trainable.setter
+    def output_bias_trainable(self, value: bool) -> None:
+        self._output_bias_trainable = bool(value)
+        if self.bias is not None:
+            self.bias.trainable = self._output_bias_trainable
 
     def _initializer(self):
         if self.embeddings_initializer == "truncated_normal_002":
@@ -103,7 +120,12 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             )
         self.bias = None
         if self.output_bias:
-            self.bias = self.add_weight(shape=(self.vocab_size,), initializer="zeros", name="bias")
+            self.bias = self.add_weight(
+                shape=(self.vocab_size,),
+                initializer="zeros",
+                trainable=self._output_bias_trainable,
+                name="bias",
+            )
 
     def call(self, inputs, segment_ids=None, start_index=0, reverse=False):
         where = "TokenAndPositionEmbedding: "
@@ -168,6 +190,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
                 "embedding_dim": self.embedding_dim,
                 "num_segments": self.num_segments,
                 "output_bias": self.output_bias,
+                "output_bias_trainable": self._output_bias_trainable,
                 "embeddings_initializer": self.embeddings_initializer
                 if isinstance(self.embeddings_initializer, str)
                 else keras.initializers.serialize(self.embeddings_initializer),

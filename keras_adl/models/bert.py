@@ -207,7 +207,8 @@ def bert_classifier(
     The vector is the encoder's pooled ``[CLS]`` output (``pooling="cls"``, BERT's) or the
     mean of its final states over the real (non-padding) positions (``"mean"``, as
     Sentence-BERT pools). The embedding's output bias (used only by the masked-LM
-    projection) is frozen, as it gets no gradient here.
+    projection) is frozen, as it gets no gradient here, and stays frozen in a reloaded
+    classifier.
 
     Args:
         encoder: a `bert_encoder` (fresh, or `encoder_of` a pretrainer).
@@ -224,9 +225,8 @@ def bert_classifier(
     check_rate("dropout", dropout, where)
     if pooling not in POOLINGS:
         raise ValueError(f"{where}`pooling` must be one of {POOLINGS}; received {pooling!r}.")
-    bias = encoder.get_layer("embedding").bias
-    if bias is not None:
-        bias.trainable = False
+    # Frozen through saving too: a reloaded classifier's optimizer matches the saved one.
+    encoder.get_layer("embedding").output_bias_trainable = False
     if pooling == "cls":
         pooled = encoder.output["pooled_output"]
     else:

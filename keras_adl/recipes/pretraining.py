@@ -590,7 +590,8 @@ class PretrainingRecipe(Recipe):
 
         from keras_adl.models.bert import encoder_of
 
-        source = keras.saving.load_model(os.path.join(init, "model.keras"))
+        # Weights only: fine-tuning compiles its own optimizer, so the run's is not restored.
+        source = keras.saving.load_model(os.path.join(init, "model.keras"), compile=False)
         return encoder_of(source) if model_name == "bert" else source
 
     # -- tune, export, predict -----------------------------------------------------------------

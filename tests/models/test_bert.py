@@ -1,6 +1,8 @@
 """BERT: the encoder's masks, the pretrainer's tied masked-LM projection through saving, the
 encoder recovered for fine-tuning, and masked-LM learning of a planted rule."""
 
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -130,6 +132,31 @@ def test_mean_pooling_classifier_builds_on_a_pretrainer_saved_after_other_models
     states = np_(encoder(INPUTS)["sequence_output"])[:, :8].mean(axis=1)
     expected = np_(classifier.get_layer("classifier")(states))
     np.testing.assert_allclose(np_(classifier(INPUTS)), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_a_trained_classifier_reloads_with_its_optimizer_state(tmp_path):
+    # The embedding's output bias (unused by the classifier) is frozen in the saved config
+    # too, so the reloaded model's optimizer has the saved one's variables, not a warning.
+    keras.utils.set_random_seed(7)
+    encoder = encoder_of(bert_pretrainer(bert_encoder(40, dropout=0.0, **SIZES), 3))
+    classifier = bert_classifier(encoder, 3, dropout=0.0)
+    assert all(w is not encoder.get_layer("embedding").bias for w in classifier.trainable_weights)
+    classifier.compile(
+        keras.optimizers.Adam(1e-2),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    classifier.fit(INPUTS, np.array([0, 1]), epochs=2, verbose=0)
+    classifier.save(tmp_path / "classifier.keras")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        restored = keras.saving.load_model(tmp_path / "classifier.keras")
+    assert len(restored.trainable_weights) == len(classifier.trainable_weights)
+    assert not restored.get_layer("embedding").bias.trainable
+    saved = [np_(v) for v in classifier.optimizer.variables]
+    loaded = [np_(v) for v in restored.optimizer.variables]
+    assert len(loaded) == len(saved) and int(loaded[0]) == 2
+    for a, b in zip(saved, loaded):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_encoder_of_a_pretrainer_without_a_pooler_pools_the_cls_state(tmp_path):
