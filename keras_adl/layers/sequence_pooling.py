@@ -97,6 +97,9 @@ class SequencePooling(keras.layers.Layer):
             # Real steps after t: the reversed cumulative sum from t on, less step t itself.
             later = ops.flip(ops.cumsum(ops.flip(weights, axis=1), axis=1), axis=1) - weights
             weights = weights * ops.cast(ops.equal(later, 0.0), dtype)
+        # Unselected steps are zeroed, not only weighted by 0: a non-finite padded state
+        # (0 · inf = NaN) changes nothing either.
+        x = ops.where(ops.expand_dims(weights, -1) > 0, x, ops.zeros_like(x))
         total = ops.einsum("bt,btd->bd", weights, x)
         if self.mode == "mean":
             total = total / ops.maximum(ops.sum(weights, axis=1, keepdims=True), 1.0)

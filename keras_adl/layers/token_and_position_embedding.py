@@ -24,9 +24,10 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     the one layer twice in a functional model keeps the tie through ``.keras`` saving. With
     ``output_bias`` the reverse call adds a learned bias ``b [V]`` (BERT's); a model that
     never calls ``reverse`` should not ask for it. A model built on a pretrained layer that
-    no longer calls ``reverse`` (a fine-tuned classifier) sets ``output_bias_trainable =
-    False``: the bias is frozen, and stays frozen through ``.keras`` saving (a variable's own
-    ``trainable`` is not saved), so the reloaded model's optimizer state matches.
+    no longer calls ``reverse`` (a fine-tuned classifier) calls
+    ``set_output_bias_trainable(False)``: the bias is frozen, and stays frozen through
+    ``.keras`` saving (a variable's own ``trainable`` is not saved) and through the layer's
+    ``trainable`` switch, so the reloaded model's optimizer state matches.
 
     Args:
         vocab_size: ``V``, token ids ``0..V-1`` (0 is padding).
@@ -34,7 +35,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
         embedding_dim: ``D``.
         num_segments: segment ids ``0..num_segments-1`` (0: no segment table).
         output_bias: learn the bias of the reverse projection.
-        output_bias_trainable: whether that bias is trained (settable after building).
+        output_bias_trainable: whether that bias is trained (`set_output_bias_trainable`).
         embeddings_initializer: for the three tables (BERT's truncated normal, σ = 0.02).
         **kwargs: standard layer arguments.
 
@@ -87,13 +88,29 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
 
     @property
     def output_bias_trainable(self) -> bool:
+        """Whether the reverse projection's bias is trained (with the layer)."""
         return self._output_bias_trainable
 
-    @output_bias_trainable.setter
-    def output_bias_trainable(self, value: bool) -> None:
-        self._output_bias_trainable = bool(value)
-        if self.bias is not None:
-            self.bias.trainable = self._output_bias_trainable
+    def set_output_bias_trainable(self, trainable: bool) -> None:
+        """Trains the reverse projection's bias or freezes it (before or after building).
+        A method, not an assignment: TensorFlow's attribute tracking skips assigning an
+        attribute the object it already holds."""
+        self._output_bias_trainable = bool(trainable)
+        self._sync_bias()
+
+    def _sync_bias(self):
+        if getattr(self, "bias", None) is not None:
+            self.bias.trainable = self.trainable and self._output_bias_trainable
+
+    @property
+    def trainable(self):
+        return keras.layers.Layer.trainable.fget(self)
+
+    @trainable.setter
+    def trainable(self, value):
+        # Keras' switch sets every variable; a frozen output bias stays frozen.
+        keras.layers.Layer.trainable.fset(self, value)
+        self._sync_bias()
 
     def _initializer(self):
         if self.embeddings_initializer == "truncated_normal_002":
@@ -120,12 +137,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             )
         self.bias = None
         if self.output_bias:
-            self.bias = self.add_weight(
-                shape=(self.vocab_size,),
-                initializer="zeros",
-                trainable=self._output_bias_trainable,
-                name="bias",
-            )
+            # Created trainable (so with the layer's other variables), then frozen if asked.
+            self.bias = self.add_weight(shape=(self.vocab_size,), initializer="zeros", name="bias")
+            self._sync_bias()
 
     def call(self, inputs, segment_ids=None, start_index=0, reverse=False):
         where = "TokenAndPositionEmbedding: "

@@ -118,7 +118,9 @@ def bert_pretrainer(
     check_positive_int("max_predictions", max_predictions, f"{name}: ")
     mask_positions = keras.Input((max_predictions,), dtype="int32", name="mask_positions")
     head = MaskedLMHead(name="mlm_head")(encoder.output["sequence_output"], mask_positions)
-    outputs = {"mlm": encoder.get_layer("embedding")(head, reverse=True)}
+    embedding = encoder.get_layer("embedding")
+    embedding.set_output_bias_trainable(True)  # trained here, whatever a classifier set
+    outputs = {"mlm": embedding(head, reverse=True)}
     if next_sentence:
         outputs["nsp"] = keras.layers.Dense(2, name="nsp")(encoder.output["pooled_output"])
     inputs = dict(encoder.input)
@@ -226,7 +228,7 @@ def bert_classifier(
     if pooling not in POOLINGS:
         raise ValueError(f"{where}`pooling` must be one of {POOLINGS}; received {pooling!r}.")
     # Frozen through saving too: a reloaded classifier's optimizer matches the saved one.
-    encoder.get_layer("embedding").output_bias_trainable = False
+    encoder.get_layer("embedding").set_output_bias_trainable(False)
     if pooling == "cls":
         pooled = encoder.output["pooled_output"]
     else:

@@ -1,5 +1,6 @@
-"""SequencePooling: the mean over the real steps, the first and the last real step, padded
-steps change nothing, an all-masked row gives zeros, float16 sums do not overflow, bad arguments named."""
+"""SequencePooling: the mean over the real steps, the first and the last real step; padded
+steps (even non-finite ones) change nothing, an all-masked row gives zeros, float16 sums do
+not overflow, bad arguments named."""
 
 import keras
 import numpy as np
@@ -48,11 +49,13 @@ def test_values_against_the_formulas():
     np.testing.assert_allclose(np_(SequencePooling("first")(H)), H[:, 0], rtol=1e-6)
 
 
+@pytest.mark.portable
 @pytest.mark.parametrize("mode", ["mean", "first", "last"])
 def test_padded_steps_change_nothing_and_an_all_masked_row_gives_zeros(mode):
     layer = SequencePooling(mode)
-    noisy = np.where(MASK[..., None], H, 1e4 * RNG.normal(size=H.shape)).astype("float32")
-    np.testing.assert_array_equal(np_(layer(noisy, mask=MASK)), np_(layer(H, mask=MASK)))
+    for fill in (1e4 * RNG.normal(size=H.shape), np.inf, np.nan):
+        noisy = np.where(MASK[..., None], H, fill).astype("float32")
+        np.testing.assert_array_equal(np_(layer(noisy, mask=MASK)), np_(layer(H, mask=MASK)))
     mask = MASK.copy()
     mask[1] = False
     out = np_(layer(H, mask=mask))

@@ -58,6 +58,41 @@ def test_tied_projection_survives_keras_saving(tmp_path):
     assert len(restored.weights) == 3
 
 
+def names(weights):
+    return sorted(w.path.split("/")[-1] for w in weights)
+
+
+@pytest.mark.portable
+@pytest.mark.parametrize("build_first", [False, True])
+def test_a_frozen_output_bias_stays_frozen_through_the_switch_and_saving(build_first):
+    layer = TokenAndPositionEmbedding(12, 6, 8, output_bias=True)
+    if build_first:
+        layer(IDS)
+    layer.set_output_bias_trainable(False)
+    layer(IDS)
+    assert names(layer.trainable_weights) == ["position_embeddings", "token_embeddings"]
+    layer.trainable = False
+    layer.trainable = True  # Keras' switch sets every variable; the bias stays frozen
+    assert not layer.bias.trainable and len(layer.trainable_weights) == 2
+    config = layer.get_config()
+    assert config["output_bias_trainable"] is False
+    restored = TokenAndPositionEmbedding.from_config(config)
+    restored(IDS)
+    assert not restored.bias.trainable and len(restored.trainable_weights) == 2
+    restored.set_output_bias_trainable(True)
+    assert names(restored.trainable_weights) == ["bias", "position_embeddings", "token_embeddings"]
+    # A config saved before the option existed: the bias trains.
+    del config["output_bias_trainable"]
+    older = TokenAndPositionEmbedding.from_config(config)
+    older(IDS)
+    assert older.bias.trainable
+    # Without an output bias the switch is harmless.
+    plain = TokenAndPositionEmbedding(12, 6, 8)
+    plain.set_output_bias_trainable(False)
+    plain(IDS)
+    assert plain.bias is None and len(plain.trainable_weights) == 2
+
+
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="`max_length` must be"):
         TokenAndPositionEmbedding(12, 0, 8)
