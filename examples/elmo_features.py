@@ -57,7 +57,7 @@ def main(argv=None):
     length = bilm.input.shape[-1]
     windows = [word_windows(docs, MAX_WORDS) for docs in (train, held_out)]
     data = bilm_dataset(windows[0], vocabulary, 32, MAX_WORDS, length, repeat=True)
-    bilm.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2)
+    bilm.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
     held = bilm_dataset(
         windows[1][:1000], vocabulary, 32, MAX_WORDS, length, shuffle=False, drop_remainder=False
     )
@@ -93,7 +93,9 @@ def main(argv=None):
             keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             metrics=["accuracy"],
         )
-        model.fit(batches(train_docs, train_labels, True), epochs=args.epochs, verbose=0)
+        model.fit(
+            batches(train_docs, train_labels, True), epochs=args.epochs, verbose=0, shuffle=False
+        )
         scores = model.evaluate(batches(test_docs, test_labels, False), verbose=0, return_dict=True)
         accuracy[mix] = float(scores["accuracy"])
         weights[mix] = elmo.scalar_mix.mixing_weights()

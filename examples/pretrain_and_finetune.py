@@ -53,7 +53,7 @@ def main(argv=None):
         "pretrain_mlm", "bert", tokenizer.size, total_steps=args.steps, **sizes
     )
     data = RECIPE.mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
-    pretrainer.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2)
+    pretrainer.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
     evaluation = RECIPE.mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(10).cache()
     figures = pretrainer.evaluate(evaluation, verbose=0, return_dict=True)
     targets = np.concatenate([t["mlm"].numpy()[w["mlm"].numpy() > 0] for _, t, w in evaluation])
@@ -82,7 +82,9 @@ def main(argv=None):
             **sizes,
         )
         data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
-        classifier.fit(data.repeat(), steps_per_epoch=steps, epochs=args.epochs, verbose=0)
+        classifier.fit(
+            data.repeat(), steps_per_epoch=steps, epochs=args.epochs, verbose=0, shuffle=False
+        )
         held = RECIPE.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
         results[start] = float(classifier.evaluate(held, verbose=0, return_dict=True)["accuracy"])
         print(f"fine-tuned from {start} weights: held-out accuracy {results[start]:.3f}")
