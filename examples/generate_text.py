@@ -68,7 +68,7 @@ def main(argv=None):
         .repeat()
         .batch(32, drop_remainder=True)
     )
-    model.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2)
+    model.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
     perplexity = model.evaluate(held_inputs, held_targets, verbose=0, return_dict=True)
     counts = np.bincount(targets.ravel(), minlength=tokenizer.size) + 1.0
     unigram = float(np.exp(-np.log(counts / counts.sum())[held_targets.ravel()].mean()))
