@@ -527,3 +527,35 @@ def test_pretraining_benchmark_linear_probe_trains_the_classifier_alone(capsys):
     facts = benchmark.train_for(model, data, minutes=10, steps_cap=4, report_every=2)
     assert facts["steps"] == 4
     assert capsys.readouterr().out.count("over the last 2 steps") == 2
+
+
+def test_pretraining_benchmark_windows_cover_each_text_and_vote_by_log_probability():
+    from keras_adl.recipes.pretraining import RECIPE as PRETRAINING
+    from keras_adl.tasks.pretraining import CLS, PAD, SEP
+
+    benchmark = load_script("benchmarks/pretraining.py")
+    texts = ["Été à Paris\u00a0: très chaud", "Привет мир", "東京大学の学生です 東京 大学", "a"]
+    tokenizer = PRETRAINING.learn_tokenizer(texts * 5, 60)
+    ids = PRETRAINING.token_lists(tokenizer, texts)
+    inputs, labels, owner = benchmark.windows(tokenizer, texts, [3, 1, 2, 0], 6, 2)
+    expected = []  # (text, pieces): windows of 4 from the start, at most 2, full ones only
+    for i, pieces in enumerate(ids):
+        starts = [0] + [s for s in (4,) if len(pieces) >= s + 4]
+        expected += [(i, pieces[s : s + 4]) for s in starts]
+    assert owner.tolist() == [i for i, _ in expected]
+    assert labels.tolist() == [[3, 1, 2, 0][i] for i, _ in expected]
+    for row, (_, pieces) in zip(inputs["token_ids"].tolist(), expected):
+        assert row == ([CLS, *pieces, SEP] + [PAD] * 6)[:6]
+    assert not inputs["segment_ids"].any()
+    assert len(owner) > len(texts)  # some text did split into windows
+
+    class Fixed:  # the windows' logits; text 0's second window outvotes its first
+        def predict(self, x, batch_size, verbose):
+            return np.array([[0.0, 1.0], [5.0, 0.0], [0.0, 2.0], [3.0, 0.0]])
+
+    two = {"token_ids": np.zeros((4, 6), "int32")}
+    assert benchmark.window_accuracy(Fixed(), two, np.array([0, 0, 1, 2]), [0, 1, 0]) == 1.0
+    # Text 1's windows: log-probabilities (-0.007, -5.007) + (-2.127, -0.127): class 0, wrong.
+    assert benchmark.window_accuracy(Fixed(), two, np.array([0, 1, 1, 2]), [1, 1, 0]) == 2 / 3
+    with pytest.raises(SystemExit):
+        benchmark.main(["--windows", "-1"])
