@@ -33,7 +33,8 @@ vocabulary and its 2-layer d = 128 models; fortunes with the documents family's 
   order also depends on the runs before it in the process (one shuffled dataset serves all).
   With ``--windows N`` a fortune is not only its first ``sequence_length - 2`` pieces: it
   trains as up to N consecutive windows of that many pieces, and a held-out fortune is
-  classified by the sum of its windows' log-probabilities (`windows`, `window_accuracy`).
+  classified by the sum of its windows' log-probabilities (`windows`, `window_accuracy`; also
+  reported: the same models on each fortune's first window alone).
 - ``lm``: ``gpt`` and an LSTM LM of about the same parameter count, each for ``--minutes``;
   held-out perplexity against a unigram model (goals: GPT ≤ 0.5× unigram and ≤ the LSTM's).
 """
@@ -352,11 +353,13 @@ def transfer(pretrainer, tokenizer, args):
             .batch(batch, drop_remainder=True)
             .prefetch(2)
         )
+        first_windows = np.flatnonzero(np.diff(owner, prepend=-1))  # each fortune's first
+        first_inputs = {k: v[first_windows] for k, v in held_inputs.items()}
         results["windows"] = {"max": args.windows, "train": len(labels), "held_out": len(owner)}
     rates = args.finetune_rates or [RECIPE.settings("finetune", "bert")["learning_rate"]]
     for start in args.starts:
         for rate in rates:
-            scores = []
+            scores, firsts = [], []  # firsts: each fortune's first window alone (--windows)
             for seed in args.seeds:
                 keras.utils.set_random_seed(seed)
                 encoder = None
@@ -383,10 +386,14 @@ def transfer(pretrainer, tokenizer, args):
                 )
                 if args.windows:
                     scores.append(window_accuracy(model, held_inputs, owner, test_labels))
+                    first_owner = owner[first_windows]
+                    firsts.append(window_accuracy(model, first_inputs, first_owner, test_labels))
                 else:
                     evaluation = model.evaluate(held, verbose=0, return_dict=True)
                     scores.append(float(evaluation["accuracy"]))
             results[f"{start} at {rate:g}"] = {"seeds": list(args.seeds), "accuracy": scores}
+            if args.windows:
+                results[f"{start} at {rate:g}"]["first_window_accuracy"] = firsts
             print(f"  {start} at {rate:g}: {scores}", flush=True)
     return results
 
