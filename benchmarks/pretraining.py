@@ -31,10 +31,11 @@ vocabulary and its 2-layer d = 128 models; fortunes with the documents family's 
   logistic regression (the anchor of ``benchmarks/han.py``); goal: pretrained ≥ random + 3
   points and above the regression. A seed fixes the classifier's initialisation; the data
   order also depends on the runs before it in the process (one shuffled dataset serves all).
-  With ``--windows N`` a fortune is not only its first ``sequence_length - 2`` pieces: it
-  trains as up to N consecutive windows of that many pieces, and a held-out fortune is
-  classified by the sum of its windows' log-probabilities (`windows`, `window_accuracy`; also
-  reported: the same models on each fortune's first window alone).
+  Fine-tuning reads each fortune as the recipe does: up to ``--windows`` (the recipe's
+  default, `FINETUNE_WINDOWS`) consecutive windows of ``sequence_length - 2`` pieces, trained
+  on with its label and classified by the sum of their log-probabilities
+  (`PretrainingRecipe.text_classes`, `make_text_classifier_serving_fn`); ``--windows 1`` reads
+  the first window only. Also reported: the same models on each fortune's first window alone.
 - ``lm``: ``gpt`` and an LSTM LM of about the same parameter count, each for ``--minutes``;
   held-out perplexity against a unigram model (goals: GPT ≤ 0.5× unigram and ≤ the LSTM's).
 """
@@ -274,46 +275,6 @@ def linear_probe(model, data, steps, epochs, learning_rate=1e-3):
             variable.trainable = trainable[id(variable)]
 
 
-def windows(tokenizer, texts, labels, sequence_length, max_windows):
-    """Each text as up to ``max_windows`` consecutive, non-overlapping windows of
-    ``sequence_length - 2`` pieces from its start, each packed as the classifier reads a text
-    (``[CLS] window [SEP]``). A last part shorter than a window is left out, except that a
-    text shorter than one window is its own window (as the recipe reads it).
-
-    Returns:
-        ``(inputs, labels, owner)``: ``{"token_ids", "segment_ids"}`` int32 ``[W, L]``, each
-        window's label, and ``owner[i]``, the index of the text window ``i`` comes from.
-    """
-    import numpy as np
-
-    from keras_adl.recipes.pretraining import RECIPE
-    from keras_adl.tasks.pretraining import pack_inputs
-
-    width = sequence_length - 2
-    pieces, window_labels, owner = [], [], []
-    for i, (ids, label) in enumerate(zip(RECIPE.token_lists(tokenizer, list(texts)), labels)):
-        for start in range(0, max(len(ids) - width, 0) + 1, width)[:max_windows]:
-            pieces.append(ids[start : start + width])
-            window_labels.append(label)
-            owner.append(i)
-    packed = pack_inputs(pieces, sequence_length)
-    inputs = {k: packed[k].numpy() for k in ("token_ids", "segment_ids")}
-    return inputs, np.asarray(window_labels), np.asarray(owner)
-
-
-def window_accuracy(model, inputs, owner, labels):
-    """The accuracy of classifying text ``owner[i]`` by the sum over its windows ``i`` of the
-    model's log-probabilities (`windows`)."""
-    import numpy as np
-
-    logits = np.asarray(model.predict(inputs, batch_size=128, verbose=0), "float64")
-    top = logits.max(axis=1, keepdims=True)
-    log_probs = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
-    sums = np.zeros((len(labels), logits.shape[1]))
-    np.add.at(sums, owner, log_probs)
-    return float(np.mean(sums.argmax(axis=1) == np.asarray(labels)))
-
-
 def transfer(pretrainer, tokenizer, args):
     import keras
     import numpy as np
@@ -322,7 +283,11 @@ def transfer(pretrainer, tokenizer, args):
 
     from keras_adl.models.bert import encoder_of
     from keras_adl.recipes.documents import RECIPE as DOCUMENTS
-    from keras_adl.recipes.pretraining import RECIPE, SIZES
+    from keras_adl.recipes.pretraining import (
+        RECIPE,
+        SIZES,
+        make_text_classifier_serving_fn,
+    )
 
     train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
         "fortunes", args.fortunes, 10**9
@@ -337,29 +302,16 @@ def transfer(pretrainer, tokenizer, args):
         "test_documents": len(test_docs),
     }
     length, batch = SIZES["sequence_length"], 32
-    steps = len(train_docs) // batch
     weights = pretrainer.get_weights()
-    data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
-    held = RECIPE.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
-    if args.windows:
-        import tensorflow as tf
-
-        inputs, labels, _ = windows(tokenizer, train_docs, train_labels, length, args.windows)
-        held_inputs, _, owner = windows(tokenizer, test_docs, test_labels, length, args.windows)
-        steps = len(labels) // batch
-        data = (
-            tf.data.Dataset.from_tensor_slices((inputs, labels))
-            .shuffle(len(labels), seed=0, reshuffle_each_iteration=True)
-            .batch(batch, drop_remainder=True)
-            .prefetch(2)
-        )
-        first_windows = np.flatnonzero(np.diff(owner, prepend=-1))  # each fortune's first
-        first_inputs = {k: v[first_windows] for k, v in held_inputs.items()}
-        results["windows"] = {"max": args.windows, "train": len(labels), "held_out": len(owner)}
+    data = RECIPE.text_classes(
+        tokenizer, train_docs, train_labels, batch, length, True, max_windows=args.windows
+    )
+    steps = int(data.cardinality())
+    results["windows"] = {"max": args.windows, "steps_per_epoch": steps}
     rates = args.finetune_rates or [RECIPE.settings("finetune", "bert")["learning_rate"]]
     for start in args.starts:
         for rate in rates:
-            scores, firsts = [], []  # firsts: each fortune's first window alone (--windows)
+            scores, firsts = [], []  # firsts: each fortune's first window alone
             for seed in args.seeds:
                 keras.utils.set_random_seed(seed)
                 encoder = None
@@ -384,16 +336,16 @@ def transfer(pretrainer, tokenizer, args):
                     verbose=0,
                     shuffle=False,
                 )
-                if args.windows:
-                    scores.append(window_accuracy(model, held_inputs, owner, test_labels))
-                    first_owner = owner[first_windows]
-                    firsts.append(window_accuracy(model, first_inputs, first_owner, test_labels))
-                else:
-                    evaluation = model.evaluate(held, verbose=0, return_dict=True)
-                    scores.append(float(evaluation["accuracy"]))
-            results[f"{start} at {rate:g}"] = {"seeds": list(args.seeds), "accuracy": scores}
-            if args.windows:
-                results[f"{start} at {rate:g}"]["first_window_accuracy"] = firsts
+                for read, figures in ((args.windows, scores), (1, firsts)):
+                    serve = make_text_classifier_serving_fn(
+                        model, "bert", tokenizer, length, names, read
+                    )
+                    figures.append(RECIPE.classifier_accuracy(serve, test_docs, test_labels))
+            results[f"{start} at {rate:g}"] = {
+                "seeds": list(args.seeds),
+                "accuracy": scores,
+                "first_window_accuracy": firsts,
+            }
             print(f"  {start} at {rate:g}: {scores}", flush=True)
     return results
 
@@ -506,9 +458,8 @@ def main(argv=None):
     parser.add_argument(
         "--windows",
         type=int,
-        default=0,
         help="transfer: train on up to this many consecutive windows of each fortune and "
-        "classify a held-out one by all of its windows (default: 0, the first window only)",
+        "classify a held-out one by all of them (default: the recipe's; 1: the first only)",
     )
     parser.add_argument(
         "--mlm-rate",
@@ -545,10 +496,13 @@ def main(argv=None):
         )
     if args.probe_epochs < 0:
         parser.error(f"--probe-epochs must be 0 or more; received {args.probe_epochs}")
-    if args.windows < 0:
-        parser.error(f"--windows must be 0 or more windows; received {args.windows}")
+    if args.windows is not None and args.windows < 1:
+        parser.error(f"--windows must be 1 or more windows; received {args.windows}")
 
-    from keras_adl.recipes.pretraining import RECIPE
+    from keras_adl.recipes.pretraining import FINETUNE_WINDOWS, RECIPE
+
+    if args.windows is None:
+        args.windows = FINETUNE_WINDOWS
 
     start = time.perf_counter()
     results = {}

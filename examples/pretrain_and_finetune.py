@@ -7,7 +7,9 @@ ones (``make data``), or any UTF-8 text with ``--data``: whole documents, dynami
 (`keras_adl.recipes.pretraining`). It prints held-out masked-token accuracy against the
 most-frequent-token baseline, then fine-tunes two classifiers on the fortune topics (the
 documents family's split) — one from the pretrained encoder, one from random weights with the
-same vocabulary — and prints both held-out accuracies.
+same vocabulary — and prints both held-out accuracies. Fine-tuning reads each fortune as the
+recipe does: up to `FINETUNE_WINDOWS` windows of 62 pieces, trained on with its label and
+classified by all of them (`make_text_classifier_serving_fn`).
 
     python examples/pretrain_and_finetune.py --documents 50000 --steps 2000 --out runs/bert
 """
@@ -24,7 +26,12 @@ import numpy as np  # noqa: E402
 
 from keras_adl.models.bert import encoder_of  # noqa: E402
 from keras_adl.recipes.documents import RECIPE as DOCUMENTS  # noqa: E402
-from keras_adl.recipes.pretraining import RECIPE, SIZES  # noqa: E402
+from keras_adl.recipes.pretraining import (  # noqa: E402
+    FINETUNE_WINDOWS,
+    RECIPE,
+    SIZES,
+    make_text_classifier_serving_fn,
+)
 
 
 def parse_args(argv=None):
@@ -67,7 +74,10 @@ def main(argv=None):
         "fortunes", args.fortunes, 10**9
     )
     batch = min(32, len(train_docs))
-    steps = len(train_docs) // batch
+    data = RECIPE.text_classes(
+        tokenizer, train_docs, train_labels, batch, length, True, max_windows=FINETUNE_WINDOWS
+    )
+    steps = int(data.cardinality())
     results = {}
     for start in ("pretrained", "random"):
         keras.utils.set_random_seed(args.seed)
@@ -81,12 +91,13 @@ def main(argv=None):
             pretrained=encoder,
             **sizes,
         )
-        data = RECIPE.text_classes(tokenizer, train_docs, train_labels, batch, length, True)
         classifier.fit(
             data.repeat(), steps_per_epoch=steps, epochs=args.epochs, verbose=0, shuffle=False
         )
-        held = RECIPE.text_classes(tokenizer, test_docs, test_labels, 128, length, False)
-        results[start] = float(classifier.evaluate(held, verbose=0, return_dict=True)["accuracy"])
+        serve = make_text_classifier_serving_fn(
+            classifier, "bert", tokenizer, length, names, FINETUNE_WINDOWS
+        )
+        results[start] = RECIPE.classifier_accuracy(serve, test_docs, test_labels)
         print(f"fine-tuned from {start} weights: held-out accuracy {results[start]:.3f}")
     return {"pretraining": pretraining, "finetuning": results}
 

@@ -44,15 +44,13 @@ def pretraining_vocabulary(pieces):
     return [MASK_PIECE] + pieces
 
 
-def _check_length(sequence_length, minimum, where):
+def _check_length(sequence_length, minimum, where, name="sequence_length"):
     if isinstance(sequence_length, bool) or not isinstance(sequence_length, int):
         raise TypeError(
-            f"{where}`sequence_length` must be an int; received {type(sequence_length).__name__}."
+            f"{where}`{name}` must be an int; received {type(sequence_length).__name__}."
         )
     if sequence_length < minimum:
-        raise ValueError(
-            f"{where}`sequence_length` must be at least {minimum}; received {sequence_length}."
-        )
+        raise ValueError(f"{where}`{name}` must be at least {minimum}; received {sequence_length}.")
 
 
 def _ragged(ids, name, where):
@@ -349,6 +347,48 @@ def sentence_pairs(documents, seed):
     epochs = firsts.shuffle(len(sentences), seed=seed, reshuffle_each_iteration=True).repeat()
     steps = tf.data.Dataset.counter()
     return tf.data.Dataset.zip((steps, epochs)).map(pair, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def text_windows(ids, width, max_windows):
+    """Each text as up to ``max_windows`` consecutive, non-overlapping windows of ``width``
+    pieces from its start, so a classifier that reads ``width`` pieces at a time can read all
+    of a long text. A last part shorter than ``width`` is left out, except that a text shorter
+    than one window (an empty one too) is its own window: text ``b`` of ``n_b`` pieces gives
+    ``min(max_windows, max(1, n_b // width))`` windows.
+
+    Graph-safe (ragged ops only), so a serving function can split its texts.
+
+    Args:
+        ids: ``[B, (n)]`` piece ids: ragged (a tokenizer's output), a list of lists, or dense
+            with 0 padding.
+        width: pieces per window (a classifier's ``sequence_length - 2``: `pack_inputs`,
+            `pack_for_lm`).
+        max_windows: the most windows a text gives; 1 reads each text's first ``width``
+            pieces only.
+
+    Returns:
+        ``(windows, owner)``: int32 ``[W, (<= width)]`` ragged windows, text by text and in
+        order within a text, and int32 ``[W]`` ``owner``, the text each window comes from.
+
+    Example:
+
+    >>> windows, owner = text_windows(tf.ragged.constant([[5, 6, 7, 8, 9], [10]]), 2, 3)
+    >>> windows.to_list(), owner.numpy().tolist()
+    ([[5, 6], [7, 8], [10]], [0, 0, 1])
+    """
+    where = "text_windows: "
+    _check_length(width, 1, where, "width")
+    _check_length(max_windows, 1, where, "max_windows")
+    ids = _ragged(ids, "ids", where)
+    lengths = tf.cast(ids.row_lengths(), tf.int32)
+    counts = tf.minimum(max_windows, tf.maximum(1, lengths // width))
+    owner = tf.repeat(tf.range(tf.shape(lengths)[0]), counts)
+    index = tf.ragged.range(counts).flat_values  # each window's place in its text
+    offsets = index * width
+    starts = tf.gather(tf.cast(ids.row_starts(), tf.int32), owner) + offsets
+    sizes = tf.minimum(width, tf.gather(lengths, owner) - offsets)
+    windows = tf.gather(ids.flat_values, tf.ragged.range(starts, starts + sizes))
+    return windows, owner
 
 
 def lm_windows(token_lists, sequence_length, separator=SEP):

@@ -946,6 +946,7 @@ def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     assert _run([*argv, "--out", finetuned], capsys)[0] == 0
     run = json.load(open(os.path.join(finetuned, "run.json")))
     assert run["weights"] == "pretrained" and 0.0 <= run["metrics"]["held_out_accuracy"] <= 1.0
+    assert run["windows"] == 8 and 0.0 <= run["metrics"]["held_out_first_window_accuracy"] <= 1
     export = str(tmp_path / "ft_export")
     assert _run(["export", finetuned, export], capsys)[0] == 0
     code, out, _ = _run(["predict", export, "science of ça", "Привет мир"], capsys)

@@ -1,5 +1,5 @@
 """Pretraining data: packing with [CLS]/[SEP] and segments, BERT's masking statistics, whole
-words, next-sentence pairs and causal-LM windows."""
+words, next-sentence pairs, causal-LM windows and the windows of a text a classifier reads."""
 
 import numpy as np
 import pytest
@@ -18,6 +18,7 @@ from keras_adl.tasks.pretraining import (
     pack_inputs,
     pretraining_vocabulary,
     sentence_pairs,
+    text_windows,
     word_starts_of,
 )
 from keras_adl.text.wordpiece import WordPieceTokenizer
@@ -153,3 +154,31 @@ def test_pack_for_lm_frames_with_separators_and_shifts_the_targets():
     assert next_ids.numpy().tolist() == [[7, 8, 9, SEP, 0], [5, SEP, 0, 0, 0]]
     with pytest.raises(ValueError, match="pack_for_lm"):
         pack_for_lm([[5]], 2)
+
+
+def test_text_windows_cut_full_windows_from_the_start_up_to_the_cap():
+    lengths = [19, 9, 13, 1, 0, 4]
+    ids = [list(range(10 * i + 5, 10 * i + 5 + n)) for i, n in enumerate(lengths)]
+    windows, owner = text_windows(tf.ragged.constant(ids, dtype=tf.int32), 4, 3)
+    # 19 pieces: four full windows, capped at 3; 9: two, the last piece left out; 13: three;
+    # 1 and 0: shorter than a window, each its own window; 4: exactly one.
+    expected = []
+    for i, pieces in enumerate(ids):
+        count = min(3, max(1, len(pieces) // 4))
+        expected += [(i, pieces[4 * k : 4 * k + 4]) for k in range(count)]
+    assert owner.numpy().tolist() == [i for i, _ in expected] == [0, 0, 0, 1, 1, 2, 2, 2, 3, 4, 5]
+    assert windows.to_list() == [w for _, w in expected]
+    assert windows.dtype == tf.int32 and owner.dtype == tf.int32
+    # One window reads the first pieces only; dense input with 0 padding reads the same.
+    first, owner = text_windows(tf.ragged.constant(ids).to_tensor(), 4, 1)
+    assert first.to_list() == [p[:4] for p in ids] and owner.numpy().tolist() == list(range(6))
+    # In a graph with unknown sizes (a serving function).
+    spec = tf.RaggedTensorSpec([None, None], tf.int32)
+    graph = tf.function(lambda x: text_windows(x, 4, 3), input_signature=[spec])
+    assert graph(tf.ragged.constant(ids, dtype=tf.int32))[0].to_list() == windows.to_list()
+    with pytest.raises(ValueError, match="`width` must be at least 1; received 0"):
+        text_windows(ids, 0, 3)
+    with pytest.raises(ValueError, match="`max_windows` must be at least 1; received 0"):
+        text_windows(ids, 4, 0)
+    with pytest.raises(TypeError, match="`max_windows` must be an int; received float"):
+        text_windows(ids, 4, 2.0)
