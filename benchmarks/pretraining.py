@@ -307,7 +307,16 @@ def transfer(pretrainer, tokenizer, args):
         tokenizer, train_docs, train_labels, batch, length, True, max_windows=args.windows
     )
     steps = int(data.cardinality())
-    results["windows"] = {"max": args.windows, "steps_per_epoch": steps}
+    counts = [
+        len(RECIPE.classifier_windows("bert", tokenizer, docs, length, args.windows)[2])
+        for docs in (train_docs, test_docs)
+    ]
+    results["windows"] = {
+        "max": args.windows,
+        "train": counts[0],
+        "held_out": counts[1],
+        "steps_per_epoch": steps,
+    }
     rates = args.finetune_rates or [RECIPE.settings("finetune", "bert")["learning_rate"]]
     for start in args.starts:
         for rate in rates:

@@ -74,12 +74,13 @@ def main(argv=None):
         "fortunes", args.fortunes, 10**9
     )
     batch = min(32, len(train_docs))
-    data = RECIPE.text_classes(
-        tokenizer, train_docs, train_labels, batch, length, True, max_windows=FINETUNE_WINDOWS
-    )
-    steps = int(data.cardinality())
     results = {}
     for start in ("pretrained", "random"):
+        # Built anew for each start, so both see the same windows in the same order.
+        data = RECIPE.text_classes(
+            tokenizer, train_docs, train_labels, batch, length, True, max_windows=FINETUNE_WINDOWS
+        )
+        steps = int(data.cardinality())
         keras.utils.set_random_seed(args.seed)
         encoder = encoder_of(pretrainer) if start == "pretrained" else None
         classifier = RECIPE.build_model(

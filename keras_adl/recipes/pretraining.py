@@ -368,6 +368,7 @@ class PretrainingRecipe(Recipe):
 
         from keras_adl.tasks.pretraining import pack_for_lm, pack_inputs, text_windows
 
+        _check_classifier(model_name, sequence_length)
         texts = tf.convert_to_tensor(texts, tf.string)
         windows, owner = text_windows(tokenizer.tokenize(texts), sequence_length - 2, max_windows)
         if model_name == "gpt":
@@ -397,6 +398,7 @@ class PretrainingRecipe(Recipe):
         import numpy as np
         import tensorflow as tf
 
+        _check_labels(texts, labels)
         inputs, next_ids, owner = self.classifier_windows(
             model_name, tokenizer, list(texts), sequence_length, max_windows
         )
@@ -418,6 +420,10 @@ class PretrainingRecipe(Recipe):
         on ``texts``, each classified by all the windows it reads."""
         import numpy as np
         import tensorflow as tf
+
+        _check_labels(texts, labels)
+        if not len(texts):
+            raise ValueError("classifier_accuracy: `texts` is empty; expected at least one text.")
 
         classes = [
             serve(tf.constant(list(texts[start : start + batch_size])))["classes"].numpy()
@@ -653,7 +659,8 @@ class PretrainingRecipe(Recipe):
         """Random search over `PretrainingHyperModel` (the Transformer's size and the
         warm-up + cosine schedule; with ``finetune --init`` the schedule only), on held-out
         masked-token accuracy (``pretrain_mlm``), perplexity (``pretrain_lm``) or fortune
-        accuracy (``finetune``)."""
+        accuracy (``finetune``: Keras' validation accuracy, window by window, each window with
+        its fortune's label)."""
         import tensorflow as tf
 
         from keras_adl.recipes.pretraining import PretrainingHyperModel
@@ -775,7 +782,7 @@ class PretrainingRecipe(Recipe):
 
     def predict(self, export_dir, inputs, task_info):
         """``pretrain_lm``: each prompt and its greedy continuation; ``finetune``: each text's
-        class and probability."""
+        class, probability and the number of windows read."""
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
@@ -792,14 +799,39 @@ class PretrainingRecipe(Recipe):
                 print(f"{prompt}\t{text.decode()}")
             return
         outputs = serve(texts=tf.constant(list(inputs)))
-        for text, name, probabilities in zip(
-            inputs, outputs["class_names"].numpy(), outputs["probabilities"].numpy()
+        windows = outputs.get("windows")  # exports from before windows have none
+        windows = windows.numpy() if windows is not None else [None] * len(inputs)
+        for text, name, probabilities, count in zip(
+            inputs, outputs["class_names"].numpy(), outputs["probabilities"].numpy(), windows
         ):
             label = " ".join((text if len(text) <= 40 else text[:37] + "...").split())
-            print(f"{label}\t{name.decode()}\tp={probabilities.max():.3f}")
+            read = f"\twindows={count}" if count is not None else ""
+            print(f"{label}\t{name.decode()}\tp={probabilities.max():.3f}{read}")
 
 
 RECIPE = PretrainingRecipe()
+
+
+def _check_classifier(model_name, sequence_length):
+    if model_name not in INIT_TASKS:
+        raise ValueError(
+            f"`model_name` must be one of {', '.join(map(repr, INIT_TASKS))}; "
+            f"received {model_name!r}."
+        )
+    if isinstance(sequence_length, bool) or not isinstance(sequence_length, int):
+        raise TypeError(
+            f"`sequence_length` must be an int; received {type(sequence_length).__name__}."
+        )
+    if sequence_length < 3:  # [CLS] or [SEP], one piece, [SEP]
+        raise ValueError(f"`sequence_length` must be at least 3; received {sequence_length}.")
+
+
+def _check_labels(texts, labels):
+    if len(labels) != len(texts):
+        raise ValueError(
+            f"`labels` must hold one label per text: {len(texts)} texts; received "
+            f"{len(labels)} labels."
+        )
 
 
 def _split(documents):
@@ -962,12 +994,15 @@ def make_text_classifier_serving_fn(
     of ``sequence_length - 2`` pieces (`PretrainingRecipe.classifier_windows`). Its
     probabilities are the product of its windows' class probabilities, renormalised (the
     softmax of the sum of their log-probabilities), so one confident window can outweigh
-    several unsure ones, and a text of one window gets the model's own probabilities.
+    several unsure ones, and a text of one window gets the model's own probabilities. (A
+    product of posteriors counts the class prior once per window, so a long text leans a
+    little further towards the frequent topics than its windows' evidence alone would.)
     Tokenization and windowing run in the graph: the SavedModel needs only ``tensorflow`` and
     ``tensorflow_text`` to reload.
     """
     import tensorflow as tf
 
+    _check_classifier(model_name, sequence_length)
     names = tf.constant([str(n) for n in class_names])
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")])

@@ -351,8 +351,8 @@ def sentence_pairs(documents, seed):
 
 def text_windows(ids, width, max_windows):
     """Each text as up to ``max_windows`` consecutive, non-overlapping windows of ``width``
-    pieces from its start, so a classifier that reads ``width`` pieces at a time can read all
-    of a long text. A last part shorter than ``width`` is left out, except that a text shorter
+    pieces from its start, so a classifier that reads ``width`` pieces at a time can read
+    more of a long text than its start. A last part shorter than ``width`` is left out, except that a text shorter
     than one window (an empty one too) is its own window: text ``b`` of ``n_b`` pieces gives
     ``min(max_windows, max(1, n_b // width))`` windows.
 

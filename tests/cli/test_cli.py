@@ -942,6 +942,9 @@ def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     code, _, err = _run(["export", mlm, str(tmp_path / "no")], capsys)
     assert code == 1 and "finetune --init RUN" in err
     fortunes = _fortunes_dir(tmp_path / "fortunes")
+    long_fortune = " ".join(["love Été ça the cat sat on the mat."] * 80)  # many windows
+    with open(os.path.join(fortunes, "love.u8"), "a", encoding="utf-8") as f:
+        f.write(f"%\n{long_fortune}\n")
     argv = ["train", "finetune", "--init", mlm, "--data", fortunes, "--epochs", "1"]
     assert _run([*argv, "--out", finetuned], capsys)[0] == 0
     run = json.load(open(os.path.join(finetuned, "run.json")))
@@ -949,8 +952,9 @@ def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     assert run["windows"] == 8 and 0.0 <= run["metrics"]["held_out_first_window_accuracy"] <= 1
     export = str(tmp_path / "ft_export")
     assert _run(["export", finetuned, export], capsys)[0] == 0
-    code, out, _ = _run(["predict", export, "science of ça", "Привет мир"], capsys)
-    assert code == 0 and len(out.strip().splitlines()) == 2
+    code, out, _ = _run(["predict", export, "science of ça", "Привет мир", long_fortune], capsys)
+    windows = [line.split("\t")[-1] for line in out.strip().splitlines()]
+    assert code == 0 and windows[:2] == ["windows=1", "windows=1"] and windows[2] == "windows=8"
     code, _, err = _run(
         ["train", "finetune", "--init", corpus, "--out", str(tmp_path / "x")], capsys
     )

@@ -181,7 +181,6 @@ def test_finetuned_classifier_serving_and_export_read_the_training_windows(tmp_p
     import tensorflow as tf
 
     from keras_adl.recipes.pretraining import make_text_classifier_serving_fn
-    from keras_adl.training.export import export_serving_fn
 
     tokenizer, ids = _window_tokenizer()
     sizes = dict(sequence_length=6, model_dim=16, num_heads=2, intermediate_dim=32, num_layers=1)
@@ -189,6 +188,7 @@ def test_finetuned_classifier_serving_and_export_read_the_training_windows(tmp_p
         "finetune", model_name, tokenizer.size, num_classes=3, jit_compile=False, **sizes
     )
     serve = make_text_classifier_serving_fn(model, model_name, tokenizer, 6, "abc", 3)
+    first = make_text_classifier_serving_fn(model, model_name, tokenizer, 6, "abc", 1)
     outputs = serve(tf.constant(WINDOW_TEXTS))
     # The classifier's logits on the training windows, multiplied text by text.
     data = RECIPE.text_classes(
@@ -203,11 +203,43 @@ def test_finetuned_classifier_serving_and_export_read_the_training_windows(tmp_p
     )
     if model_name == "gpt":
         return  # the export path is the same function; one SavedModel suffices
-    export_dir = str(tmp_path / "export")
-    export_serving_fn(model, export_dir, serve)
-    reloaded = tf.saved_model.load(export_dir).signatures["serving_default"]
-    again = reloaded(texts=tf.constant(WINDOW_TEXTS))
-    np.testing.assert_allclose(
-        again["probabilities"].numpy(), outputs["probabilities"].numpy(), rtol=1e-5, atol=1e-6
-    )
-    assert again["windows"].numpy().tolist() == [3, 2, 3, 1]
+    # The export reads as many windows as the run trained on; a run from before windows, one.
+    import json
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "vocab.json").write_text(json.dumps(tokenizer.get_config()))
+    record = {"task": "finetune", "model": "bert", "settings": {"sequence_length": 6}}
+    record["class_names"] = list("abc")
+    texts = tf.constant(WINDOW_TEXTS)
+    for windows, expected in ((3, outputs), (None, first(texts))):
+        export_dir = str(tmp_path / f"export{windows}")
+        run_record = dict(record, windows=windows) if windows else record
+        RECIPE.export(str(run_dir), run_record, model, export_dir)
+        again = tf.saved_model.load(export_dir).signatures["serving_default"](texts=texts)
+        np.testing.assert_allclose(
+            again["probabilities"].numpy(),
+            expected["probabilities"].numpy(),
+            rtol=1e-5,
+            atol=1e-6,
+        )
+        assert again["windows"].numpy().tolist() == expected["windows"].numpy().tolist()
+    assert first(texts)["windows"].numpy().tolist() == [1, 1, 1, 1]
+
+
+def test_classifier_data_and_serving_refuse_bad_arguments():
+    from keras_adl.recipes.pretraining import make_text_classifier_serving_fn
+
+    tokenizer, _ = _window_tokenizer()
+    with pytest.raises(
+        ValueError, match="`model_name` must be one of 'bert', 'gpt'; received 'GPT'"
+    ):
+        make_text_classifier_serving_fn(None, "GPT", tokenizer, 6, "abc")
+    with pytest.raises(ValueError, match="`sequence_length` must be at least 3; received 2"):
+        RECIPE.classifier_windows("bert", tokenizer, WINDOW_TEXTS, 2)
+    with pytest.raises(TypeError, match="`sequence_length` must be an int; received float"):
+        RECIPE.classifier_windows("gpt", tokenizer, WINDOW_TEXTS, 6.0)
+    with pytest.raises(ValueError, match="one label per text: 4 texts; received 3 labels"):
+        RECIPE.text_classes(tokenizer, WINDOW_TEXTS, [0, 1, 2], 4, 6, False)
+    with pytest.raises(ValueError, match="`texts` is empty"):
+        RECIPE.classifier_accuracy(None, [], [])
