@@ -87,8 +87,9 @@ GENERATE_LENGTH = 48
 # Fine-tuning reads each fortune as up to this many windows of ``sequence_length - 2`` pieces
 # (`text_windows`): it trains on every window with its fortune's label and classifies a fortune
 # by all of its windows. 22% of the training fortunes are longer than one window. Over ten
-# seeds (the 60k-step encoder, RESULTS.md, session 13) eight windows raised the pretrained
-# start to 0.703 (first window only: 0.697 over five) and left random weights at 0.671 (0.674).
+# seeds at 1e-3 (the 60k-step encoder, RESULTS.md, session 14) eight windows gave the
+# pretrained start 0.705 and random weights 0.671 (the first window alone, session 11, five
+# seeds: 0.697 and 0.674); random weights' better rate, 6e-4, gave them 0.678.
 FINETUNE_WINDOWS = 8
 # The pretraining tasks' own options.
 CORPUS_OPTIONS = (
