@@ -20,7 +20,9 @@ reported model is the best of the checkpoints over ``--select-sequences`` more s
 held-out length-30 set (a stopping rule for generalisation that does not depend on the moment
 of convergence); ``--curriculum L0`` trains on copy lengths growing from ``1..L0`` (recall:
 item counts growing from ``2..L0``; repeat copy: lengths and repeat counts from ``1..L0``);
-``--tail-rate F E`` multiplies Adam's rate by F once, at the first evaluation below E bit errors.
+``--tail-rate F E`` multiplies Adam's rate by F once, at the first evaluation below E bit errors;
+``--clipnorm C`` replaces the recipe's global-norm clip (50) and ``--warmup-sequences S`` raises
+Adam's rate linearly from 0 over the first S sequences (then constant).
 
     python benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
     python benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
@@ -45,7 +47,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
-from keras_adl.recipes.memory import RECIPE  # noqa: E402
+from keras_adl.recipes.memory import CLIPNORM, RECIPE, compile_memory_model  # noqa: E402
 from keras_adl.tasks.algorithmic import (  # noqa: E402
     GENERATORS,
     associative_recall_batch,
@@ -80,7 +82,20 @@ def build_model(args, cell=None):
         overrides["sparse_links"] = args.sparse_links
     if args.keep_usage_gradient and cell == "dnc":
         overrides["stop_usage_gradient"] = False
-    return RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
+    model = RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
+    if args.clipnorm is None and args.warmup_sequences is None:
+        return model
+    rate = learning_rate(args, cell)
+    if args.warmup_sequences:  # linear from 0, then constant (alpha=1: no decay)
+        rate = keras.optimizers.schedules.CosineDecay(
+            0.0,
+            decay_steps=1,
+            alpha=1.0,
+            warmup_target=rate,
+            warmup_steps=max(1, args.warmup_sequences // batch_size(args, cell)),
+        )
+    clipnorm = CLIPNORM if args.clipnorm is None else args.clipnorm
+    return compile_memory_model(model, rate, clipnorm=clipnorm, jit_compile=not args.no_jit)
 
 
 def batch_size(args, cell):
@@ -293,6 +308,17 @@ def parse_args(argv=None):
         help="multiply Adam's rate by FACTOR once, at the first evaluation with fewer than "
         "BIT_ERRORS bit errors per sequence (e.g. 0.3 2: a quieter tail after the click)",
     )
+    parser.add_argument(
+        "--clipnorm",
+        type=float,
+        help=f"global gradient-norm clip (default: the recipe's {CLIPNORM:g})",
+    )
+    parser.add_argument(
+        "--warmup-sequences",
+        type=int,
+        metavar="S",
+        help="raise Adam's rate linearly from 0 over the first S sequences, then keep it",
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument(
         "--batch-size", type=int, help="(default: the recipe's for the task and each cell)"
@@ -310,6 +336,12 @@ def parse_args(argv=None):
             "--tail-rate needs a factor in (0, 1) and a positive bit-error level; received "
             f"{args.tail_rate}"
         )
+    if args.clipnorm is not None and not args.clipnorm > 0:
+        parser.error(f"--clipnorm must be positive; received {args.clipnorm}")
+    if args.warmup_sequences is not None and args.warmup_sequences < 1:
+        parser.error(f"--warmup-sequences must be at least 1; received {args.warmup_sequences}")
+    if args.warmup_sequences and args.tail_rate:
+        parser.error("--tail-rate changes a constant rate; it cannot follow --warmup-sequences")
     if args.curriculum is not None:
         if args.task not in Curriculum.SCHEDULES:
             parser.error(
@@ -366,6 +398,9 @@ def main(argv=None):
         sparse += f", rate × {args.tail_rate[0]:g} below {args.tail_rate[1]:g} bit errors"
     sparse += ", DNC usage differentiable in the write weights" if args.keep_usage_gradient else ""
     sparse += "".join(f", {key} = {value}" for key, value in args.set)
+    sparse += "" if args.clipnorm is None else f", global-norm clip {args.clipnorm:g}"
+    if args.warmup_sequences:
+        sparse += f", linear warm-up over {args.warmup_sequences} sequences"
     print(
         f"\ntask {args.task}, Adam ({rates}), batch ({batches}), criterion "
         f"{args.criterion} < 0.1{sparse}"
