@@ -1,10 +1,14 @@
 """Data: synthetic tasks of the papers and loaders of real data in standard formats.
 
-One module per source or task: `algorithmic` (copy, repeat copy, associative recall, priority
-sort), `sorting`, `dates`, `text_pairs`, `gettext_catalogs` (translation catalogs as text
-pairs), `image_sources` (scikit-learn digits, MNIST-format IDX files), `translated_digits`,
-`digit_strips`, `corpora` (the user's labelled documents), `fortunes`, `needle`, and `splits`. The figures that score models on these tasks are in
-`keras_adl.metrics`; token ids are in `keras_adl.conventions`.
+One module per source or task. Re-exported here: `algorithmic` (copy, repeat copy,
+associative recall, priority sort), `sorting`, `dates`, `image_sources` (scikit-learn digits,
+MNIST-format IDX files), `translated_digits`, `digit_strips`, `corpora` (the user's labelled
+documents), `fortunes`, `needle` and `splits`. The text pipelines' modules are imported by their
+own paths: `text_pairs`, `gettext_catalogs` (translation catalogs as text pairs),
+`text_corpora` (plain-text corpora), `skipgrams` (word2vec), `bilm` (ELMo) and `pretraining`
+(packing, masked-LM data and windows, e.g.
+``from keras_adl.tasks.pretraining import text_windows``). The figures that score models on
+these tasks are in `keras_adl.metrics`; token ids are in `keras_adl.conventions`.
 """
 
 from keras_adl.tasks.algorithmic import (
