@@ -143,6 +143,34 @@ def test_memory_benchmark_set_reaches_the_memory_cells_only():
         benchmark.build_model(benchmark.parse_args(["--set", "num_heads=1"]), "ntm")
 
 
+def test_memory_benchmark_clip_and_warmup(capsys):
+    benchmark = load_script("benchmarks/memory_copy.py")
+    small = ["--memory-size", "8", "--set", "controller_units=8"]
+    plain = benchmark.build_model(benchmark.parse_args(small), "ntm").optimizer
+    assert plain.global_clipnorm == memory.CLIPNORM
+    args = benchmark.parse_args(
+        ["--task", "associative_recall", "--clipnorm", "10", "--warmup-sequences", "3200"] + small
+    )
+    optimizer = benchmark.build_model(args, "ntm").optimizer
+    assert optimizer.global_clipnorm == 10.0
+    peak = memory.RECIPE.settings("associative_recall", "ntm")["learning_rate"]
+    schedule = optimizer._learning_rate  # 3200 sequences = 100 steps of 32, then constant
+    rates = [float(schedule(step)) for step in (0, 50, 100, 1000)]
+    np.testing.assert_allclose(rates, [0.0, peak / 2, peak, peak], rtol=1e-6)
+    args = benchmark.parse_args(["--warmup-sequences", "3200", "--learning-rate", "1e-3"] + small)
+    optimizer = benchmark.build_model(args, "dnc").optimizer
+    assert optimizer.global_clipnorm == memory.CLIPNORM
+    assert float(optimizer._learning_rate(10_000)) == pytest.approx(1e-3)
+    for bad, message in (
+        (["--clipnorm", "0"], "--clipnorm must be positive; received 0.0"),
+        (["--warmup-sequences", "0"], "--warmup-sequences must be at least 1; received 0"),
+        (["--warmup-sequences", "10", "--tail-rate", "0.3", "2"], "cannot follow"),
+    ):
+        with pytest.raises(SystemExit):
+            benchmark.parse_args(bad)
+        assert message in capsys.readouterr().err
+
+
 def test_memory_controller_and_write_heads_are_recipe_settings():
     benchmark = load_script("benchmarks/memory_copy.py")
     args = benchmark.parse_args(
