@@ -45,6 +45,17 @@ class CLIError(Exception):
     """An error reported to the user as one line."""
 
 
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends ``(default: …)`` only where the help does not already say it and there is a
+    default to show (not ``None``, a required option or a flag's ``False``)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "(default" in text or action.default in (None, False) or action.required:
+            return text
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"{PROG}: error: {message}\n")
@@ -118,7 +129,7 @@ def _task_parser(command, recipe, task):
     parser = _Parser(
         prog=f"{PROG} {command} {task.name}",
         description=f"{task.description} ({recipe.family} family).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsHelpFormatter,
     )
     parser.add_argument(
         "--model", choices=None, default=task.models[0], help=f"one of {', '.join(task.models)}"

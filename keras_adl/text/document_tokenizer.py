@@ -62,7 +62,10 @@ class DocumentTokenizer:
 
     Splitting rules (all in-graph, on UTF-8 text):
 
-    * The right single quotation mark ``’`` is first read as an apostrophe ``'``.
+    * Text is first put in Unicode normal form NFC (``tensorflow_text.normalize_utf8``):
+      canonically equivalent spellings are one word (``"e"`` + combining acute accent is
+      ``"é"``), while compatibility characters are kept (``"ﬁ"`` is not ``"fi"``).
+    * The right single quotation mark ``’`` is read as an apostrophe ``'``.
     * **Sentences** (``tensorflow_text.regex_split``): a sentence ends at a run of
       ``.``, ``!`` or ``?`` (with any closing quotes or brackets: ``"``, ``'``, ``”``,
       ``)``, ``]``) followed by whitespace or the end of the text
@@ -70,8 +73,9 @@ class DocumentTokenizer:
       i.e. a blank line (``\\n\\s*\\n``). A single newline inside a sentence is ordinary
       whitespace.
     * **Lower-casing** (if ``lowercase``): ``tf.strings.lower(..., encoding="utf-8")``, i.e.
-      Unicode-aware lower-casing *without* normalisation (``"ß"`` stays ``"ß"``; unlike
-      ``tensorflow_text.case_fold_utf8``, which would also apply NFKC and give ``"ss"``).
+      Unicode-aware lower-casing *without* case folding or NFKC (``"ß"`` stays ``"ß"``;
+      unlike ``tensorflow_text.case_fold_utf8``, which would also apply NFKC and give
+      ``"ss"``).
     * **Words** (``tensorflow_text.regex_split``): runs of Unicode letters, digits and
       combining marks (``\\pL``, ``\\pN``, ``\\pM``: ``é``, ``ß``, ``中`` are word characters)
       with apostrophes allowed inside (``don't``, ``o'clock``); leading and trailing
@@ -171,7 +175,8 @@ class DocumentTokenizer:
         """Words of each sentence of each document: a ``tf.RaggedTensor`` of strings
         ``[B, (S), (W)]``, not truncated (see the class docstring for the rules)."""
         documents = self._documents(documents)
-        text = tf.strings.regex_replace(documents, _RIGHT_SINGLE_QUOTE, "'")
+        text = tf_text.normalize_utf8(documents, "NFC")
+        text = tf.strings.regex_replace(text, _RIGHT_SINGLE_QUOTE, "'")
         sentences = tf_text.regex_split(text, _SENTENCE_DELIMITER)
         if self.lowercase:
             sentences = tf.strings.lower(sentences, encoding="utf-8")

@@ -765,7 +765,12 @@ def test_task_help_shows_its_own_options_and_defaults(capsys):
     out = capsys.readouterr().out
     assert "--max-length" not in out and "(default: 32)" in out  # the batch of the NTM recipe
     assert cli.main(["train", "associative_recall", "--help"]) == 0
-    assert "(default: 32; dnc 16)" in " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: 32; dnc 16)" in out
+    # each default said once, and no "(default: None)" for options without one
+    assert "(default: None)" not in out and "(default: False)" not in out
+    assert "(default: 32; dnc 16) (default" not in out
+    assert "--epochs EPOCHS passes over the training data (default: " in out
 
 
 def test_train_batch_size_defaults_to_the_models(tmp_path):

@@ -48,13 +48,25 @@ def test_sentence_rules():
     ]
 
 
-def test_unicode_words_kept_and_lowercased_without_normalisation():
+def test_unicode_words_kept_and_lowercased_without_case_folding():
     tok = DocumentTokenizer([])
     assert _split(tok, ["Éclair à la CRÈME, Straße 中文 naïve_x."]) == [
         [["éclair", "à", "la", "crème", "straße", "中文", "naïve", "x"]]
     ]
     cased = DocumentTokenizer([], lowercase=False)
     assert _split(cased, ["Éclair Straße"]) == [[["Éclair", "Straße"]]]
+
+
+def test_canonically_equivalent_spellings_are_one_word():
+    # "E" + U+0301 (combining acute) is "É" in NFC; the ligature "ﬁ" is kept (no NFKC)
+    decomposed = "E\u0301clair cre\u0300me Мои\u0306 ﬁn"
+    tok = DocumentTokenizer(["éclair", "crème", "мой"])
+    assert _split(tok, [decomposed]) == [[["éclair", "crème", "мой", "ﬁn"]]]
+    composed = tok.encode(tf.constant(["Éclair crème мой"])).numpy()
+    np.testing.assert_array_equal(
+        tok.encode(tf.constant([decomposed])).numpy()[..., :3], composed[..., :3]
+    )
+    assert list(composed[0, 0, :3]) == [4, 5, 6]
 
 
 def test_apostrophes_inside_words_only():
