@@ -85,7 +85,7 @@ def build_model(args, cell=None):
     model = RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
     if args.clipnorm is None and args.warmup_sequences is None:
         return model
-    rate = learning_rate(args, cell)
+    rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))  # --set's too
     if args.warmup_sequences:  # linear from 0, then constant (alpha=1: no decay)
         rate = keras.optimizers.schedules.CosineDecay(
             0.0,

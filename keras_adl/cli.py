@@ -47,11 +47,12 @@ class CLIError(Exception):
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Appends ``(default: …)`` only where the help does not already say it and there is a
-    default to show (not ``None``, a required option or a flag's ``False``)."""
+    default to show (not ``None``, ``""`` or a flag's ``False``)."""
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if "(default" in text or action.default in (None, False) or action.required:
+        default = action.default
+        if "(default" in text or default is None or default is False or default == "":
             return text
         return super()._get_help_string(action)
 
@@ -199,7 +200,7 @@ def _task_parser(command, recipe, task):
             help="delete the run that --out holds and start fresh",
         )
     else:
-        parser.add_argument("--trials", type=int, default=4)
+        parser.add_argument("--trials", type=int, default=4, help="models tried")
     return parser
 
 

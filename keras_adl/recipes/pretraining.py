@@ -93,7 +93,11 @@ GENERATE_LENGTH = 48
 FINETUNE_WINDOWS = 8
 # The pretraining tasks' own options.
 CORPUS_OPTIONS = (
-    Option("--data", "a text file or directory, gcide.dict.dz or WordNet", "path"),
+    Option(
+        "--data",
+        "a text file or directory, gcide.dict.dz or WordNet (default: GCIDE + fortunes)",
+        "path",
+    ),
     Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
     Option("--steps", "training steps per epoch (default: one pass)", int),
 )

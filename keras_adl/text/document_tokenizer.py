@@ -9,6 +9,7 @@ ops) but not keras_adl.
 
 import collections
 import numbers
+import unicodedata
 
 import numpy as np
 import tensorflow as tf
@@ -90,7 +91,8 @@ class DocumentTokenizer:
     ``</s>`` = 2 are left unused, so an id means the same in every vocabulary).
 
     Args:
-        vocabulary: list of words (without the specials), e.g. from `build`.
+        vocabulary: list of words (without the specials), e.g. from `build`; kept in NFC
+            (a decomposed word is composed, so it matches the text).
         max_sentences: ``S``, the number of sentences kept per document.
         max_words: ``W``, the number of words kept per sentence.
         lowercase: lower-case the text before splitting it into words (the vocabulary should
@@ -110,11 +112,15 @@ class DocumentTokenizer:
     """
 
     def __init__(self, vocabulary, max_sentences=15, max_words=30, lowercase=True):
-        self.vocabulary = _check_strings("vocabulary", vocabulary)
+        # In NFC, as the text is: a word given decomposed still matches (it would never match
+        # otherwise, since `split` composes every text first).
+        self.vocabulary = [
+            unicodedata.normalize("NFC", w) for w in _check_strings("vocabulary", vocabulary)
+        ]
         duplicates = sorted(w for w, c in collections.Counter(self.vocabulary).items() if c > 1)
         if duplicates:
             raise ValueError(
-                f"`vocabulary` must not repeat words; received duplicates {duplicates[:5]!r}."
+                f"`vocabulary` must not repeat words (in NFC); received duplicates {duplicates[:5]!r}."
             )
         if "" in self.vocabulary:
             raise ValueError(

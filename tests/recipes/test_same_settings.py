@@ -161,6 +161,18 @@ def test_memory_benchmark_clip_and_warmup(capsys):
     optimizer = benchmark.build_model(args, "dnc").optimizer
     assert optimizer.global_clipnorm == memory.CLIPNORM
     assert float(optimizer._learning_rate(10_000)) == pytest.approx(1e-3)
+    # the warm-up counts the cell's own batches (the DNC's recall batch: 16), and a rate
+    # given by --set survives the re-compilation
+    rate = ["--memory-size", "8", "--set", "learning_rate=1e-3", "controller_units=8"]
+    args = benchmark.parse_args(
+        ["--task", "associative_recall", "--warmup-sequences", "3200"] + rate
+    )
+    schedule = benchmark.build_model(args, "dnc").optimizer._learning_rate  # 200 steps of 16
+    np.testing.assert_allclose([float(schedule(s)) for s in (100, 200)], [5e-4, 1e-3], rtol=1e-6)
+    args = benchmark.parse_args(["--clipnorm", "10"] + rate)
+    optimizer = benchmark.build_model(args, "ntm").optimizer
+    assert float(optimizer.learning_rate) == pytest.approx(1e-3)
+    assert optimizer.global_clipnorm == 10.0
     for bad, message in (
         (["--clipnorm", "0"], "--clipnorm must be positive; received 0.0"),
         (["--warmup-sequences", "0"], "--warmup-sequences must be at least 1; received 0"),

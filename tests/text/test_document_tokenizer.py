@@ -67,6 +67,13 @@ def test_canonically_equivalent_spellings_are_one_word():
         tok.encode(tf.constant([decomposed])).numpy()[..., :3], composed[..., :3]
     )
     assert list(composed[0, 0, :3]) == [4, 5, 6]
+    # a vocabulary given decomposed is composed too, and still matches either spelling
+    nfd = DocumentTokenizer(["e\u0301clair"])
+    assert nfd.vocabulary == ["éclair"]
+    for text in ("Éclair", "E\u0301clair"):
+        assert nfd.encode(tf.constant([text])).numpy()[0, 0, 0] == 4
+    with pytest.raises(ValueError, match=r"must not repeat words \(in NFC\)"):
+        DocumentTokenizer(["éclair", "e\u0301clair"])
 
 
 def test_apostrophes_inside_words_only():
