@@ -4,9 +4,9 @@
 subword vocabulary every text family shares) tokenize in-graph with tensorflow-text.
 `TextPairTokenizer` and `WordPieceTokenizer` first apply the Unicode normalisation of
 `keras_adl.text.normalization` (NFKC and full case folding); `DocumentTokenizer` applies NFC
-and Unicode lower-casing (its class docstring gives the rules). `CharVocabulary` is plain numpy. The tensorflow-text tokenizers
-are imported on first use, so ``from keras_adl.text import CharVocabulary`` does not load
-tensorflow-text.
+and Unicode lower-casing (its class docstring gives the rules). `CharVocabulary` is plain
+numpy. The tensorflow-text tokenizers are imported on first use, so
+``from keras_adl.text import CharVocabulary`` does not load tensorflow-text.
 """
 
 import importlib

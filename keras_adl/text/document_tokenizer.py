@@ -120,7 +120,8 @@ class DocumentTokenizer:
         duplicates = sorted(w for w, c in collections.Counter(self.vocabulary).items() if c > 1)
         if duplicates:
             raise ValueError(
-                f"`vocabulary` must not repeat words (in NFC); received duplicates {duplicates[:5]!r}."
+                "`vocabulary` must not repeat words (in NFC); received duplicates "
+                f"{duplicates[:5]!r}."
             )
         if "" in self.vocabulary:
             raise ValueError(
