@@ -22,7 +22,9 @@ of convergence); ``--curriculum L0`` trains on copy lengths growing from ``1..L0
 item counts growing from ``2..L0``; repeat copy: lengths and repeat counts from ``1..L0``);
 ``--tail-rate F E`` multiplies Adam's rate by F once, at the first evaluation below E bit errors;
 ``--clipnorm C`` replaces the recipe's global-norm clip (50) and ``--warmup-sequences S`` raises
-Adam's rate linearly from 0 over the first S sequences (then constant).
+the rate linearly from 0 over the first S sequences (then constant); ``--optimizer rmsprop``
+trains with the NTM paper's RMSProp instead of Adam, as pytorch-ntm sets it (1e-4, momentum 0.9,
+rho 0.95, each gradient clipped to ±10).
 
     python benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
     python benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
@@ -56,6 +58,10 @@ from keras_adl.tasks.algorithmic import (  # noqa: E402
     task_dataset,
 )
 
+# The NTM paper's optimiser as pytorch-ntm sets it (--optimizer rmsprop): RMSProp with
+# momentum 0.9, rho 0.95, learning rate 1e-4, each gradient element clipped to [-10, 10].
+RMSPROP_RATE = 1e-4
+
 ANCHORS = {"Graves 2014": 100_000, "pytorch-ntm (batch 1)": 17_000, "target": 30_000}
 
 
@@ -83,9 +89,11 @@ def build_model(args, cell=None):
     if args.keep_usage_gradient and cell == "dnc":
         overrides["stop_usage_gradient"] = False
     model = RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
-    if args.clipnorm is None and args.warmup_sequences is None:
+    if args.clipnorm is None and args.warmup_sequences is None and args.optimizer == "adam":
         return model
     rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))  # --set's too
+    if args.optimizer == "rmsprop" and args.learning_rate is None:
+        rate = RMSPROP_RATE
     if args.warmup_sequences:  # linear from 0, then constant (alpha=1: no decay)
         rate = keras.optimizers.schedules.CosineDecay(
             0.0,
@@ -95,7 +103,12 @@ def build_model(args, cell=None):
             warmup_steps=max(1, args.warmup_sequences // batch_size(args, cell)),
         )
     clipnorm = CLIPNORM if args.clipnorm is None else args.clipnorm
-    return compile_memory_model(model, rate, clipnorm=clipnorm, jit_compile=not args.no_jit)
+    optimizer = None
+    if args.optimizer == "rmsprop":  # pytorch-ntm's: each gradient clipped to +-10
+        optimizer = keras.optimizers.RMSprop(rate, rho=0.95, momentum=0.9, clipvalue=10.0)
+    return compile_memory_model(
+        model, rate, clipnorm=clipnorm, jit_compile=not args.no_jit, optimizer=optimizer
+    )
 
 
 def batch_size(args, cell):
@@ -104,9 +117,11 @@ def batch_size(args, cell):
 
 
 def learning_rate(args, cell):
-    """Adam's learning rate of ``cell`` in this run."""
+    """The optimiser's learning rate of ``cell`` in this run."""
     if args.learning_rate is not None:
         return args.learning_rate
+    if args.optimizer == "rmsprop":
+        return RMSPROP_RATE
     return RECIPE.settings(args.task, cell)["learning_rate"]
 
 
@@ -270,7 +285,15 @@ def parse_args(argv=None):
     parser.add_argument(
         "--learning-rate",
         type=float,
-        help="Adam's learning rate (default: the recipe's for each cell)",
+        help="the optimiser's learning rate (default: the recipe's for each cell; 1e-4 with "
+        "--optimizer rmsprop)",
+    )
+    parser.add_argument(
+        "--optimizer",
+        default="adam",
+        choices=["adam", "rmsprop"],
+        help="adam: the recipe's (global-norm clip); rmsprop: the NTM paper's RMSProp as "
+        "pytorch-ntm sets it (momentum 0.9, rho 0.95, each gradient clipped to +-10)",
     )
     parser.add_argument("--cells", nargs="+", default=["ntm", "dnc", "lstm"])
     parser.add_argument("--memory-size", type=int, help="slots N (default: the recipe's 128)")
@@ -340,6 +363,8 @@ def parse_args(argv=None):
         parser.error(f"--clipnorm must be positive; received {args.clipnorm}")
     if args.warmup_sequences is not None and args.warmup_sequences < 1:
         parser.error(f"--warmup-sequences must be at least 1; received {args.warmup_sequences}")
+    if args.optimizer == "rmsprop" and args.clipnorm is not None:
+        parser.error("--clipnorm is Adam's global clip; --optimizer rmsprop clips each gradient")
     if args.warmup_sequences and args.tail_rate:
         parser.error("--tail-rate changes a constant rate; it cannot follow --warmup-sequences")
     if args.curriculum is not None:
@@ -401,8 +426,9 @@ def main(argv=None):
     sparse += "" if args.clipnorm is None else f", global-norm clip {args.clipnorm:g}"
     if args.warmup_sequences:
         sparse += f", linear warm-up over {args.warmup_sequences} sequences"
+    optimizer = "Adam" if args.optimizer == "adam" else "RMSProp (momentum 0.9, clip 10)"
     print(
-        f"\ntask {args.task}, Adam ({rates}), batch ({batches}), criterion "
+        f"\ntask {args.task}, {optimizer} ({rates}), batch ({batches}), criterion "
         f"{args.criterion} < 0.1{sparse}"
     )
     print(

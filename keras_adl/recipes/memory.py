@@ -65,7 +65,7 @@ LONGER_LENGTHS = (30, 50)  # copy: generalisation beyond the training lengths 1-
 
 
 def compile_memory_model(
-    model, learning_rate=MEMORY_LEARNING_RATE, clipnorm=CLIPNORM, jit_compile=True
+    model, learning_rate=MEMORY_LEARNING_RATE, clipnorm=CLIPNORM, jit_compile=True, optimizer=None
 ):
     """Compiles with Adam 3e-3, global-norm clip 50 and the per-sequence bit loss.
 
@@ -88,6 +88,9 @@ def compile_memory_model(
         clipnorm: global gradient-norm clip.
         jit_compile: compile the train step with XLA (leave off under ``MirroredStrategy`` on
             logical CPUs).
+        optimizer: a Keras optimizer to train with instead of
+            ``Adam(learning_rate, global_clipnorm=clipnorm)`` (``learning_rate`` and
+            ``clipnorm`` are then unused).
 
     Returns:
         ``model``, compiled.
@@ -105,7 +108,11 @@ def compile_memory_model(
     from keras_adl.metrics import BitErrorsPerSequence, BitsPerSequence, SequenceBitCrossEntropy
 
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate, global_clipnorm=clipnorm),
+        optimizer=(
+            keras.optimizers.Adam(learning_rate, global_clipnorm=clipnorm)
+            if optimizer is None
+            else optimizer
+        ),
         loss=SequenceBitCrossEntropy(),
         weighted_metrics=[BitErrorsPerSequence(), BitsPerSequence()],
         jit_compile=jit_compile,
