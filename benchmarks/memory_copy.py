@@ -7,11 +7,12 @@ cost of < 0.1 bits; the anchor ratios in the table are the copy task's.)
 Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors, lengths 1–20
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
 write head (the DNC: 4 read heads on the other tasks), shifts −1..1, Adam 5e-3 on copy and
-3e-3 on the other tasks (the NTM on associative recall: 2e-3; the anchors': 1e-3), global-norm
-clip 50, batch 32 (the DNC on associative recall: 16), loss on the answer phase: the models,
-compile recipe and batch sizes of ``keras-adl train TASK`` (`keras_adl.recipes.memory`;
+3e-3 on the other tasks (the anchors': 1e-3), global-norm clip 50, batch 32 (the DNC on
+associative recall: 16); the NTM on associative recall: the NTM paper's RMSProp at 1e-4 on
+single episodes (batch 1); loss on the answer phase: the models, compile recipe and batch
+sizes of ``keras-adl train TASK`` (`keras_adl.recipes.memory`; ``--optimizer``,
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).
-Every ``--eval-every`` steps the model is evaluated on a fixed held-out set of 640 sequences
+Every ``--eval-every`` steps (default: 25, and at least 400 sequences) the model is evaluated on a fixed held-out set of 640 sequences
 (lengths 1–20); "converged" is the first evaluation with fewer than 0.1 bit errors per
 sequence. Reported: sequences seen at convergence (median over seeds), against the anchors
 (Graves ≤ 100k; pytorch-ntm ≈ 17k; target ≤ 30k), then the bit error rate of the converged NTM
@@ -20,11 +21,11 @@ reported model is the best of the checkpoints over ``--select-sequences`` more s
 held-out length-30 set (a stopping rule for generalisation that does not depend on the moment
 of convergence); ``--curriculum L0`` trains on copy lengths growing from ``1..L0`` (recall:
 item counts growing from ``2..L0``; repeat copy: lengths and repeat counts from ``1..L0``);
-``--tail-rate F E`` multiplies Adam's rate by F once, at the first evaluation below E bit errors;
+``--tail-rate F E`` multiplies the rate by F once, at the first evaluation below E bit errors;
 ``--clipnorm C`` replaces the recipe's global-norm clip (50) and ``--warmup-sequences S`` raises
 the rate linearly from 0 over the first S sequences (then constant); ``--optimizer rmsprop``
-trains with the NTM paper's RMSProp instead of Adam, as pytorch-ntm sets it (1e-4, momentum 0.9,
-rho 0.95, each gradient clipped to ±10).
+trains with the NTM paper's RMSProp, as pytorch-ntm sets it (1e-4, momentum 0.9, rho 0.95, each
+gradient clipped to ±10), and ``--optimizer adam`` with the recipe's Adam.
 
     python benchmarks/memory_copy.py --cells ntm --seeds 0 1 2
     python benchmarks/memory_copy.py --cells dnc lstm --seeds 0 --max-sequences 60000
@@ -49,7 +50,14 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
-from keras_adl.recipes.memory import CLIPNORM, RECIPE, compile_memory_model  # noqa: E402
+from keras_adl.recipes.memory import (  # noqa: E402
+    CLIPNORM,
+    MEMORY_LEARNING_RATE,
+    OPTIMIZERS,
+    RECIPE,
+    RMSPROP_LEARNING_RATE,
+    compile_memory_model,
+)
 from keras_adl.tasks.algorithmic import (  # noqa: E402
     GENERATORS,
     associative_recall_batch,
@@ -58,9 +66,9 @@ from keras_adl.tasks.algorithmic import (  # noqa: E402
     task_dataset,
 )
 
-# The NTM paper's optimiser as pytorch-ntm sets it (--optimizer rmsprop): RMSProp with
-# momentum 0.9, rho 0.95, learning rate 1e-4, each gradient element clipped to [-10, 10].
-RMSPROP_RATE = 1e-4
+# An optimiser's rate when --optimizer replaces the recipe's: the recipe's Adam rate for the
+# memory cells, the NTM paper's 1e-4 for RMSProp.
+OPTIMIZER_RATES = {"adam": MEMORY_LEARNING_RATE, "rmsprop": RMSPROP_LEARNING_RATE}
 
 ANCHORS = {"Graves 2014": 100_000, "pytorch-ntm (batch 1)": 17_000, "target": 30_000}
 
@@ -75,13 +83,14 @@ def bit_error_rate(model, length, num_sequences=64, seed=99):
 
 def build_model(args, cell=None):
     """The compiled model ``keras-adl train TASK --model CELL`` trains (``cell``: the first of
-    ``--cells`` by default), with ``--learning-rate``, ``--memory-size`` and (DNC)
-    ``--sparse-links`` and ``--keep-usage-gradient`` if given, and the memory cells'
+    ``--cells`` by default), with ``--optimizer``, ``--learning-rate``, ``--memory-size`` and
+    (DNC) ``--sparse-links`` and ``--keep-usage-gradient`` if given, and the memory cells'
     ``--set`` overrides."""
     cell = cell or args.cells[0]
     overrides = {} if cell == "lstm" else dict(args.set)
-    if args.learning_rate is not None:
-        overrides["learning_rate"] = args.learning_rate
+    if args.optimizer is not None:
+        overrides["optimizer"] = args.optimizer
+    overrides["learning_rate"] = learning_rate(args, cell)
     if args.memory_size is not None and cell != "lstm":
         overrides["memory_size"] = args.memory_size
     if args.sparse_links is not None and cell == "dnc":
@@ -89,11 +98,15 @@ def build_model(args, cell=None):
     if args.keep_usage_gradient and cell == "dnc":
         overrides["stop_usage_gradient"] = False
     model = RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
-    if args.clipnorm is None and args.warmup_sequences is None and args.optimizer == "adam":
+    if args.clipnorm is None and args.warmup_sequences is None:
         return model
-    rate = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))  # --set's too
-    if args.optimizer == "rmsprop" and args.learning_rate is None:
-        rate = RMSPROP_RATE
+    optimizer = optimizer_of(args, cell)
+    if optimizer != "adam" and args.clipnorm is not None:
+        raise ValueError(
+            f"--clipnorm is Adam's global clip; {cell} on {args.task} trains with {optimizer}, "
+            "which clips each gradient"
+        )
+    rate = overrides["learning_rate"]
     if args.warmup_sequences:  # linear from 0, then constant (alpha=1: no decay)
         rate = keras.optimizers.schedules.CosineDecay(
             0.0,
@@ -103,9 +116,6 @@ def build_model(args, cell=None):
             warmup_steps=max(1, args.warmup_sequences // batch_size(args, cell)),
         )
     clipnorm = CLIPNORM if args.clipnorm is None else args.clipnorm
-    optimizer = None
-    if args.optimizer == "rmsprop":  # pytorch-ntm's: each gradient clipped to +-10
-        optimizer = keras.optimizers.RMSprop(rate, rho=0.95, momentum=0.9, clipvalue=10.0)
     return compile_memory_model(
         model, rate, clipnorm=clipnorm, jit_compile=not args.no_jit, optimizer=optimizer
     )
@@ -116,13 +126,26 @@ def batch_size(args, cell):
     return args.batch_size or RECIPE.task(args.task).batch_size_of(cell)
 
 
+def optimizer_of(args, cell):
+    """The optimiser of ``cell`` in this run: ``--optimizer`` or the recipe's."""
+    if args.optimizer:
+        return args.optimizer
+    given = {} if cell == "lstm" else dict(args.set)
+    return given.get("optimizer", RECIPE.settings(args.task, cell)["optimizer"])
+
+
 def learning_rate(args, cell):
-    """The optimiser's learning rate of ``cell`` in this run."""
+    """The optimiser's learning rate of ``cell`` in this run: ``--learning-rate``, a
+    ``--set learning_rate=…``, the recipe's for its optimiser, or the paper's 1e-4 when
+    ``--optimizer rmsprop`` replaces the recipe's Adam."""
     if args.learning_rate is not None:
         return args.learning_rate
-    if args.optimizer == "rmsprop":
-        return RMSPROP_RATE
-    return RECIPE.settings(args.task, cell)["learning_rate"]
+    settings = RECIPE.settings(args.task, cell)
+    if cell != "lstm" and "learning_rate" in dict(args.set):
+        return dict(args.set)["learning_rate"]
+    if optimizer_of(args, cell) != settings["optimizer"]:
+        return OPTIMIZER_RATES[optimizer_of(args, cell)]
+    return settings["learning_rate"]
 
 
 class Curriculum:
@@ -187,9 +210,15 @@ class Curriculum:
             self.length = min(self.largest, self.length + self.step)
 
 
+def eval_every(args, batch):
+    """Training steps between evaluations: ``--eval-every``, else 25 steps and at least 400
+    sequences (400 steps at batch 1)."""
+    return args.eval_every or max(25, -(-400 // batch))
+
+
 def train_interval(model, data, curriculum, args, batch):
-    """``--eval-every`` training steps on the task's batches (or the curriculum's)."""
-    for _ in range(args.eval_every):
+    """`eval_every` training steps on the task's batches (or the curriculum's)."""
+    for _ in range(eval_every(args, batch)):
         x, y, w = next(data) if curriculum is None else curriculum.batch(batch)
         model.train_on_batch(x, y, sample_weight=w)
 
@@ -207,7 +236,7 @@ def run(cell, seed, args):
     converged = dropped_at = None
     while steps * batch < args.max_sequences:
         train_interval(model, data, curriculum, args, batch)
-        steps += args.eval_every
+        steps += eval_every(args, batch)
         result = model.evaluate(
             xv, yv, sample_weight=wv, batch_size=64, verbose=0, return_dict=True
         )
@@ -263,7 +292,7 @@ def select_by_length(model, data, curriculum, args, batch):
     steps = 0
     while steps * batch < args.select_sequences:
         train_interval(model, data, curriculum, args, batch)
-        steps += args.eval_every
+        steps += eval_every(args, batch)
         error = bit_error_rate(model, length, seed=98)[0]
         if error < best_error:
             best_error, weights = error, model.get_weights()
@@ -285,15 +314,16 @@ def parse_args(argv=None):
     parser.add_argument(
         "--learning-rate",
         type=float,
-        help="the optimiser's learning rate (default: the recipe's for each cell; 1e-4 with "
-        "--optimizer rmsprop)",
+        help="the optimiser's learning rate (default: the recipe's for each cell; with an "
+        "--optimizer other than the recipe's, 3e-3 for Adam and 1e-4 for RMSProp)",
     )
     parser.add_argument(
         "--optimizer",
-        default="adam",
-        choices=["adam", "rmsprop"],
-        help="adam: the recipe's (global-norm clip); rmsprop: the NTM paper's RMSProp as "
-        "pytorch-ntm sets it (momentum 0.9, rho 0.95, each gradient clipped to +-10)",
+        choices=OPTIMIZERS,
+        help="adam: Adam with a global-norm clip; rmsprop: the NTM paper's RMSProp as "
+        "pytorch-ntm sets it (momentum 0.9, rho 0.95, each gradient clipped to +-10; 1e-4 "
+        "unless --learning-rate is given) (default: the recipe's for each cell: RMSProp for "
+        "the NTM on associative recall, Adam otherwise)",
     )
     parser.add_argument("--cells", nargs="+", default=["ntm", "dnc", "lstm"])
     parser.add_argument("--memory-size", type=int, help="slots N (default: the recipe's 128)")
@@ -328,7 +358,7 @@ def parse_args(argv=None):
         type=float,
         nargs=2,
         metavar=("FACTOR", "BIT_ERRORS"),
-        help="multiply Adam's rate by FACTOR once, at the first evaluation with fewer than "
+        help="multiply the learning rate by FACTOR once, at the first evaluation with fewer than "
         "BIT_ERRORS bit errors per sequence (e.g. 0.3 2: a quieter tail after the click)",
     )
     parser.add_argument(
@@ -340,14 +370,18 @@ def parse_args(argv=None):
         "--warmup-sequences",
         type=int,
         metavar="S",
-        help="raise Adam's rate linearly from 0 over the first S sequences, then keep it",
+        help="raise the learning rate linearly from 0 over the first S sequences, then keep it",
     )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument(
         "--batch-size", type=int, help="(default: the recipe's for the task and each cell)"
     )
     parser.add_argument("--max-sequences", type=int, default=100_000)
-    parser.add_argument("--eval-every", type=int, default=25, help="steps between evaluations")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        help="steps between evaluations (default: 25, and at least 400 sequences)",
+    )
     parser.add_argument("--lengths", nargs="+", type=int, default=[30, 50, 100, 120])
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument("--verbose", action="store_true")
@@ -414,7 +448,6 @@ def main(argv=None):
                 flush=True,
             )
 
-    rates = ", ".join(f"{cell} {learning_rate(args, cell):g}" for cell in args.cells)
     batches = ", ".join(f"{cell} {batch_size(args, cell)}" for cell in args.cells)
     sparse = "" if args.sparse_links is None else f", DNC sparse links K = {args.sparse_links}"
     sparse += "" if args.memory_size is None else f", memory size {args.memory_size}"
@@ -426,9 +459,13 @@ def main(argv=None):
     sparse += "" if args.clipnorm is None else f", global-norm clip {args.clipnorm:g}"
     if args.warmup_sequences:
         sparse += f", linear warm-up over {args.warmup_sequences} sequences"
-    optimizer = "Adam" if args.optimizer == "adam" else "RMSProp (momentum 0.9, clip 10)"
+    rates = ", ".join(
+        f"{cell} {'Adam' if optimizer_of(args, cell) == 'adam' else 'RMSProp'} "
+        f"{learning_rate(args, cell):g}"
+        for cell in args.cells
+    )
     print(
-        f"\ntask {args.task}, {optimizer} ({rates}), batch ({batches}), criterion "
+        f"\ntask {args.task}, optimiser ({rates}), batch ({batches}), criterion "
         f"{args.criterion} < 0.1{sparse}"
     )
     print(

@@ -195,7 +195,15 @@ class Run:
         if self._strategy is None:
             from keras_adl.training.distribute import get_strategy
 
-            self._strategy = get_strategy(self.strategy)
+            strategy = get_strategy(self.strategy)
+            if self.batch_size < strategy.num_replicas_in_sync:
+                raise RecipeError(
+                    f"--batch-size {self.batch_size} is smaller than the "
+                    f"{strategy.num_replicas_in_sync} replicas of the strategy: every replica "
+                    f"needs at least one example per step; pass a --batch-size of at least "
+                    f"{strategy.num_replicas_in_sync}, or --strategy default"
+                )
+            self._strategy = strategy
             self.jit_compile = (
                 self.jit_compile
                 and self._strategy.num_replicas_in_sync == 1

@@ -149,11 +149,11 @@ def test_memory_benchmark_clip_and_warmup(capsys):
     plain = benchmark.build_model(benchmark.parse_args(small), "ntm").optimizer
     assert plain.global_clipnorm == memory.CLIPNORM
     args = benchmark.parse_args(
-        ["--task", "associative_recall", "--clipnorm", "10", "--warmup-sequences", "3200"] + small
+        ["--task", "repeat_copy", "--clipnorm", "10", "--warmup-sequences", "3200"] + small
     )
     optimizer = benchmark.build_model(args, "ntm").optimizer
     assert optimizer.global_clipnorm == 10.0
-    peak = memory.RECIPE.settings("associative_recall", "ntm")["learning_rate"]
+    peak = memory.RECIPE.settings("repeat_copy", "ntm")["learning_rate"]
     schedule = optimizer._learning_rate  # 3200 sequences = 100 steps of 32, then constant
     rates = [float(schedule(step)) for step in (0, 50, 100, 1000)]
     np.testing.assert_allclose(rates, [0.0, peak / 2, peak, peak], rtol=1e-6)
@@ -161,18 +161,26 @@ def test_memory_benchmark_clip_and_warmup(capsys):
     optimizer = benchmark.build_model(args, "dnc").optimizer
     assert optimizer.global_clipnorm == memory.CLIPNORM
     assert float(optimizer._learning_rate(10_000)) == pytest.approx(1e-3)
-    # the warm-up counts the cell's own batches (the DNC's recall batch: 16), and a rate
-    # given by --set survives the re-compilation
+    # the warm-up counts the cell's own batches (on recall the DNC's 16, the NTM's 1), and a
+    # rate given by --set survives the re-compilation
     rate = ["--memory-size", "8", "--set", "learning_rate=1e-3", "controller_units=8"]
     args = benchmark.parse_args(
         ["--task", "associative_recall", "--warmup-sequences", "3200"] + rate
     )
     schedule = benchmark.build_model(args, "dnc").optimizer._learning_rate  # 200 steps of 16
     np.testing.assert_allclose([float(schedule(s)) for s in (100, 200)], [5e-4, 1e-3], rtol=1e-6)
+    optimizer = benchmark.build_model(args, "ntm").optimizer  # the recipe's RMSProp, 3200 steps
+    assert isinstance(optimizer, keras.optimizers.RMSprop)
+    np.testing.assert_allclose(
+        [float(optimizer._learning_rate(s)) for s in (1600, 3200)], [5e-4, 1e-3], rtol=1e-6
+    )
     args = benchmark.parse_args(["--clipnorm", "10"] + rate)
     optimizer = benchmark.build_model(args, "ntm").optimizer
     assert float(optimizer.learning_rate) == pytest.approx(1e-3)
     assert optimizer.global_clipnorm == 10.0
+    args = benchmark.parse_args(["--task", "associative_recall", "--clipnorm", "10"] + small)
+    with pytest.raises(ValueError, match="ntm on associative_recall trains with rmsprop"):
+        benchmark.build_model(args, "ntm")
     for bad, message in (
         (["--clipnorm", "0"], "--clipnorm must be positive; received 0.0"),
         (["--warmup-sequences", "0"], "--warmup-sequences must be at least 1; received 0"),
@@ -207,15 +215,16 @@ def test_memory_controller_and_write_heads_are_recipe_settings():
     assert benchmark.parse_args(["--task", "associative_recall"]).criterion == "bit_errors"
 
 
-def test_dnc_trains_associative_recall_at_batch_16_everywhere(monkeypatch, tmp_path):
+def test_recall_batches_dnc_16_ntm_1_everywhere(monkeypatch, tmp_path):
     recall = memory.RECIPE.task("associative_recall")
     assert recall.batch_size_of("dnc") == 16
-    assert recall.batch_size_of("ntm") == recall.batch_size_of("lstm") == recall.batch_size == 32
+    assert recall.batch_size_of("ntm") == 1
+    assert recall.batch_size_of("lstm") == recall.batch_size == 32
     for task in ("copy", "repeat_copy", "priority_sort"):
         assert memory.RECIPE.task(task).batch_size_of("dnc") == 32
     benchmark = load_script("benchmarks/memory_copy.py")
     args = benchmark.parse_args(["--task", "associative_recall"])
-    assert [benchmark.batch_size(args, cell) for cell in memory.MEMORY_MODELS] == [32, 16, 32]
+    assert [benchmark.batch_size(args, cell) for cell in memory.MEMORY_MODELS] == [1, 16, 32]
     args = benchmark.parse_args(["--task", "associative_recall", "--batch-size", "8"])
     assert benchmark.batch_size(args, "dnc") == 8
 
@@ -230,7 +239,7 @@ def test_dnc_trains_associative_recall_at_batch_16_everywhere(monkeypatch, tmp_p
     for model, batch in (("dnc", None), ("ntm", None), ("dnc", 8)):
         with pytest.raises(ValueError, match="stopped before building"):
             recipes.train("associative_recall", str(tmp_path / model), model, batch_size=batch)
-    assert seen == [("dnc", 16), ("ntm", 32), ("dnc", 8)]
+    assert seen == [("dnc", 16), ("ntm", 1), ("dnc", 8)]
 
 
 def test_dnc_reads_with_one_head_on_copy_and_four_elsewhere():
@@ -254,7 +263,7 @@ def test_memory_learning_rate_depends_on_the_task_for_the_memory_cells_only():
     for cell in ("ntm", "dnc"):
         assert rate("copy", cell) == pytest.approx(memory.TASK_LEARNING_RATES["copy"])
     assert rate("associative_recall", "dnc") == pytest.approx(memory.MEMORY_LEARNING_RATE)
-    assert rate("associative_recall", "ntm") == pytest.approx(2e-3)  # NTM_TASK_SETTINGS
+    assert rate("associative_recall", "ntm") == pytest.approx(1e-4)  # NTM_TASK_SETTINGS
     assert rate("priority_sort", "ntm") == pytest.approx(memory.MEMORY_LEARNING_RATE)
     assert rate("copy", "lstm") == pytest.approx(memory.SETTINGS["lstm"]["learning_rate"])
 
@@ -577,11 +586,12 @@ def test_pretraining_benchmark_refuses_fewer_than_one_window(capsys):
     assert "--windows must be 1 or more windows; received 0" in capsys.readouterr().err
 
 
-def test_memory_benchmark_rmsprop():
-    """--optimizer rmsprop: the NTM paper's RMSProp as pytorch-ntm sets it, at 1e-4 unless a
-    rate is given, with a warm-up too; the loss and metrics stay the recipe's."""
+def test_memory_benchmark_optimizer():
+    """The recipe's optimiser per cell (RMSProp for the NTM on recall, at batch 1), and
+    --optimizer replacing it at that optimiser's own default rate; evaluations every 25 steps
+    and at least 400 sequences."""
     benchmark = load_script("benchmarks/memory_copy.py")
-    small = ["--memory-size", "8", "--set", "controller_units=8", "--optimizer", "rmsprop"]
+    small = ["--memory-size", "8", "--set", "controller_units=8"]
     args = benchmark.parse_args(["--task", "associative_recall"] + small)
     model = benchmark.build_model(args, "ntm")
     optimizer = model.optimizer
@@ -589,11 +599,19 @@ def test_memory_benchmark_rmsprop():
     assert (optimizer.rho, optimizer.momentum, optimizer.clipvalue) == (0.95, 0.9, 10.0)
     assert optimizer.global_clipnorm is None
     assert float(optimizer.learning_rate) == pytest.approx(1e-4)
-    assert benchmark.learning_rate(args, "ntm") == pytest.approx(1e-4)
+    assert benchmark.batch_size(args, "ntm") == 1
+    assert [benchmark.eval_every(args, b) for b in (32, 16, 8, 1)] == [25, 25, 50, 400]
     assert model.loss.name == "sequence_bit_cross_entropy"
-    args = benchmark.parse_args(small + ["--learning-rate", "3e-4", "--warmup-sequences", "320"])
-    schedule = benchmark.build_model(args, "ntm").optimizer._learning_rate  # 10 steps of 32
-    np.testing.assert_allclose([float(schedule(s)) for s in (5, 10)], [1.5e-4, 3e-4], rtol=1e-6)
     x, y, w = benchmark.GENERATORS["associative_recall"](4, seed=0)
-    model.train_on_batch(x, y, sample_weight=w)  # trains: the clipped RMSProp step runs
+    model.train_on_batch(x, y, sample_weight=w)  # the clipped RMSProp step runs
     assert int(model.optimizer.iterations) == 1
+    adam = benchmark.build_model(
+        benchmark.parse_args(["--task", "associative_recall", "--optimizer", "adam"] + small)
+    ).optimizer
+    assert isinstance(adam, keras.optimizers.Adam)
+    assert float(adam.learning_rate) == pytest.approx(memory.MEMORY_LEARNING_RATE)
+    args = benchmark.parse_args(small + ["--optimizer", "rmsprop"])  # copy: Adam 5e-3 otherwise
+    assert isinstance(benchmark.build_model(args, "dnc").optimizer, keras.optimizers.RMSprop)
+    assert benchmark.learning_rate(args, "dnc") == pytest.approx(1e-4)
+    args = benchmark.parse_args(small + ["--optimizer", "rmsprop", "--learning-rate", "3e-4"])
+    assert float(benchmark.build_model(args, "ntm").optimizer.learning_rate) == pytest.approx(3e-4)

@@ -58,3 +58,16 @@ def test_mirrored_strategy_is_shared_per_device_set():
     a = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
     assert get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]) is a
     assert get_strategy("mirrored", devices=["/cpu:0"]) is not a
+
+
+def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
+    """The NTM's recall batch of 1 under two replicas: one line naming the batch and the way
+    out, not an empty replica."""
+    from keras_adl.recipes.base import RecipeError, Run
+
+    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    common = dict(task="associative_recall", model="ntm", epochs=1, samples=4, out=str(tmp_path))
+    with pytest.raises(RecipeError, match="--batch-size 1 is smaller than the 2 replicas"):
+        Run(batch_size=1, strategy=strategy, **common).get_strategy()
+    assert Run(batch_size=2, strategy=strategy, **common).get_strategy() is strategy
+    assert Run(batch_size=1, strategy="default", **common).get_strategy().num_replicas_in_sync == 1
