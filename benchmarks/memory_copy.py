@@ -9,7 +9,7 @@ drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, 
 write head (the DNC: 4 read heads on the other tasks), shifts −1..1, Adam 5e-3 on copy and
 3e-3 on the other tasks (the anchors': 1e-3), global-norm clip 50, batch 32 (the DNC on
 associative recall: 16); the NTM on associative recall: the NTM paper's RMSProp at 1e-4 on
-single episodes (batch 1); loss on the answer phase: the models, compile recipe and batch
+batches of 2; loss on the answer phase: the models, compile recipe and batch
 sizes of ``keras-adl train TASK`` (`keras_adl.recipes.memory`; ``--optimizer``,
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).
 Every ``--eval-every`` steps (default: 25, and at least 400 sequences) the model is evaluated on a fixed held-out set of 640 sequences

@@ -753,7 +753,7 @@ def test_list_shows_every_task_with_models_and_defaults(capsys):
         assert f"  {name} " in out and recipe.family + ":" in out
         assert f"models: {', '.join(task.models)} (default {task.models[0]})" in out
     assert "--epochs 3 --batch-size 32 --samples 20000" in out  # the memory tasks' defaults
-    assert "dnc: --batch-size 16" in out and "ntm: --batch-size 1" in out  # recall's
+    assert "dnc: --batch-size 16" in out and "ntm: --batch-size 2" in out  # recall's
 
 
 def test_task_help_shows_its_own_options_and_defaults(capsys):
@@ -766,10 +766,10 @@ def test_task_help_shows_its_own_options_and_defaults(capsys):
     assert "--max-length" not in out and "(default: 32)" in out  # the batch of the NTM recipe
     assert cli.main(["train", "associative_recall", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "(default: 32; dnc 16, ntm 1)" in out
+    assert "(default: 32; dnc 16, ntm 2)" in out
     # each default said once, and no "(default: None)" for options without one
     assert "(default: None)" not in out and "(default: False)" not in out
-    assert "ntm 1) (default" not in out
+    assert "ntm 2) (default" not in out
     assert "--epochs EPOCHS passes over the training data (default: " in out
 
 
@@ -779,7 +779,7 @@ def test_train_batch_size_defaults_to_the_models(tmp_path):
         return args.batch_size
 
     assert batch("associative_recall", "--model", "dnc") == 16
-    assert batch("associative_recall", "--model", "ntm") == batch("associative_recall") == 1
+    assert batch("associative_recall", "--model", "ntm") == batch("associative_recall") == 2
     assert batch("associative_recall", "--model", "lstm") == 32
     assert batch("associative_recall", "--model", "dnc", "--batch-size", "8") == 8
     assert batch("copy", "--model", "dnc") == 32

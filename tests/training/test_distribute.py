@@ -61,8 +61,8 @@ def test_mirrored_strategy_is_shared_per_device_set():
 
 
 def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
-    """The NTM's recall batch of 1 under two replicas: one line naming the batch and the way
-    out, not an empty replica."""
+    """A batch of 1 under two replicas: one line naming the batch and the way out, not an
+    empty replica."""
     from keras_adl.recipes.base import RecipeError, Run
 
     strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
