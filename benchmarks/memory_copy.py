@@ -101,11 +101,6 @@ def build_model(args, cell=None):
     if args.clipnorm is None and args.warmup_sequences is None:
         return model
     optimizer = optimizer_of(args, cell)
-    if optimizer != "adam" and args.clipnorm is not None:
-        raise ValueError(
-            f"--clipnorm is Adam's global clip; {cell} on {args.task} trains with {optimizer}, "
-            "which clips each gradient"
-        )
     rate = overrides["learning_rate"]
     if args.warmup_sequences:  # linear from 0, then constant (alpha=1: no decay)
         rate = keras.optimizers.schedules.CosineDecay(
@@ -271,6 +266,8 @@ def run(cell, seed, args):
         "cell": cell,
         "seed": seed,
         "batch_size": batch,
+        "optimizer": optimizer_of(args, cell),
+        "learning_rate": learning_rate(args, cell),
         "converged_at": converged,
         "seconds": elapsed,
         "final_bit_errors": history[-1][1],
@@ -314,8 +311,9 @@ def parse_args(argv=None):
     parser.add_argument(
         "--learning-rate",
         type=float,
-        help="the optimiser's learning rate (default: the recipe's for each cell; with an "
-        "--optimizer other than the recipe's, 3e-3 for Adam and 1e-4 for RMSProp)",
+        help="the learning rate of every cell's optimiser, Adam's or RMSProp's alike "
+        "(default: the recipe's for each cell; with an --optimizer other than the recipe's, "
+        "3e-3 for Adam and 1e-4 for RMSProp)",
     )
     parser.add_argument(
         "--optimizer",
@@ -397,8 +395,16 @@ def parse_args(argv=None):
         parser.error(f"--clipnorm must be positive; received {args.clipnorm}")
     if args.warmup_sequences is not None and args.warmup_sequences < 1:
         parser.error(f"--warmup-sequences must be at least 1; received {args.warmup_sequences}")
-    if args.optimizer == "rmsprop" and args.clipnorm is not None:
-        parser.error("--clipnorm is Adam's global clip; --optimizer rmsprop clips each gradient")
+    given = dict(args.set).get("optimizer")
+    if given is not None and given not in OPTIMIZERS:
+        parser.error(f"--set optimizer must be one of {list(OPTIMIZERS)}; received {given!r}")
+    if args.clipnorm is not None:
+        clipped = [cell for cell in args.cells if optimizer_of(args, cell) != "adam"]
+        if clipped:
+            parser.error(
+                f"--clipnorm is Adam's global clip; {', '.join(clipped)} on {args.task} "
+                "train with RMSProp, which clips each gradient (pass --optimizer adam)"
+            )
     if args.warmup_sequences and args.tail_rate:
         parser.error("--tail-rate changes a constant rate; it cannot follow --warmup-sequences")
     if args.curriculum is not None:

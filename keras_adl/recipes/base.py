@@ -193,15 +193,19 @@ class Run:
         """The resolved ``tf.distribute`` strategy (XLA is turned off under a distributed one:
         it fails under ``MirroredStrategy`` on logical CPUs)."""
         if self._strategy is None:
-            from keras_adl.training.distribute import get_strategy
+            from keras_adl.training.distribute import get_strategy, worker_info
 
             strategy = get_strategy(self.strategy)
-            if self.batch_size < strategy.num_replicas_in_sync:
+            # ``batch_size`` is each worker's here (`keras_adl.recipes.train` multiplies it
+            # by the workers afterwards); every replica needs at least one example per step.
+            workers = worker_info(strategy)[1]
+            local_replicas = strategy.num_replicas_in_sync // workers
+            if self.batch_size < local_replicas:
                 raise RecipeError(
-                    f"--batch-size {self.batch_size} is smaller than the "
-                    f"{strategy.num_replicas_in_sync} replicas of the strategy: every replica "
-                    f"needs at least one example per step; pass a --batch-size of at least "
-                    f"{strategy.num_replicas_in_sync}, or --strategy default"
+                    f"--batch-size {self.batch_size} is smaller than the {local_replicas} "
+                    f"replicas of the strategy on this machine: every replica needs at least "
+                    f"one example per step; pass a --batch-size of at least {local_replicas}, "
+                    f"or --strategy default"
                 )
             self._strategy = strategy
             self.jit_compile = (

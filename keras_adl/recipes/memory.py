@@ -46,7 +46,7 @@ RMSPROP_LEARNING_RATE = 1e-4
 RMSPROP_CLIPVALUE = 10.0
 # The NTM's settings where they differ by task: on associative recall the NTM paper's RMSProp
 # at 1e-4 on batches of 2 episodes (`MODEL_BATCH_SIZES`): every seed of 5 learned the task
-# (25.2-34.4k episodes, median 26.8k), where no Adam setting measured did better than a median
+# (25.2-34.0k episodes, median 26.8k), where no Adam setting measured did better than a median
 # of 45.6k (the previous recipe, Adam 2e-3 at batch 32: 37.6-49.6k, median 46.4k; at batch 1,
 # 4 seeds of 5, median 25.6k); benchmarks/RESULTS.md, session 16.
 NTM_TASK_SETTINGS = {
@@ -98,7 +98,7 @@ def compile_memory_model(
     associative recall no NTM seed of 3 converged within 60k episodes at 5e-3. There the NTM
     learns fastest with the NTM paper's RMSProp (``optimizer="rmsprop"``, 1e-4) on batches of
     2 episodes, the recipe's NTM setting for ``associative_recall`` (median 26.8k, every seed of
-    5 within 34.4k).
+    5 within 34.0k).
 
     Args:
         model: from `keras_adl.models.memory_sequence_model`.
@@ -244,7 +244,7 @@ class MemoryRecipe(Recipe):
         from keras_adl.recipes.memory import MemorySequenceHyperModel
         from keras_adl.tasks.algorithmic import task_dims
 
-        return MemorySequenceHyperModel(*task_dims(task), cell=model_name)
+        return MemorySequenceHyperModel(*task_dims(task), cell=model_name, task=task)
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
         from keras_adl.tasks.algorithmic import GENERATORS, task_dataset
@@ -319,7 +319,9 @@ def _hypermodels():
         """Searches `memory_sequence_model`: ``cell`` (``"ntm"``/``"dnc"``, or the fixed one),
         ``controller_units``, ``memory_size``, ``memory_width``, ``learning_rate`` (for the
         ``"lstm"`` baseline: ``lstm_units``, ``lstm_layers``, ``learning_rate``); compiled with
-        `compile_memory_model`. The defaults are the recipe's settings.
+        `compile_memory_model` and the recipe's optimiser. The defaults are the recipe's
+        settings for ``task`` (its optimiser and rate: RMSProp at 1e-4 for the NTM on
+        associative recall), or the family's defaults without one (Adam).
 
         Tune on ``val_bit_errors`` (objective ``keras_tuner.Objective("val_bit_errors",
         "min")``), passing the task's weights as sample weights.
@@ -328,6 +330,8 @@ def _hypermodels():
             input_dim, output_dim: the task's sizes (`keras_adl.tasks.algorithmic.task_dims`).
             cell: a fixed cell, or ``None`` to search over ``"ntm"`` and ``"dnc"``.
             jit_compile: compile the train step with XLA.
+            task: the task whose recipe settings are the defaults (``keras-adl tune TASK``
+                passes it), or ``None``.
         """
 
         def __init__(
@@ -338,16 +342,19 @@ def _hypermodels():
             jit_compile=True,
             name="memory_sequence",
             tunable=True,
+            task=None,
         ):
             super().__init__(name=name, tunable=tunable)
             self.input_dim = input_dim
             self.output_dim = output_dim
             self.cell = cell
             self.jit_compile = jit_compile
+            self.task = task
 
         def build(self, hp):
             cell = self.cell or hp.Choice("cell", ["ntm", "dnc"], default="ntm")
-            default = SETTINGS[cell]
+            default = SETTINGS[cell] if self.task is None else RECIPE.settings(self.task, cell)
+            optimizer = default["optimizer"]
             learning_rate = tuned_learning_rate(hp, default["learning_rate"])
             if cell == "lstm":  # the baseline: its own sizes, no memory
                 model = memory_sequence_model(
@@ -359,7 +366,9 @@ def _hypermodels():
                     ),
                     lstm_layers=hp.Int("lstm_layers", 1, 3, default=default["lstm_layers"]),
                 )
-                return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)
+                return compile_memory_model(
+                    model, learning_rate, jit_compile=self.jit_compile, optimizer=optimizer
+                )
             model = memory_sequence_model(
                 self.input_dim,
                 self.output_dim,
@@ -374,7 +383,9 @@ def _hypermodels():
                     "memory_width", [8, 16, 20], default=default["memory_width"]
                 ),
             )
-            return compile_memory_model(model, learning_rate, jit_compile=self.jit_compile)
+            return compile_memory_model(
+                model, learning_rate, jit_compile=self.jit_compile, optimizer=optimizer
+            )
 
     return locals()
 

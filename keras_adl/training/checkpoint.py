@@ -4,7 +4,7 @@ k, that record where in the data stream training stopped.
 A checkpoint is a directory ``ckpt-<global step>`` holding the model's weights with the
 optimizer's state (``model.weights.h5``) and ``progress.json`` (``epoch``: the epoch the next
 step belongs to; ``step``: steps of that epoch already done; ``global_step``: batches consumed
-since training began). It is written under a temporary name in the same directory and renamed
+since training began; ``optimizer``: the optimizer's class, which a resume must match). It is written under a temporary name in the same directory and renamed
 into place, so a checkpoint is either complete or absent, whenever the writer is killed.
 `keras_adl.recipes.base.Recipe.fit` restores the latest one and restarts the data stream at its
 ``global_step``.
@@ -49,6 +49,11 @@ def read_progress(path):
     """A checkpoint's ``{"epoch", "step", "global_step"}``."""
     with open(os.path.join(path, PROGRESS_FILE)) as f:
         return json.load(f)
+
+
+def _optimizer_name(model):
+    optimizer = getattr(model, "optimizer", None)
+    return None if optimizer is None else type(optimizer).__name__
 
 
 def _fsync(path):
@@ -108,11 +113,25 @@ class StepCheckpoint(keras.callbacks.Callback):
         path = self.latest()
         if path is None:
             return 0, 0, 0
+        saved, current = read_progress(path).get("optimizer"), _optimizer_name(model)
+        if saved is not None and saved != current:  # Keras would skip or misplace its state
+            raise ValueError(
+                f"the checkpoint {path} holds the state of a {saved} optimizer, and this model "
+                f"is compiled with {current} (a run written with other settings, or by another "
+                f"version?); start the run afresh (keras-adl train --overwrite, or another --out)"
+            )
         optimizer = getattr(model, "optimizer", None)
         if optimizer is not None and not optimizer.built:
             with model.distribute_strategy.scope():
                 optimizer.build(model.trainable_variables)
-        model.load_weights(os.path.join(path, WEIGHTS_FILE))
+        try:
+            model.load_weights(os.path.join(path, WEIGHTS_FILE))
+        except ValueError as error:
+            raise ValueError(
+                f"the checkpoint {path} does not fit this model and optimizer (written with "
+                f"other settings, or by another version?); start the run afresh (keras-adl "
+                f"train --overwrite, or another --out). Keras said: {error}"
+            ) from error
         self.start(*self.resume_point())
         return self.epoch, self.step, self.global_step
 
@@ -150,7 +169,15 @@ class StepCheckpoint(keras.callbacks.Callback):
         self.model.save_weights(weights)
         progress = os.path.join(partial, PROGRESS_FILE)
         with open(progress, "w") as f:
-            json.dump({"epoch": self.epoch, "step": self.step, "global_step": self.global_step}, f)
+            json.dump(
+                {
+                    "epoch": self.epoch,
+                    "step": self.step,
+                    "global_step": self.global_step,
+                    "optimizer": _optimizer_name(self.model),
+                },
+                f,
+            )
             f.flush()
             os.fsync(f.fileno())
         _fsync(weights)

@@ -1,7 +1,9 @@
+import keras
 import keras_tuner
 import numpy as np
 import pytest
 
+from keras_adl.recipes import memory
 from keras_adl.recipes.sequences import (
     PointerNetworkHyperModel,
     Seq2SeqHyperModel,
@@ -94,6 +96,16 @@ def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
         assert names | {"learning_rate"} == set(hp.values)
         assert model.output.shape[-1] == 8
         assert model.name == ("ntm" if cell is None else cell) + "_sequence_model"
+        assert isinstance(model.optimizer, keras.optimizers.Adam)  # the family's default
+    # with a task, the recipe's optimiser and rate for it are the defaults (what tune passes)
+    hp = keras_tuner.HyperParameters()
+    model = MemorySequenceHyperModel(
+        9, 8, cell="ntm", jit_compile=False, task="associative_recall"
+    ).build(hp)
+    assert isinstance(model.optimizer, keras.optimizers.RMSprop)
+    assert hp.values["learning_rate"] == pytest.approx(1e-4)
+    hypermodel = memory.RECIPE.hypermodel("associative_recall", "dnc")
+    assert hypermodel.task == "associative_recall"
 
 
 def test_visual_hypermodels_build_with_their_search_spaces():

@@ -178,10 +178,12 @@ def test_memory_benchmark_clip_and_warmup(capsys):
     optimizer = benchmark.build_model(args, "ntm").optimizer
     assert float(optimizer.learning_rate) == pytest.approx(1e-3)
     assert optimizer.global_clipnorm == 10.0
-    args = benchmark.parse_args(["--task", "associative_recall", "--clipnorm", "10"] + small)
-    with pytest.raises(ValueError, match="ntm on associative_recall trains with rmsprop"):
-        benchmark.build_model(args, "ntm")
     for bad, message in (
+        (
+            ["--task", "associative_recall", "--cells", "dnc", "ntm", "--clipnorm", "10"],
+            "ntm on associative_recall train with RMSProp",
+        ),
+        (["--set", "optimizer=sgd"], "--set optimizer must be one of ['adam', 'rmsprop']"),
         (["--clipnorm", "0"], "--clipnorm must be positive; received 0.0"),
         (["--warmup-sequences", "0"], "--warmup-sequences must be at least 1; received 0"),
         (["--warmup-sequences", "10", "--tail-rate", "0.3", "2"], "cannot follow"),
@@ -615,3 +617,11 @@ def test_memory_benchmark_optimizer():
     assert benchmark.learning_rate(args, "dnc") == pytest.approx(1e-4)
     args = benchmark.parse_args(small + ["--optimizer", "rmsprop", "--learning-rate", "3e-4"])
     assert float(benchmark.build_model(args, "ntm").optimizer.learning_rate) == pytest.approx(3e-4)
+    # --set optimizer= is the memory cells' setting, as --optimizer; the LSTM keeps Adam
+    args = benchmark.parse_args(["--task", "associative_recall", "--set", "optimizer=adam"])
+    assert benchmark.optimizer_of(args, "ntm") == "adam"
+    assert benchmark.learning_rate(args, "ntm") == pytest.approx(memory.MEMORY_LEARNING_RATE)
+    assert benchmark.optimizer_of(args, "lstm") == "adam"
+    args = benchmark.parse_args(["--optimizer", "rmsprop"])
+    assert isinstance(benchmark.build_model(args, "lstm").optimizer, keras.optimizers.RMSprop)
+    assert benchmark.learning_rate(args, "lstm") == pytest.approx(1e-4)

@@ -69,6 +69,7 @@ def test_fit_resumes_mid_epoch_with_the_checkpointed_weights(tmp_path, stop_epoc
             "epoch": stop_epoch,
             "step": last - 10 * stop_epoch,
             "global_step": last,
+            "optimizer": "Adam",
         }
     resumed, steps = _model(), _Steps()
     run.callbacks = (steps,)
@@ -259,3 +260,20 @@ def test_batch_stream_of_a_generator_dataset_needs_no_count():
     assert [int(b[0][0]) for b in stream(7).take(3)] == [7, 8, 9]
     finite = tf.data.Dataset.range(6).filter(lambda v: v % 2 == 0)  # unknown, counted: 3
     assert batch_stream(finite)[0] == 3
+
+
+def test_a_checkpoint_of_another_optimizer_is_refused_in_one_line(tmp_path):
+    """Resuming into a model compiled with another optimiser (a recipe whose optimiser
+    changed between versions) names the checkpoint and the way out, not a Keras shape error."""
+    x = np.ones((8, 3), "float32")
+    adam = _model()
+    adam.fit(
+        x, x[:, :1], batch_size=4, epochs=1, verbose=0, callbacks=[StepCheckpoint(str(tmp_path), 1)]
+    )
+    sgd = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    sgd.compile(optimizer=keras.optimizers.SGD(0.1, momentum=0.9), loss="mse")
+    with pytest.raises(ValueError, match="state of a Adam optimizer.*with SGD.*--overwrite"):
+        StepCheckpoint(str(tmp_path), 1).restore(sgd)
+    again = _model()
+    assert StepCheckpoint(str(tmp_path), 1).restore(again)[2] == 2  # the same optimiser resumes
+    np.testing.assert_allclose(again.get_weights()[0], adam.get_weights()[0])

@@ -71,3 +71,23 @@ def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
         Run(batch_size=1, strategy=strategy, **common).get_strategy()
     assert Run(batch_size=2, strategy=strategy, **common).get_strategy() is strategy
     assert Run(batch_size=1, strategy="default", **common).get_strategy().num_replicas_in_sync == 1
+
+
+def test_the_batch_check_counts_a_workers_own_replicas(tmp_path, monkeypatch):
+    """Under several workers ``batch_size`` is each worker's: 3 workers with one replica
+    each train a batch of 1 per worker (3 in all)."""
+    from keras_adl.recipes.base import Run
+    from keras_adl.training import distribute
+
+    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    monkeypatch.setattr(distribute, "worker_info", lambda s: (0, 2, True))  # 2 × 1 replica
+    run = Run(
+        task="associative_recall",
+        model="ntm",
+        epochs=1,
+        batch_size=1,
+        samples=4,
+        out=str(tmp_path),
+        strategy=strategy,
+    )
+    assert run.get_strategy() is strategy
