@@ -60,34 +60,37 @@ def test_mirrored_strategy_is_shared_per_device_set():
     assert get_strategy("mirrored", devices=["/cpu:0"]) is not a
 
 
-def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
-    """A batch of 1 under two replicas: one line naming the batch and the way out, not an
-    empty replica."""
-    from keras_adl.recipes.base import RecipeError, Run
-
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-    common = dict(task="associative_recall", model="ntm", epochs=1, samples=4, out=str(tmp_path))
-    with pytest.raises(RecipeError, match="--batch-size 1 is smaller than the 2 replicas"):
-        Run(batch_size=1, strategy=strategy, **common).get_strategy()
-    assert Run(batch_size=2, strategy=strategy, **common).get_strategy() is strategy
-    assert Run(batch_size=1, strategy="default", **common).get_strategy().num_replicas_in_sync == 1
-
-
-def test_the_batch_check_counts_a_workers_own_replicas(tmp_path, monkeypatch):
-    """Under several workers ``batch_size`` is each worker's: 3 workers with one replica
-    each train a batch of 1 per worker (3 in all)."""
+def _recall_run(tmp_path, batch_size, strategy):
     from keras_adl.recipes.base import Run
-    from keras_adl.training import distribute
 
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-    monkeypatch.setattr(distribute, "worker_info", lambda s: (0, 2, True))  # 2 × 1 replica
-    run = Run(
+    return Run(
         task="associative_recall",
         model="ntm",
         epochs=1,
-        batch_size=1,
+        batch_size=batch_size,
         samples=4,
         out=str(tmp_path),
         strategy=strategy,
     )
-    assert run.get_strategy() is strategy
+
+
+def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
+    """A batch of 1 under two replicas: one line naming the batch and the way out, not an
+    empty replica."""
+    from keras_adl.recipes.base import RecipeError
+
+    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    with pytest.raises(RecipeError, match="--batch-size 1 is smaller than the 2 replicas"):
+        _recall_run(tmp_path, 1, strategy).get_strategy()
+    assert _recall_run(tmp_path, 2, strategy).get_strategy() is strategy
+    assert _recall_run(tmp_path, 1, "default").get_strategy().num_replicas_in_sync == 1
+
+
+def test_the_batch_check_counts_a_workers_own_replicas(tmp_path, monkeypatch):
+    """Under several workers ``batch_size`` is each worker's: 2 workers with one replica each
+    train a batch of 1 per worker (2 in all)."""
+    from keras_adl.training import distribute
+
+    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    monkeypatch.setattr(distribute, "worker_info", lambda s: (0, 2, True))  # 2 × 1 replica
+    assert _recall_run(tmp_path, 1, strategy).get_strategy() is strategy
