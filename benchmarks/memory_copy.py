@@ -323,7 +323,9 @@ def parse_args(argv=None):
         "unless --learning-rate is given) (default: the recipe's for each cell: RMSProp for "
         "the NTM on associative recall, Adam otherwise)",
     )
-    parser.add_argument("--cells", nargs="+", default=["ntm", "dnc", "lstm"])
+    parser.add_argument(
+        "--cells", nargs="+", default=["ntm", "dnc", "lstm"], choices=["ntm", "dnc", "lstm"]
+    )
     parser.add_argument("--memory-size", type=int, help="slots N (default: the recipe's 128)")
     parser.add_argument(
         "--sparse-links", type=int, help="the DNC's sparse link, K entries per row (default: dense)"
@@ -402,8 +404,8 @@ def parse_args(argv=None):
         clipped = [cell for cell in args.cells if optimizer_of(args, cell) != "adam"]
         if clipped:
             parser.error(
-                f"--clipnorm is Adam's global clip; {', '.join(clipped)} on {args.task} "
-                "train with RMSProp, which clips each gradient (pass --optimizer adam)"
+                f"--clipnorm is Adam's global clip; on {args.task}, {', '.join(clipped)} "
+                "trains with RMSProp, which clips each gradient (pass --optimizer adam)"
             )
     if args.warmup_sequences and args.tail_rate:
         parser.error("--tail-rate changes a constant rate; it cannot follow --warmup-sequences")

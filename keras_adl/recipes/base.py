@@ -191,7 +191,8 @@ class Run:
 
     def get_strategy(self):
         """The resolved ``tf.distribute`` strategy (XLA is turned off under a distributed one:
-        it fails under ``MirroredStrategy`` on logical CPUs)."""
+        it fails under ``MirroredStrategy`` on logical CPUs). Raises `RecipeError` if
+        ``batch_size`` (each worker's) is smaller than the strategy's replicas on one worker."""
         if self._strategy is None:
             from keras_adl.training.distribute import get_strategy, worker_info
 
@@ -543,10 +544,10 @@ def cosine_decay(learning_rate, total_steps, final_fraction=0.01):
     )
 
 
-def tuned_learning_rate(hp, default):
+def tuned_learning_rate(hp, default, low=1e-4, high=3e-2):
     """The ``learning_rate`` hyperparameter every HyperModel searches (log scale, 1e-4 to
-    3e-2)."""
-    return hp.Float("learning_rate", 1e-4, 3e-2, sampling="log", default=default)
+    3e-2 unless ``low`` and ``high`` say otherwise)."""
+    return hp.Float("learning_rate", low, high, sampling="log", default=default)
 
 
 def import_keras_tuner():

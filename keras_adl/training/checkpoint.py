@@ -4,8 +4,10 @@ k, that record where in the data stream training stopped.
 A checkpoint is a directory ``ckpt-<global step>`` holding the model's weights with the
 optimizer's state (``model.weights.h5``) and ``progress.json`` (``epoch``: the epoch the next
 step belongs to; ``step``: steps of that epoch already done; ``global_step``: batches consumed
-since training began; ``optimizer``: the optimizer's class, which a resume must match). It is written under a temporary name in the same directory and renamed
-into place, so a checkpoint is either complete or absent, whenever the writer is killed.
+since training began; ``optimizer``: the optimizer's class, which a resume must match, and
+every one of its saved variables must load). It is written under a temporary name in the same
+directory and renamed into place, so a checkpoint is either complete or absent, whenever the
+writer is killed.
 `keras_adl.recipes.base.Recipe.fit` restores the latest one and restarts the data stream at its
 ``global_step``.
 
@@ -21,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 
 import keras
 
@@ -46,13 +49,16 @@ def list_checkpoints(directory):
 
 
 def read_progress(path):
-    """A checkpoint's ``{"epoch", "step", "global_step"}``."""
+    """A checkpoint's ``{"epoch", "step", "global_step", "optimizer"}`` (no ``"optimizer"`` in
+    checkpoints of keras-adl before 2026-11-27)."""
     with open(os.path.join(path, PROGRESS_FILE)) as f:
         return json.load(f)
 
 
 def _optimizer_name(model):
+    """The class of ``model``'s optimizer (the wrapped one under mixed precision)."""
     optimizer = getattr(model, "optimizer", None)
+    optimizer = getattr(optimizer, "inner_optimizer", optimizer)
     return None if optimizer is None else type(optimizer).__name__
 
 
@@ -124,14 +130,30 @@ class StepCheckpoint(keras.callbacks.Callback):
         if optimizer is not None and not optimizer.built:
             with model.distribute_strategy.scope():
                 optimizer.build(model.trainable_variables)
-        try:
-            model.load_weights(os.path.join(path, WEIGHTS_FILE))
-        except ValueError as error:
-            raise ValueError(
-                f"the checkpoint {path} does not fit this model and optimizer (written with "
-                f"other settings, or by another version?); start the run afresh (keras-adl "
-                f"train --overwrite, or another --out). Keras said: {error}"
-            ) from error
+        afresh = (
+            "(written with other settings, or by another version?); start the run afresh "
+            "(keras-adl train --overwrite, or another --out)"
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                model.load_weights(os.path.join(path, WEIGHTS_FILE))
+            except ValueError as error:
+                raise ValueError(
+                    f"the checkpoint {path} does not fit this model and optimizer {afresh}. "
+                    f"Keras said: {error}"
+                ) from error
+        for warning in caught:
+            # Keras 3 only warns when an optimizer's variables do not match in number (the
+            # same class configured otherwise, e.g. RMSprop with and without momentum).
+            if "Skipping variable loading" in str(warning.message):
+                raise ValueError(
+                    f"the checkpoint {path} does not fit this model and optimizer {afresh}. "
+                    f"Keras said: {warning.message}"
+                )
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
         self.start(*self.resume_point())
         return self.epoch, self.step, self.global_step
 

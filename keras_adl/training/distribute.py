@@ -148,8 +148,8 @@ def worker_info(strategy):
     """``(index, count, is_chief)`` of this process among the workers of ``strategy``
     (``(0, 1, True)`` on one machine)."""
     resolver = getattr(strategy, "cluster_resolver", None)
-    if not is_multi_worker(strategy) or resolver is None:
-        return 0, 1, True
+    if not is_multi_worker(strategy) or resolver is None or resolver.task_type is None:
+        return 0, 1, True  # one machine (a multi-worker strategy without TF_CONFIG too)
     chief_job = "chief" in resolver.cluster_spec().jobs
     if resolver.task_type == "chief":
         index = 0

@@ -104,6 +104,11 @@ def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
     ).build(hp)
     assert isinstance(model.optimizer, keras.optimizers.RMSprop)
     assert hp.values["learning_rate"] == pytest.approx(1e-4)
+    space = {entry["config"]["name"]: entry["config"] for entry in hp.get_config()["space"]}
+    assert (space["learning_rate"]["min_value"], space["learning_rate"]["max_value"]) == (
+        pytest.approx(1e-5),
+        pytest.approx(1e-3),
+    )  # around RMSProp's 1e-4, not Adam's range
     hypermodel = memory.RECIPE.hypermodel("associative_recall", "dnc")
     assert hypermodel.task == "associative_recall"
 

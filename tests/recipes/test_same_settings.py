@@ -181,7 +181,7 @@ def test_memory_benchmark_clip_and_warmup(capsys):
     for bad, message in (
         (
             ["--task", "associative_recall", "--cells", "dnc", "ntm", "--clipnorm", "10"],
-            "ntm on associative_recall train with RMSProp",
+            "on associative_recall, ntm trains with RMSProp",
         ),
         (["--set", "optimizer=sgd"], "--set optimizer must be one of ['adam', 'rmsprop']"),
         (["--clipnorm", "0"], "--clipnorm must be positive; received 0.0"),

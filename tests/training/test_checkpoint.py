@@ -277,3 +277,16 @@ def test_a_checkpoint_of_another_optimizer_is_refused_in_one_line(tmp_path):
     again = _model()
     assert StepCheckpoint(str(tmp_path), 1).restore(again)[2] == 2  # the same optimiser resumes
     np.testing.assert_allclose(again.get_weights()[0], adam.get_weights()[0])
+
+
+def test_a_checkpoint_of_the_same_optimizer_otherwise_configured_is_refused(tmp_path):
+    """RMSprop with momentum saves more variables than without: Keras only warns and skips
+    the optimizer's state; the resume refuses instead."""
+    x = np.ones((8, 3), "float32")
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.RMSprop(0.1, momentum=0.9), loss="mse")
+    model.fit(x, x[:, :1], batch_size=4, verbose=0, callbacks=[StepCheckpoint(str(tmp_path), 1)])
+    plain = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    plain.compile(optimizer=keras.optimizers.RMSprop(0.1), loss="mse")
+    with pytest.raises(ValueError, match="does not fit this model and optimizer.*Skipping"):
+        StepCheckpoint(str(tmp_path), 1).restore(plain)
