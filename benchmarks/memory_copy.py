@@ -12,9 +12,9 @@ associative recall: 16); the NTM on associative recall: the NTM paper's RMSProp 
 batches of 2; loss on the answer phase: the models, compile recipe and batch
 sizes of ``keras-adl train TASK`` (`keras_adl.recipes.memory`; ``--optimizer``,
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).
-Every ``--eval-every`` steps (default: 25, and at least 400 sequences) the model is evaluated on a fixed held-out set of 640 sequences
-(lengths 1–20); "converged" is the first evaluation with fewer than 0.1 bit errors per
-sequence. Reported: sequences seen at convergence (median over seeds), against the anchors
+Every ``--eval-every`` steps (default: 25, and at least 400 sequences) the model is evaluated
+on a fixed held-out set of 640 sequences (lengths 1–20); "converged" is the first evaluation
+with fewer than 0.1 bit errors per sequence. Reported: sequences seen at convergence (median over seeds), against the anchors
 (Graves ≤ 100k; pytorch-ntm ≈ 17k; target ≤ 30k), then the bit error rate of the converged NTM
 on longer sequences (30, 50, 100, 120; target ≤ 1% at 50). With ``--select-by-length 30`` the
 reported model is the best of the checkpoints over ``--select-sequences`` more sequences by a
