@@ -3,9 +3,10 @@
 Importing this module imports each module whose classes carry
 ``@keras.saving.register_keras_serializable(package="keras_adl")``: the layers, the model
 subclasses (`RecurrentAttentionModel`), the memory losses and metrics that
-`compile_memory_model` writes into a compiled model's file, and the `SparseAdam` optimizer of
-the word2vec recipe. `keras_adl/__init__.py` imports
-it, so ``import keras_adl`` is all `keras.models.load_model` needs.
+`compile_memory_model` writes into a compiled model's file, and the `SparseAdam` optimizer
+(`keras_adl.training.sparse_adam`, for a user's model with large embeddings; the word2vec
+recipe itself trains with Adam or SGD). `keras_adl/__init__.py` imports it, so
+``import keras_adl`` is all `keras.models.load_model` needs.
 """
 
 from keras_adl import layers, metrics, models, ops  # noqa: F401  (registration side effects)
