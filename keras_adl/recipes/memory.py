@@ -321,7 +321,9 @@ def _hypermodels():
         ``"lstm"`` baseline: ``lstm_units``, ``lstm_layers``, ``learning_rate``); compiled with
         `compile_memory_model` and the recipe's optimiser. The defaults are the recipe's
         settings for ``task`` (its optimiser and rate: RMSProp at 1e-4 for the NTM on
-        associative recall), or the family's defaults without one (Adam).
+        associative recall), or the family's defaults without one (Adam); the settings it does
+        not search are the recipe's as well (the DNC's one read head on copy, ``sparse_links``,
+        ``stop_usage_gradient``, ``memory_init``).
 
         Tune on ``val_bit_errors`` (objective ``keras_tuner.Objective("val_bit_errors",
         "min")``), passing the task's weights as sample weights.
@@ -358,33 +360,33 @@ def _hypermodels():
             # RMSProp's rates sit lower: around the paper's 1e-4, not Adam's 3e-3
             rates = dict(low=1e-5, high=1e-3) if optimizer == "rmsprop" else {}
             learning_rate = tuned_learning_rate(hp, default["learning_rate"], **rates)
+            # the recipe's other settings stay as they are (the DNC's one read head on copy,
+            # its link and usage options, the memory initialisation)
+            settings = {
+                key: value
+                for key, value in default.items()
+                if key not in ("optimizer", "learning_rate")
+            }
             if cell == "lstm":  # the baseline: its own sizes, no memory
-                model = memory_sequence_model(
-                    self.input_dim,
-                    self.output_dim,
-                    cell="lstm",
+                settings.update(
                     lstm_units=hp.Choice(
                         "lstm_units", [64, 128, 256], default=default["lstm_units"]
                     ),
                     lstm_layers=hp.Int("lstm_layers", 1, 3, default=default["lstm_layers"]),
                 )
-                return compile_memory_model(
-                    model, learning_rate, jit_compile=self.jit_compile, optimizer=optimizer
+            else:
+                settings.update(
+                    controller_units=hp.Choice(
+                        "controller_units", [32, 64, 100], default=default["controller_units"]
+                    ),
+                    memory_size=hp.Choice(
+                        "memory_size", [16, 32, 64, 128], default=default["memory_size"]
+                    ),
+                    memory_width=hp.Choice(
+                        "memory_width", [8, 16, 20], default=default["memory_width"]
+                    ),
                 )
-            model = memory_sequence_model(
-                self.input_dim,
-                self.output_dim,
-                cell=cell,
-                controller_units=hp.Choice(
-                    "controller_units", [32, 64, 100], default=default["controller_units"]
-                ),
-                memory_size=hp.Choice(
-                    "memory_size", [16, 32, 64, 128], default=default["memory_size"]
-                ),
-                memory_width=hp.Choice(
-                    "memory_width", [8, 16, 20], default=default["memory_width"]
-                ),
-            )
+            model = memory_sequence_model(self.input_dim, self.output_dim, cell=cell, **settings)
             return compile_memory_model(
                 model, learning_rate, jit_compile=self.jit_compile, optimizer=optimizer
             )

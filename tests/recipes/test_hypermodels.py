@@ -113,6 +113,25 @@ def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
     assert hypermodel.task == "associative_recall"
 
 
+def test_memory_hypermodel_keeps_the_recipes_unsearched_settings(monkeypatch):
+    from keras_adl.recipes.memory import MemorySequenceHyperModel
+
+    def cell_of(model):
+        return next(layer.cell for layer in model.layers if hasattr(layer, "cell"))
+
+    def build(task):
+        return MemorySequenceHyperModel(9, 8, cell="dnc", jit_compile=False, task=task).build(
+            keras_tuner.HyperParameters()
+        )
+
+    assert cell_of(build("copy")).num_read_heads == 1  # DNC_TASK_SETTINGS on copy
+    assert cell_of(build("associative_recall")).num_read_heads == 4
+    dnc = dict(memory.SETTINGS["dnc"], sparse_links=4, stop_usage_gradient=False)
+    monkeypatch.setitem(memory.SETTINGS, "dnc", dnc)
+    cell = cell_of(build("associative_recall"))
+    assert (cell.sparse_links, cell.stop_usage_gradient) == (4, False)
+
+
 def test_visual_hypermodels_build_with_their_search_spaces():
     from keras_adl.recipes.vision import RecurrentAttentionHyperModel, ShowAttendTellHyperModel
 
