@@ -375,13 +375,14 @@ def _hypermodels():
                     lstm_layers=hp.Int("lstm_layers", 1, 3, default=default["lstm_layers"]),
                 )
             else:
+                # a sparse link keeps K entries per row: only memories of at least K slots
+                least = settings.get("sparse_links") or 0
+                sizes = [size for size in (16, 32, 64, 128) if size >= least]
                 settings.update(
                     controller_units=hp.Choice(
                         "controller_units", [32, 64, 100], default=default["controller_units"]
                     ),
-                    memory_size=hp.Choice(
-                        "memory_size", [16, 32, 64, 128], default=default["memory_size"]
-                    ),
+                    memory_size=hp.Choice("memory_size", sizes, default=default["memory_size"]),
                     memory_width=hp.Choice(
                         "memory_width", [8, 16, 20], default=default["memory_width"]
                     ),

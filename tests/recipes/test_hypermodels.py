@@ -130,6 +130,12 @@ def test_memory_hypermodel_keeps_the_recipes_unsearched_settings(monkeypatch):
     monkeypatch.setitem(memory.SETTINGS, "dnc", dnc)
     cell = cell_of(build("associative_recall"))
     assert (cell.sparse_links, cell.stop_usage_gradient) == (4, False)
+    # the memory sizes searched hold the sparse link's K entries per row
+    monkeypatch.setitem(memory.SETTINGS, "dnc", dict(dnc, sparse_links=32))
+    hp = keras_tuner.HyperParameters()
+    MemorySequenceHyperModel(9, 8, cell="dnc", jit_compile=False).build(hp)
+    space = {entry["config"]["name"]: entry["config"] for entry in hp.get_config()["space"]}
+    assert space["memory_size"]["values"] == [32, 64, 128]
 
 
 def test_visual_hypermodels_build_with_their_search_spaces():
