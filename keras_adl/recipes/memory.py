@@ -133,10 +133,15 @@ def compile_memory_model(
         optimizer = keras.optimizers.RMSprop(
             learning_rate, rho=0.95, momentum=0.9, clipvalue=RMSPROP_CLIPVALUE
         )
-    elif not isinstance(optimizer, keras.optimizers.Optimizer):
+    elif isinstance(optimizer, str):
         raise ValueError(
             f"compile_memory_model: `optimizer` must be one of {list(OPTIMIZERS)} or a Keras "
             f"optimizer; received {optimizer!r}"
+        )
+    elif not isinstance(optimizer, keras.optimizers.Optimizer):
+        raise TypeError(
+            f"compile_memory_model: `optimizer` must be one of {list(OPTIMIZERS)} or a Keras "
+            f"optimizer instance; received {optimizer!r} of type {type(optimizer).__name__}"
         )
     model.compile(
         optimizer=optimizer,

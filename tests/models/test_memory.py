@@ -75,6 +75,11 @@ def test_bad_builder_arguments():
         memory_sequence_model(5, 4, cell="ntm", sparse_links=4)
     with pytest.raises(ValueError, match="`stop_usage_gradient` is a DNC option"):
         memory_sequence_model(5, 4, cell="lstm", stop_usage_gradient=False)
+    model = memory_sequence_model(5, 4, cell="lstm", lstm_units=4, lstm_layers=1)
+    with pytest.raises(ValueError, match=r"`optimizer` must be one of \['adam', 'rmsprop'\]"):
+        compile_memory_model(model, optimizer="sgd")
+    with pytest.raises(TypeError, match="received <class .*SGD.*> of type type"):
+        compile_memory_model(model, optimizer=keras.optimizers.SGD)  # the class, not an instance
 
 
 def test_dnc_options_reach_the_cell():
