@@ -252,6 +252,14 @@ class Run:
         return os.path.join(self.out, name)
 
 
+def _given(value):
+    """A run setting as a resume compares it: of a dict of options, those given (an option
+    left unset matches a run recorded before the option existed)."""
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if v is not None}
+    return value
+
+
 def check_run_dir(out, task, model, settings, overwrite=False):
     """Refuses a run directory that holds another run, a finished run or other files (one
     line, saying how to start fresh); with ``overwrite`` deletes a previous run first (only a
@@ -290,7 +298,7 @@ def check_run_dir(out, task, model, settings, overwrite=False):
             f"--out {out!r} holds a run of task {previous.get('task')!r} with model "
             f"{previous.get('model')!r}; {fresh}"
         )
-    changed = sorted(k for k, v in settings.items() if previous.get(k) != v)
+    changed = sorted(k for k, v in settings.items() if _given(previous.get(k)) != _given(v))
     if changed:
         before = ", ".join(f"{k}={previous.get(k)!r}" for k in changed)
         raise RecipeError(f"--out {out!r} holds a run of {task!r} with {before}; {fresh}")

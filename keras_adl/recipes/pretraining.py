@@ -101,6 +101,21 @@ CORPUS_OPTIONS = (
     Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
     Option("--steps", "training steps per epoch (default: one pass)", int),
 )
+# The pretraining tasks' model sizes (default: `SIZES`); ``finetune --init RUN`` reads them from
+# the run, so a larger pretrained model is fine-tuned, and compared with random weights, at
+# its own size.
+SIZE_OPTIONS = (
+    Option("--num-layers", f"Transformer blocks (default: {SIZES['num_layers']})", int),
+    Option(
+        "--model-dim", f"model width, divisible by --num-heads (default: {SIZES['model_dim']})", int
+    ),
+    Option("--num-heads", f"attention heads (default: {SIZES['num_heads']})", int),
+    Option(
+        "--intermediate-dim",
+        f"the feed-forward layers' width (default: {SIZES['intermediate_dim']})",
+        int,
+    ),
+)
 SEGMENTS_OPTION = Option(
     "--segments",
     "masked-LM examples: whole documents (MLM only) or sentence pairs (MLM + next sentence)",
@@ -141,7 +156,7 @@ class PretrainingRecipe(Recipe):
             epochs=1,
             batch_size=64,
             samples=1_000_000,  # at most this many training documents
-            options=(*CORPUS_OPTIONS, SEGMENTS_OPTION),
+            options=(*CORPUS_OPTIONS, SEGMENTS_OPTION, *SIZE_OPTIONS),
         ),
         Task(
             "pretrain_lm",
@@ -150,7 +165,7 @@ class PretrainingRecipe(Recipe):
             epochs=1,
             batch_size=32,
             samples=1_000_000,
-            options=CORPUS_OPTIONS,
+            options=(*CORPUS_OPTIONS, *SIZE_OPTIONS),
         ),
         Task(
             "finetune",
@@ -438,14 +453,33 @@ class PretrainingRecipe(Recipe):
 
     # -- train ---------------------------------------------------------------------------------
 
+    @staticmethod
+    def model_sizes(options):
+        """The sizes ``--num-layers``, ``--model-dim``, ``--num-heads`` and
+        ``--intermediate-dim`` give (the others stay the recipe's `SIZES`), checked to fit
+        together."""
+        sizes = {
+            option.dest: options[option.dest]
+            for option in SIZE_OPTIONS
+            if options.get(option.dest) is not None
+        }
+        model_dim = sizes.get("model_dim", SIZES["model_dim"])
+        num_heads = sizes.get("num_heads", SIZES["num_heads"])
+        if model_dim % num_heads:
+            raise RecipeError(
+                f"--model-dim ({model_dim}) must be divisible by --num-heads ({num_heads})"
+            )
+        return sizes
+
     def train(self, run):
         if run.task == "finetune":
             return self._finetune(run)
+        sizes = self.model_sizes(run.options)  # refused before the corpus is read
         train, held_out = self.corpus(run.options.get("data"), run.samples)
         tokenizer = self.learn_tokenizer(train, run.options["vocab_size"])
         with open(run.path(VOCABULARY_FILE), "w") as f:
             json.dump(tokenizer.get_config(), f)
-        settings = self.settings(run.task, run.model)
+        settings = dict(self.settings(run.task, run.model), **sizes)
         run.record.update(
             settings=settings,
             data=run.options.get("data") or "gcide+fortunes",
@@ -472,6 +506,7 @@ class PretrainingRecipe(Recipe):
             tokenizer.size,
             total_steps=steps * run.epochs,
             segments=segments,
+            **{k: v for k, v in settings.items() if k in SIZES},
         )
         data = self.mlm_dataset(tokenizer, train, run.batch_size, length, 0, segments)
         log = step_log(run, ("loss", "mlm_accuracy"))
@@ -511,6 +546,7 @@ class PretrainingRecipe(Recipe):
             run.model,
             tokenizer.size,
             total_steps=steps * run.epochs,
+            **{k: v for k, v in settings.items() if k in SIZES},
         )
         data = self.lm_dataset(inputs, targets, run.batch_size)
         log = step_log(run, ("loss", "perplexity"))

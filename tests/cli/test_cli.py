@@ -825,6 +825,30 @@ def test_out_directory_of_another_run_is_refused_in_one_line(tmp_path, capsys):
     assert code == 1 and "is a file; give a directory" in err
 
 
+def test_a_resume_matches_an_option_added_since_only_when_it_is_left_unset(tmp_path):
+    from keras_adl.recipes.base import BACKUP_DIR, RecipeError, check_run_dir
+
+    out = tmp_path / "run"
+    (out / BACKUP_DIR).mkdir(parents=True)
+    settings = dict(epochs=1, batch_size=64, samples=10, options={"vocab_size": 8000})
+    previous = dict(settings, task="pretrain_mlm", model="bert", status="training")
+    (out / "run.json").write_text(json.dumps(previous))  # recorded before --num-layers existed
+    now = dict(settings, options={"vocab_size": 8000, "num_layers": None})
+    assert check_run_dir(str(out), "pretrain_mlm", "bert", now) is True
+    now["options"]["num_layers"] = 4
+    with pytest.raises(RecipeError, match="holds a run of 'pretrain_mlm' with options="):
+        check_run_dir(str(out), "pretrain_mlm", "bert", now)
+
+
+def test_pretraining_sizes_are_checked_before_the_corpus_is_read(tmp_path, capsys):
+    argv = ["train", "pretrain_mlm", "--model-dim", "30", "--num-heads", "4"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Été ça.\n\nПривет мир.\n", encoding="utf-8")
+    code, _, err = _run([*argv, "--data", str(corpus), "--out", str(tmp_path / "r")], capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert "--model-dim (30) must be divisible by --num-heads (4)" in err
+
+
 def test_overwrite_starts_fresh(tmp_path, capsys):
     out = tmp_path / "run"
     out.mkdir()
@@ -935,15 +959,19 @@ def _sentences_corpus(path):
     return str(path)
 
 
-@pytest.mark.slow  # ~90 s: end-to-end CLI runs of d = 128 models
+@pytest.mark.slow  # ~90 s: end-to-end CLI runs of small models (d = 32 and 128)
 def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     """The pretraining family from the command line: masked-LM pretraining, fine-tuning from
     it, a causal LM exported with generation, each predict on raw (non-ASCII) text."""
     corpus = _sentences_corpus(tmp_path / "corpus.txt")
     mlm, finetuned, lm = (str(tmp_path / name) for name in ("mlm", "ft", "lm"))
     common = ["--data", corpus, "--vocab-size", "120", "--batch-size", "16", "--steps", "6"]
-    assert _run(["train", "pretrain_mlm", *common, "--out", mlm], capsys)[0] == 0
+    sizes = ["--num-layers", "1", "--model-dim", "32", "--num-heads", "4"]
+    sizes += ["--intermediate-dim", "64"]
+    assert _run(["train", "pretrain_mlm", *common, *sizes, "--out", mlm], capsys)[0] == 0
     run = json.load(open(os.path.join(mlm, "run.json")))
+    expected = dict(num_layers=1, model_dim=32, num_heads=4, intermediate_dim=64)
+    assert {k: run["settings"][k] for k in expected} == expected
     assert {"held_out_masked_accuracy", "most_frequent_token_accuracy"} <= set(run["metrics"])
     assert os.path.isfile(os.path.join(mlm, "training.png"))
     code, _, err = _run(["export", mlm, str(tmp_path / "no")], capsys)
@@ -956,6 +984,7 @@ def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
     assert _run([*argv, "--out", finetuned], capsys)[0] == 0
     run = json.load(open(os.path.join(finetuned, "run.json")))
     assert run["weights"] == "pretrained" and 0.0 <= run["metrics"]["held_out_accuracy"] <= 1.0
+    assert {k: run["settings"][k] for k in expected} == expected  # the pretrained run's sizes
     assert run["windows"] == 8 and 0.0 <= run["metrics"]["held_out_first_window_accuracy"] <= 1
     export = str(tmp_path / "ft_export")
     assert _run(["export", finetuned, export], capsys)[0] == 0
@@ -966,8 +995,9 @@ def test_pretrain_finetune_generate_end_to_end(tmp_path, capsys):
         ["train", "finetune", "--init", corpus, "--out", str(tmp_path / "x")], capsys
     )
     assert code == 1 and "--init" in err
-    assert _run(["train", "pretrain_lm", *common, "--out", lm], capsys)[0] == 0
+    assert _run(["train", "pretrain_lm", *common, "--num-layers", "1", "--out", lm], capsys)[0] == 0
     run = json.load(open(os.path.join(lm, "run.json")))
+    assert run["settings"]["num_layers"] == 1 and run["settings"]["model_dim"] == 128
     assert run["metrics"]["held_out_perplexity"] > 1.0
     export = str(tmp_path / "lm_export")
     assert _run(["export", lm, export], capsys)[0] == 0
