@@ -784,6 +784,7 @@ def test_train_batch_size_defaults_to_the_models(tmp_path):
     assert batch("associative_recall", "--model", "lstm") == 32
     assert batch("associative_recall", "--model", "dnc", "--batch-size", "8") == 8
     assert batch("copy", "--model", "dnc") == 32
+    assert batch("repeat_copy") == 2 and batch("repeat_copy", "--model", "dnc") == 32
 
 
 def test_out_directory_of_another_run_is_refused_in_one_line(tmp_path, capsys):

@@ -149,11 +149,11 @@ def test_memory_benchmark_clip_and_warmup(capsys):
     plain = benchmark.build_model(benchmark.parse_args(small), "ntm").optimizer
     assert plain.global_clipnorm == memory.CLIPNORM
     args = benchmark.parse_args(
-        ["--task", "repeat_copy", "--clipnorm", "10", "--warmup-sequences", "3200"] + small
+        ["--task", "priority_sort", "--clipnorm", "10", "--warmup-sequences", "3200"] + small
     )
     optimizer = benchmark.build_model(args, "ntm").optimizer
     assert optimizer.global_clipnorm == 10.0
-    peak = memory.RECIPE.settings("repeat_copy", "ntm")["learning_rate"]
+    peak = memory.RECIPE.settings("priority_sort", "ntm")["learning_rate"]
     schedule = optimizer._learning_rate  # 3200 sequences = 100 steps of 32, then constant
     rates = [float(schedule(step)) for step in (0, 50, 100, 1000)]
     np.testing.assert_allclose(rates, [0.0, peak / 2, peak, peak], rtol=1e-6)
@@ -266,6 +266,11 @@ def test_memory_learning_rate_depends_on_the_task_for_the_memory_cells_only():
         assert rate("copy", cell) == pytest.approx(memory.TASK_LEARNING_RATES["copy"])
     assert rate("associative_recall", "dnc") == pytest.approx(memory.MEMORY_LEARNING_RATE)
     assert rate("associative_recall", "ntm") == pytest.approx(1e-4)  # NTM_TASK_SETTINGS
+    assert rate("repeat_copy", "ntm") == pytest.approx(1e-4)
+    assert rate("repeat_copy", "dnc") == pytest.approx(memory.MEMORY_LEARNING_RATE)
+    model = memory.RECIPE.build_model("repeat_copy", "ntm", jit_compile=False, controller_units=4)
+    assert isinstance(model.optimizer, keras.optimizers.RMSprop)
+    assert [layer.cell.memory_size for layer in model.layers if hasattr(layer, "cell")] == [32]
     assert rate("priority_sort", "ntm") == pytest.approx(memory.MEMORY_LEARNING_RATE)
     assert rate("copy", "lstm") == pytest.approx(memory.SETTINGS["lstm"]["learning_rate"])
 
