@@ -8,8 +8,8 @@ Configuration (Graves et al. 2014; recipe of Collier & Beel 2018): 8-bit vectors
 drawn uniformly from the start, memory 128 × 20, LSTM controller of 100 units, one read and one
 write head (the DNC: 4 read heads on the other tasks), shifts −1..1, Adam 5e-3 on copy and
 3e-3 on the other tasks (the anchors': 1e-3), global-norm clip 50, batch 32 (the DNC on
-associative recall: 16); the NTM on associative recall: the NTM paper's RMSProp at 1e-4 on
-batches of 2; loss on the answer phase: the models, compile recipe and batch
+associative recall: 16); the NTM on associative recall and repeat copy: the NTM paper's
+RMSProp at 1e-4 on batches of 2 (on repeat copy with memory 32 × 20); loss on the answer phase: the models, compile recipe and batch
 sizes of ``keras-adl train TASK`` (`keras_adl.recipes.memory`; ``--optimizer``,
 ``--learning-rate`` and ``--batch-size`` replace the recipe's).
 Every ``--eval-every`` steps (default: 25, and at least 400 sequences) the model is evaluated
@@ -321,12 +321,16 @@ def parse_args(argv=None):
         help="adam: Adam with a global-norm clip; rmsprop: the NTM paper's RMSProp as "
         "pytorch-ntm sets it (momentum 0.9, rho 0.95, each gradient clipped to +-10; 1e-4 "
         "unless --learning-rate is given) (default: the recipe's for each cell: RMSProp for "
-        "the NTM on associative recall, Adam otherwise)",
+        "the NTM on associative recall and repeat copy, Adam otherwise)",
     )
     parser.add_argument(
         "--cells", nargs="+", default=["ntm", "dnc", "lstm"], choices=["ntm", "dnc", "lstm"]
     )
-    parser.add_argument("--memory-size", type=int, help="slots N (default: the recipe's 128)")
+    parser.add_argument(
+        "--memory-size",
+        type=int,
+        help="slots N (default: the recipe's, 128; 32 for the NTM on repeat copy)",
+    )
     parser.add_argument(
         "--sparse-links", type=int, help="the DNC's sparse link, K entries per row (default: dense)"
     )

@@ -96,8 +96,8 @@ def compile_memory_model(
 
     The loss is `keras_adl.metrics.SequenceBitCrossEntropy` (answer steps only, given the
     task's weights as ``sample_weight``); the weighted metrics are bit errors and cost in bits
-    per sequence. Batch size 32 is the recipe's too (16 for the DNC and 2 for the NTM on
-    associative recall, `MODEL_BATCH_SIZES`; set it in the dataset).
+    per sequence. Batch size 32 is the recipe's too (16 for the DNC on associative recall, 2 for
+    the NTM on associative recall and repeat copy, `MODEL_BATCH_SIZES`; set it in the dataset).
 
     The anchors (Collier & Beel 2018) use Adam 1e-3. On the NTM copy task (benchmarks/RESULTS.md)
     3e-3 converged on 5 seeds of 5 (median 19.2k sequences, at most 34.4k) where 1e-3 converged
@@ -335,8 +335,9 @@ def _hypermodels():
         ``"lstm"`` baseline: ``lstm_units``, ``lstm_layers``, ``learning_rate``); compiled with
         `compile_memory_model` and the recipe's optimiser. The defaults are the recipe's
         settings for ``task`` (its optimiser and rate: RMSProp at 1e-4 for the NTM on
-        associative recall), or the family's defaults without one (Adam); the settings it does
-        not search are the recipe's as well (the DNC's one read head on copy, ``sparse_links``,
+        associative recall and repeat copy; its memory size: 32 for the NTM on repeat copy,
+        else 128), or the family's defaults without one (Adam); the settings it does not
+        search are the recipe's as well (the DNC's one read head on copy, ``sparse_links``,
         ``stop_usage_gradient``, ``memory_init``).
 
         Tune on ``val_bit_errors`` (objective ``keras_tuner.Objective("val_bit_errors",

@@ -101,9 +101,9 @@ CORPUS_OPTIONS = (
     Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
     Option("--steps", "training steps per epoch (default: one pass)", int),
 )
-# The pretraining tasks' model sizes (default: `SIZES`); ``finetune --init RUN`` reads them from
-# the run, so a larger pretrained model is fine-tuned, and compared with random weights, at
-# its own size.
+# The pretraining tasks' model sizes for train (default: `SIZES`; tune searches them instead);
+# ``train finetune --init RUN`` reads them from the run, so a larger pretrained model is
+# fine-tuned, and compared with random weights, at its own size.
 SIZE_OPTIONS = (
     Option("--num-layers", f"Transformer blocks (default: {SIZES['num_layers']})", int),
     Option(
@@ -706,6 +706,10 @@ class PretrainingRecipe(Recipe):
 
         from keras_adl.recipes.pretraining import PretrainingHyperModel
 
+        given = [o.flag for o in SIZE_OPTIONS if options.get(o.dest) is not None]
+        if given:
+            what = "is an option" if len(given) == 1 else "are options"
+            raise RecipeError(f"tune searches the model's size; {', '.join(given)} {what} of train")
         batch_size = self.task(task).batch_size
         num_classes = pretrained = None
         segments = options.get("segments", SEGMENTS)

@@ -848,6 +848,10 @@ def test_pretraining_sizes_are_checked_before_the_corpus_is_read(tmp_path, capsy
     code, _, err = _run([*argv, "--data", str(corpus), "--out", str(tmp_path / "r")], capsys)
     assert code == 1 and err.count("\n") == 1
     assert "--model-dim (30) must be divisible by --num-heads (4)" in err
+    argv = ["tune", "pretrain_lm", "--num-layers", "4", "--data", str(corpus)]
+    code, _, err = _run([*argv, "--out", str(tmp_path / "t")], capsys)
+    assert code == 1 and err.count("\n") == 1
+    assert "tune searches the model's size; --num-layers is an option of train" in err
 
 
 def test_overwrite_starts_fresh(tmp_path, capsys):
