@@ -175,6 +175,29 @@ def _task_parser(command, recipe, task):
             "resumes from the last one)",
         )
         parser.add_argument(
+            "--learning-rate",
+            type=float,
+            default=None,
+            help="the optimizer's peak learning rate (default: the recipe's, which `run.json` "
+            "records; a schedule keeps its shape); a diverged run resumes from its last "
+            "finite checkpoint with a lower one",
+        )
+        if task.held_out:
+            patience = (
+                "stop after this many epochs without a better held-out loss; the best "
+                "epoch's weights become the model (they are kept with or without it)"
+            )
+        else:
+            patience = f"not for {task.name}: it has no held-out split (use --minutes)"
+        parser.add_argument("--patience", type=int, default=None, help=patience)
+        parser.add_argument(
+            "--minutes",
+            type=float,
+            default=None,
+            help="stop once this much training time is spent (counted across resumes, "
+            "checked where checkpoints are written)",
+        )
+        parser.add_argument(
             "--seed",
             type=int,
             default=None,
@@ -276,6 +299,14 @@ def _parse_task_command(command, argv):
         "trials",
     ):
         _positive("--" + flag.replace("_", "-"), getattr(args, flag, None))
+    rate = getattr(args, "learning_rate", None)
+    if rate is not None and not 0 < rate < float("inf"):
+        raise CLIError(f"--learning-rate must be a positive number; received {rate}")
+    if command == "train":
+        try:
+            recipes.check_stopping(task, args.patience, args.minutes)
+        except ValueError as error:
+            raise CLIError(str(error)) from None
     if getattr(args, "batch_size", 0) is None:
         args.batch_size = task.batch_size_of(model)
     if command == "tune" and not task.tunable:
@@ -334,6 +365,9 @@ def _train(argv):
             checkpoint_every=args.checkpoint_every,
             keep_checkpoints=args.keep_checkpoints,
             seed=args.seed,
+            learning_rate=args.learning_rate,
+            patience=args.patience,
+            minutes=args.minutes,
             **options,
         )
     except Exception as error:

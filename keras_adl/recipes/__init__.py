@@ -14,6 +14,7 @@ from keras_adl.recipes.base import (
     BACKUP_DIR,
     CHECKPOINT_EVERY,
     RUN_FILE,
+    RecipeError,
     Run,
     check_run_dir,
     write_json,
@@ -77,6 +78,23 @@ def recipe_of(task_name):
     return find(task_name)[0]
 
 
+def check_stopping(task, patience, minutes):
+    """Raises `RecipeError` for a ``--patience`` or ``--minutes`` that is not a positive number,
+    or ``--patience`` on a task without a held-out loss to watch."""
+    if patience is not None:
+        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
+            raise RecipeError(f"--patience must be a positive integer; received {patience!r}")
+        if not task.held_out:
+            raise RecipeError(
+                f"--patience watches a held-out loss, and task {task.name!r} has no held-out "
+                f"split; --minutes bounds its training time"
+            )
+    if minutes is not None and not (
+        isinstance(minutes, (int, float)) and not isinstance(minutes, bool) and 0 < minutes
+    ):
+        raise RecipeError(f"--minutes must be a positive number; received {minutes!r}")
+
+
 def train(
     task,
     out,
@@ -91,6 +109,9 @@ def train(
     keep_checkpoints=2,
     seed=None,
     jit_compile=True,
+    learning_rate=None,
+    patience=None,
+    minutes=None,
     **options,
 ):
     """Trains ``model`` on ``task`` as ``keras-adl train`` does; writes ``model.keras``,
@@ -103,7 +124,13 @@ def train(
     (initial weights, dropout) and the order of shuffled arrays: two runs with the same seed
     and settings train the same model. ``jit_compile=False`` trains without XLA (it is off
     under a distributed strategy anyway; a model that samples, like the RAM, draws other random
-    numbers under XLA, so compare runs of one kind).
+    numbers under XLA, so compare runs of one kind). ``learning_rate`` replaces the recipe's
+    peak learning rate (a schedule keeps its shape); it is the one setting that may differ when
+    a run resumes, so a run that diverged (`RecipeError` naming the step) is re-run with a
+    lower one from its last finite checkpoint. ``patience`` stops after that many epochs
+    without a better held-out loss (tasks with ``held_out``; their best epoch becomes the
+    model); ``minutes`` bounds the training time, counted across resumes and checked where
+    checkpoints are written.
 
     Under ``strategy="multi_worker"`` every worker calls this with the same arguments (create
     the strategy first, before TensorFlow runs anything: ``get_strategy("multi_worker")``).
@@ -123,6 +150,7 @@ def train(
     from keras_adl.training.distribute import worker_info
 
     recipe, task_spec, model = find(task, model)
+    check_stopping(task_spec, patience, minutes)
     for option in task_spec.options:
         options[option.dest] = option.check(options.get(option.dest, option.default), task)
     run = Run(
@@ -139,6 +167,9 @@ def train(
         keep_checkpoints=keep_checkpoints,
         seed=seed or 0,
         jit_compile=jit_compile,
+        learning_rate=learning_rate,
+        patience=patience,
+        minutes=minutes,
     )
     settings = dict(
         epochs=run.epochs, batch_size=run.batch_size, samples=run.samples, options=options

@@ -104,7 +104,8 @@ class Option:
 # and a fortunes directory.
 CORPUS_OPTION = Option(
     "--data",
-    "a UTF-8 text file or directory, gcide.dict.dz or a WordNet directory "
+    "a UTF-8 text file or directory of .txt files (a file with blank lines is read as "
+    "paragraphs, one without as one document per line), gcide.dict.dz or a WordNet directory "
     "(default: /usr/share/dictd/gcide.dict.dz)",
     "path",
 )
@@ -126,6 +127,8 @@ class Task:
         tune_epochs, tune_samples: defaults of ``tune``.
         options: the task's own `Option`s.
         tunable: whether ``keras-adl tune`` runs on it.
+        held_out: whether its training watches a held-out loss every epoch (``--patience``
+            and best-epoch keeping).
     """
 
     name: str
@@ -139,6 +142,7 @@ class Task:
     options: tuple = ()
     tunable: bool = True
     model_batch_sizes: tuple = ()
+    held_out: bool = False
 
     def batch_size_of(self, model):
         """The default batch size of ``model`` on this task."""
@@ -170,6 +174,11 @@ class Run:
         seed: the seed of the data order (arrays shuffled by `Recipe.fit`).
         run_dir: the run directory ``--out`` when this process writes elsewhere (a non-chief
             worker writes to a temporary ``out`` and reads the chief's checkpoints here).
+        learning_rate: the optimizer's peak learning rate instead of the recipe's (a schedule
+            keeps its shape; `Recipe.set_learning_rate`); the one setting a resume may change.
+        patience: stop when the held-out loss has not improved for this many epochs (the
+            tasks that pass ``validation_data`` to `Recipe.fit`, whose best epoch is kept).
+        minutes: stop once this much training time is spent (across resumes).
     """
 
     task: str
@@ -187,6 +196,9 @@ class Run:
     keep_checkpoints: int = 2
     seed: int = 0
     run_dir: str = None
+    learning_rate: float = None
+    patience: int = None
+    minutes: float = None
     _strategy: object = None
 
     def get_strategy(self):
@@ -223,6 +235,16 @@ class Run:
 
         return worker_info(self.get_strategy())[2]
 
+    def chief_decides(self, flag):
+        """``flag`` as the chief sees it, on every worker (a collective under a multi-worker
+        strategy; ``flag`` itself otherwise)."""
+        from keras_adl.training.distribute import gather_from_workers, is_multi_worker
+
+        strategy = self.get_strategy()
+        if not is_multi_worker(strategy):
+            return bool(flag)
+        return bool(gather_from_workers(strategy, int(bool(flag)))[0])
+
     def check_workers_agree(self, what, value):
         """Raises `RecipeError` unless every worker holds the same integer ``value`` (a
         collective under a multi-worker strategy; nothing to check otherwise)."""
@@ -234,9 +256,10 @@ class Run:
         values = gather_from_workers(strategy, value)
         if len(set(values)) > 1:
             raise RecipeError(
-                f"the workers disagree on {what} (one value per replica: {values}); the run "
-                f"directory {self.run_dir or self.out!r} must be on storage that every worker "
-                f"reads"
+                f"the workers disagree on {what} (one value per replica: {values}; this "
+                f"worker read {os.path.join(self.run_dir or self.out, BACKUP_DIR)!r}): --out "
+                f"must be one directory on storage that every worker reads, given to every "
+                f"worker as the same path"
             )
 
     def build(self, build_fn, *args, **kwargs):
@@ -396,11 +419,23 @@ class Recipe:
         runs this, only the chief writes checkpoints and ``model.keras``, and the progress bar
         shows on the chief only. Returns the Keras ``History`` of the last ``fit`` call.
 
+        An epoch runs exactly its steps, whatever the model's ``steps_per_execution``
+        (`steps_per_call`). The run stops at the first non-finite loss (`StopOnNonFinite`:
+        nothing is saved after it) with a `RecipeError` naming ``--learning-rate``; the run's
+        ``learning_rate`` replaces the optimizer's peak rate after the restore. With
+        ``validation_data`` the held-out loss is watched every epoch (`BestEpoch`): the best
+        epoch's weights become the model, and ``run.patience`` stops the run early;
+        ``run.minutes`` bounds the training time (`TimeBudget`). ``run.json`` records why
+        training ended (``ended_by``) and the best epoch.
+
         Raises:
-            RecipeError: the workers of a multi-worker run see different checkpoints.
+            RecipeError: the workers of a multi-worker run see different checkpoints, or the
+                run diverged.
         """
+        from keras_adl.training.budget import BestEpoch, TimeBudget
         from keras_adl.training.checkpoint import StepCheckpoint
         from keras_adl.training.data import batch_stream, split_stream
+        from keras_adl.training.divergence import StopOnNonFinite
 
         steps, stream = batch_stream(
             x,
@@ -417,17 +452,32 @@ class Recipe:
             keep=run.keep_checkpoints,
             write=run.is_chief,
         )
+        # Before any collective that only a resuming worker runs (restoring builds the
+        # optimizer): a worker that cannot read the chief's checkpoints fails in one line.
+        run.check_workers_agree("the checkpoint step to resume from", checkpoint.resume_point()[2])
         epoch, step, global_step = checkpoint.restore(model)
-        run.check_workers_agree("the checkpoint step to resume from", global_step)
+        self.set_learning_rate(run, model)  # after the restore, which loads the saved rate
         if not run.is_chief:
             fit_kwargs["verbose"] = 0
-        callbacks = [checkpoint, *run.callbacks]
+        stop = StopOnNonFinite(global_step, checkpoint)
+        directory = os.path.join(run.run_dir or run.out, BACKUP_DIR)
+        best = BestEpoch(checkpoint, directory, run.patience, write=run.is_chief)
+        callbacks = [stop, best, checkpoint]
+        budget = None
+        if run.minutes:
+            budget = TimeBudget(
+                run.minutes, checkpoint, run.checkpoint_every, decide=run.chief_decides
+            )
+            callbacks.append(budget)
+        callbacks += run.callbacks
         history = None
         data = stream(global_step)
+        per_call = getattr(model, "steps_per_execution", 1) or 1
         if step and epoch < run.epochs:
             print(f"resuming epoch {epoch + 1} at step {step + 1} of {steps}")
             part = split_stream(data)
             data = part(None)
+            _set_steps_per_call(model, steps_per_call(steps - step, per_call))
             history = model.fit(
                 part(steps - step),
                 epochs=epoch + 1,
@@ -439,8 +489,9 @@ class Recipe:
             epoch, global_step = epoch + 1, global_step + steps - step
         elif epoch:
             print(f"resuming after epoch {epoch}")
-        if epoch < run.epochs:
+        if epoch < run.epochs and not (stop.diverged or getattr(model, "stop_training", False)):
             checkpoint.start(epoch, 0, global_step)
+            _set_steps_per_call(model, steps_per_call(steps, per_call))
             history = model.fit(
                 data,
                 epochs=run.epochs,
@@ -449,9 +500,66 @@ class Recipe:
                 callbacks=callbacks,
                 **fit_kwargs,
             )
+        if stop.diverged:
+            raise RecipeError(self.divergence_message(run, model, checkpoint, *stop.diverged))
+        self.keep_best(run, model, best, budget)
         save_model(model, run.path(MODEL_FILE))
         checkpoint.remove()
         return history
+
+    @staticmethod
+    def keep_best(run, model, best, budget):
+        """Makes the best epoch's weights the run's model (when the held-out loss was
+        watched) and records in ``run.json`` why training ended and what was kept."""
+        if best.best_epoch is not None:
+            best.restore_best(model)
+            run.record.update(
+                best_epoch=best.best_epoch,
+                best_val_loss=best.checkpoint.state["best_value"],
+            )
+        ended = "epochs"
+        if budget is not None and budget.stopped:
+            ended = "minutes"
+        elif best.stopped:
+            ended = "patience"
+        run.record.update(ended_by=ended, training_seconds=round(best.checkpoint.elapsed(), 1))
+        if ended != "epochs":
+            print(
+                f"training ended by --{ended}"
+                + (
+                    f"; keeping epoch {best.best_epoch} (the best held-out loss, "
+                    f"{best.checkpoint.state['best_value']:.4g})"
+                    if best.best_epoch is not None
+                    else ""
+                )
+            )
+
+    def set_learning_rate(self, run, model):
+        """Gives ``model``'s optimizer the run's ``--learning-rate`` as its peak rate (a
+        schedule keeps its shape); the rate used is recorded in ``run.json``."""
+        from keras_adl.training.divergence import peak_learning_rate, set_peak_learning_rate
+
+        if run.learning_rate is not None:
+            set_peak_learning_rate(model.optimizer, run.learning_rate)
+        run.record["learning_rate"] = peak_learning_rate(model.optimizer)
+
+    @staticmethod
+    def divergence_message(run, model, checkpoint, step, value, last_finite):
+        """The one line that stops a diverged run."""
+        last = "none" if last_finite is None else f"{last_finite:.4g}"
+        rate = run.record.get("learning_rate")
+        if checkpoint.latest():
+            resume = (
+                f"re-running with a lower one resumes from the last finite checkpoint in "
+                f"{checkpoint.directory} (--overwrite starts afresh)"
+            )
+        else:
+            resume = "no finite checkpoint was written, so a re-run starts afresh"
+        return (
+            f"{run.task}: training diverged at step {step}: the loss became {value} (last "
+            f"finite loss: {last}); nothing was saved from the diverged model; try a lower "
+            f"--learning-rate (this run used {rate:.3g}); {resume}"
+        )
 
     @staticmethod
     def search(hypermodel, objective, trials, out, project_name, *data, **search_kwargs):
@@ -501,7 +609,14 @@ def _replace_atomically(path, suffix, write):
 
 
 def save_model(model, path):
-    """``model.save(path)`` atomically (a complete ``.keras`` file or none)."""
+    """``model.save(path)`` atomically (a complete ``.keras`` file or none).
+
+    Raises:
+        ValueError: a weight or optimizer value is not finite (a diverged model is not saved).
+    """
+    from keras_adl.training.divergence import check_finite
+
+    check_finite(model, f"save {path}")
     _replace_atomically(path, ".keras", model.save)
 
 
@@ -540,6 +655,20 @@ def override(settings, overrides):
         )
     settings.update(overrides)
     return settings
+
+
+def steps_per_call(steps, most):
+    """Steps per compiled call for an epoch of ``steps``: the largest divisor of ``steps`` not
+    above ``most``, so that no call runs past the epoch's end (Keras would run a whole call and
+    the epoch would hold more steps than asked)."""
+    most = max(1, min(int(most), steps))
+    return next(d for d in range(most, 0, -1) if steps % d == 0)
+
+
+def _set_steps_per_call(model, count):
+    if getattr(model, "steps_per_execution", 1) != count:
+        model.steps_per_execution = count
+        model.train_function = None  # traced with the old count
 
 
 def cosine_decay(learning_rate, total_steps, final_fraction=0.01):

@@ -100,6 +100,7 @@ class ContextualRecipe(Recipe):
             batch_size=32,
             samples=10_000_000,  # at most this many documents
             tunable=False,
+            held_out=True,
             options=(
                 CORPUS_OPTION,
                 Option("--vocab-size", "output words of the softmax", int, default=VOCAB_SIZE),

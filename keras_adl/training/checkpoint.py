@@ -5,7 +5,8 @@ A checkpoint is a directory ``ckpt-<global step>`` holding the model's weights w
 optimizer's state (``model.weights.h5``) and ``progress.json`` (``epoch``: the epoch the next
 step belongs to; ``step``: steps of that epoch already done; ``global_step``: batches consumed
 since training began; ``optimizer``: the optimizer's class, which a resume must match, and
-every one of its saved variables must load). It is written under a temporary name in the same
+every one of its saved variables must load; ``state``: the training time so far and what the
+callbacks of `keras_adl.training.budget` keep, the best epoch's held-out loss say). It is written under a temporary name in the same
 directory and renamed into place, so a checkpoint is either complete or absent, whenever the
 writer is killed.
 `keras_adl.recipes.base.Recipe.fit` restores the latest one and restarts the data stream at its
@@ -23,6 +24,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import warnings
 
 import keras
@@ -91,6 +93,11 @@ class StepCheckpoint(keras.callbacks.Callback):
             raise ValueError(f"StepCheckpoint: `keep` must be an integer >= 1; received {keep!r}.")
         self.directory, self.every, self.keep, self.write = directory, every, keep, write
         self.epoch = self.step = self.global_step = 0
+        self.frozen = False  # set when the run diverged: nothing is saved after that
+        self.state = {}  # the callbacks' own state, saved in progress.json (training/budget.py)
+        self._seconds_before = 0.0  # training time of the run before this ``fit`` began
+        self._started = None
+        self._done = 0  # steps of the current epoch that Keras has reported in this ``fit``
         if write and os.path.isdir(directory):  # a writer killed mid-save leaves a partial dir
             for name in os.listdir(directory):
                 if name.startswith(_PARTIAL):
@@ -154,8 +161,23 @@ class StepCheckpoint(keras.callbacks.Callback):
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno
             )
+        self.state = dict(read_progress(path).get("state", {}))
+        self._seconds_before = float(self.state.get("elapsed", 0.0))
         self.start(*self.resume_point())
         return self.epoch, self.step, self.global_step
+
+    def elapsed(self):
+        """Seconds of training in this run so far, across resumes (up to the last checkpoint
+        of an interrupted process)."""
+        running = time.monotonic() - self._started if self._started is not None else 0.0
+        return self._seconds_before + running
+
+    def on_train_begin(self, logs=None):
+        self._started = time.monotonic()
+
+    def on_train_end(self, logs=None):
+        self._seconds_before = self.elapsed()
+        self._started = None
 
     def start(self, epoch, step, global_step):
         """The next ``fit`` call begins at ``step`` of ``epoch``, ``global_step`` batches in."""
@@ -164,20 +186,36 @@ class StepCheckpoint(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
         if epoch != self.epoch:
             self.epoch, self.step = epoch, 0
+        self._done = 0
 
     def on_train_batch_end(self, batch, logs=None):
-        self.step += 1
-        self.global_step += 1
-        last_of_epoch = batch + 1 == self.params.get("steps")  # the epoch's end saves
-        if self.every and self.global_step % self.every == 0 and not last_of_epoch:
-            self.save()
+        # Keras calls this once per compiled call of ``steps_per_execution`` steps, with the
+        # index of the call's last step.
+        ran = max(batch + 1 - self._done, 1)
+        self._done = batch + 1
+        before = self.global_step
+        self.step += ran
+        self.global_step += ran
+        last_of_epoch = batch + 1 >= self.params.get("steps")  # the epoch's end saves
+        if self.every and self.global_step // self.every > before // self.every:
+            if not last_of_epoch:
+                self.save()
 
     def on_epoch_end(self, epoch, logs=None):
+        steps = self.params.get("steps")
+        if self.model.stop_training and steps and self._done < steps:
+            self.save()  # stopped inside the epoch (a time budget): resume at this step
+            return
         self.epoch, self.step = epoch + 1, 0
         self.save()
 
     def save(self):
-        """Writes a checkpoint of the current state (atomically), then prunes to ``keep``."""
+        """Writes a checkpoint of the current state (atomically), then prunes to ``keep``;
+        nothing once `frozen`, or while a weight or optimizer value is not finite."""
+        from keras_adl.training.divergence import non_finite_variables
+
+        if self.frozen or non_finite_variables(self.model):
+            return
         if not self.write:
             scratch = tempfile.mkdtemp(prefix="keras-adl-checkpoint-")
             try:
@@ -197,6 +235,7 @@ class StepCheckpoint(keras.callbacks.Callback):
                     "step": self.step,
                     "global_step": self.global_step,
                     "optimizer": _optimizer_name(self.model),
+                    "state": {**self.state, "elapsed": self.elapsed()},
                 },
                 f,
             )

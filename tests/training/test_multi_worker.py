@@ -216,6 +216,18 @@ def test_a_killed_worker_fails_the_job_fast_and_the_rerun_resumes_to_the_same_we
     steps_done = max(int(p.name[5:]) for p in (out / "backup").glob("ckpt-*"))
     assert 0 < steps_done < 128
 
+    # A worker given its own --out (no shared storage) cannot resume: both say so in one line
+    # before any collective that only the resuming chief would run, and --out is kept.
+    alone = tmp_path / "worker1"
+    own = [str(alone) if arg == str(out) else arg for arg in command]
+    results = _run_workers(lambda index: own if index else command)
+    for code, _, werr in results:
+        assert code == 1, werr[-3000:]
+        lines = [line for line in werr.splitlines() if line.startswith("keras-adl: error:")]
+        assert len(lines) == 1 and "disagree on the checkpoint step to resume from" in lines[0]
+        assert "must be one directory on storage that every worker reads" in lines[0]
+    assert max(int(p.name[5:]) for p in (out / "backup").glob("ckpt-*")) == steps_done
+
     results = _run_workers(command)  # the same command again, on every worker
     for code, _, werr in results:
         assert code == 0, werr[-3000:]

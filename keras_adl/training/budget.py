@@ -1,0 +1,149 @@
+"""Training that keeps its best epoch and knows when to stop: `BestEpoch` and `TimeBudget`.
+
+Both keep their state in the run's `keras_adl.training.checkpoint.StepCheckpoint` (its
+``state``, saved in every checkpoint's ``progress.json``), so a resumed run goes on counting
+where the interrupted one stopped: the best held-out loss so far and its epoch, the epochs
+since, and the training time spent.
+
+Under ``MultiWorkerMirroredStrategy`` every worker runs the same callbacks at the same steps:
+the held-out loss Keras logs is already the workers' mean, and the time budget is the chief's
+clock, shared by a collective (``decide``) at each check, so every worker stops at the same step.
+"""
+
+import math
+import os
+import shutil
+import tempfile
+import time
+
+import keras
+
+BEST_WEIGHTS_FILE = "best.weights.h5"
+
+
+class BestEpoch(keras.callbacks.Callback):
+    """Watches ``monitor`` (the held-out loss) at every epoch's end, writes the best epoch's
+    weights to ``directory`` and, with ``patience``, stops ``patience`` epochs after the last
+    improvement.
+
+    Args:
+        checkpoint: the run's `StepCheckpoint` (its ``state`` holds ``best_value``,
+            ``best_epoch`` and ``epochs_since_best``).
+        directory: where `BEST_WEIGHTS_FILE` is written (the run's checkpoint directory).
+        patience: epochs without improvement before stopping (``None``: never stop early).
+        monitor: the logged figure, lower is better.
+        write: ``False`` on a worker that only reads (it saves to a scratch directory, so that
+            every worker runs the same collective reads).
+
+    Attributes:
+        stopped: whether patience ended the run.
+    """
+
+    def __init__(self, checkpoint, directory, patience=None, monitor="val_loss", write=True):
+        super().__init__()
+        if patience is not None and (not isinstance(patience, int) or patience < 1):
+            raise ValueError(f"--patience must be a positive integer; received {patience!r}")
+        self.checkpoint, self.directory = checkpoint, directory
+        self.patience, self.monitor, self.write = patience, monitor, write
+        self.stopped = False
+
+    @property
+    def path(self):
+        return os.path.join(self.directory, BEST_WEIGHTS_FILE)
+
+    @property
+    def best_epoch(self):
+        """The best epoch so far (1-based), or ``None``."""
+        return self.checkpoint.state.get("best_epoch")
+
+    def on_epoch_end(self, epoch, logs=None):
+        value = (logs or {}).get(self.monitor)
+        if value is None or not math.isfinite(float(value)):
+            return
+        state = self.checkpoint.state
+        best = state.get("best_value")
+        if best is None or float(value) < best:
+            state.update(best_value=float(value), best_epoch=epoch + 1, epochs_since_best=0)
+            self._save()
+            return
+        state["epochs_since_best"] = state.get("epochs_since_best", 0) + 1
+        if self.patience and state["epochs_since_best"] >= self.patience:
+            self.stopped = True
+            self.model.stop_training = True
+
+    def _save(self):
+        target = self.directory if self.write else tempfile.mkdtemp(prefix="keras-adl-best-")
+        os.makedirs(target, exist_ok=True)
+        fd, partial = tempfile.mkstemp(prefix=".partial-", suffix=".weights.h5", dir=target)
+        os.close(fd)
+        try:
+            self.model.save_weights(partial, overwrite=True)
+            if self.write:
+                os.replace(partial, self.path)
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
+            if not self.write:
+                shutil.rmtree(target, ignore_errors=True)
+
+    def restore_best(self, model):
+        """Loads the best epoch's weights into ``model``; returns whether it did."""
+        if self.best_epoch is None or not os.path.isfile(self.path):
+            return False
+        model.load_weights(self.path)
+        return True
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stops training once ``minutes`` of training time are spent, counted across resumes,
+    checked where the checkpoint saves (every ``every`` steps and at every epoch's end), so the
+    run stops where a checkpoint stands.
+
+    Args:
+        minutes: the budget.
+        checkpoint: the run's `StepCheckpoint` (its ``state["elapsed"]`` holds the seconds
+            spent before this process).
+        every: the checkpoint's steps between saves (``None``: epoch ends only).
+        decide: ``flag -> flag`` shared by every worker (the chief's); identity on one machine.
+
+    Attributes:
+        stopped: whether the budget ended the run.
+    """
+
+    def __init__(self, minutes, checkpoint, every=None, decide=None):
+        super().__init__()
+        if not (isinstance(minutes, (int, float)) and 0 < minutes < math.inf):
+            raise ValueError(f"--minutes must be a positive number; received {minutes!r}")
+        self.seconds = 60.0 * minutes
+        self.checkpoint, self.every = checkpoint, every
+        self.decide = decide or (lambda flag: flag)
+        self.stopped = False
+        self._done = 0
+
+    def elapsed(self):
+        """Seconds of training so far, this process's and those before a resume."""
+        return self.checkpoint.elapsed()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._done = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        ran = max(batch + 1 - self._done, 1)
+        self._done = batch + 1
+        step = self.checkpoint.global_step
+        if self.every and step // self.every > (step - ran) // self.every:
+            self._check()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if not self.model.stop_training:
+            self._check()
+
+    def _check(self):
+        if self.decide(self.elapsed() >= self.seconds):
+            self.stopped = True
+            self.model.stop_training = True
+
+
+def clock():
+    """Seconds on a monotonic clock."""
+    return time.monotonic()
