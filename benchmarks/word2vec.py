@@ -2,6 +2,7 @@
 ``Word2Vec(sg=1)`` on the same tokenized corpus with the same settings, in one run.
 
     python benchmarks/word2vec.py                          # GCIDE (make data), 3 epochs
+    python benchmarks/word2vec.py --repeats 3              # three runs alternating, medians
     python benchmarks/word2vec.py --data /usr/share/wordnet --epochs 1 --documents 50000
 
 Both read the documents of `keras_adl.tasks.text_corpora.load_corpus` tokenized by
@@ -18,6 +19,7 @@ accuracy within 3 points, throughput at least 0.5x.
 
 import argparse
 import json
+import statistics
 import time
 
 
@@ -77,6 +79,35 @@ def reference(tokenized, vocabulary, settings, epochs, workers, seed):
     return Embeddings(vocabulary.words, vectors), seconds
 
 
+def measure(system, tokenized, vocabulary, settings, args, repeat):
+    """One system's figures and throughput (seed ``args.seed + repeat``)."""
+    from keras_adl.recipes.embeddings import BATCH_SIZE, standard_figures
+
+    seed = args.seed + repeat
+    words = int(vocabulary.counts.sum())
+    if system == "gensim":
+        embeddings, seconds = reference(
+            tokenized, vocabulary, settings, args.epochs, args.workers, seed
+        )
+        facts = {"workers": args.workers}
+    else:
+        chosen = dict(settings, max_row_updates=None) if system == "ours_uncapped" else settings
+        embeddings, seconds, steps = ours(
+            tokenized,
+            vocabulary,
+            chosen,
+            args.epochs,
+            BATCH_SIZE,
+            seed,
+            optimizer="adam" if "adam" in system else None,
+            sparse=system == "ours_sparse_adam",
+        )
+        facts = {"steps": steps, "batch_size": BATCH_SIZE}
+    figures = standard_figures(embeddings)
+    figures.update(facts, seconds=round(seconds, 1), words_per_second=words * args.epochs / seconds)
+    return figures
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", help="corpus (default: the installed GCIDE)")
@@ -89,12 +120,19 @@ def main(argv=None):
         "--systems",
         nargs="+",
         default=["gensim", "ours"],
-        help="gensim, ours (the recipe: SGD), ours_adam, ours_sparse_adam",
+        help="gensim, ours (the recipe: SGD with its row cap), ours_uncapped (no cap on a "
+        "row's update per batch), ours_adam, ours_sparse_adam",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="runs of every system, alternating (seeds seed, seed+1, …); medians reported",
     )
     parser.add_argument("--out", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    from keras_adl.recipes.embeddings import BATCH_SIZE, RECIPE, standard_figures
+    from keras_adl.recipes.embeddings import RECIPE
 
     start = time.perf_counter()
     tokenized, vocabulary = RECIPE.load(args.data, args.documents, args.min_count)
@@ -106,32 +144,22 @@ def main(argv=None):
         f"(read and tokenized in {time.perf_counter() - start:.0f} s)",
         flush=True,
     )
-    results = {"data": args.data or "gcide", "words": words, "epochs": args.epochs, "systems": {}}
-    for system in args.systems:
-        if system == "gensim":
-            embeddings, seconds = reference(
-                tokenized, vocabulary, settings, args.epochs, args.workers, args.seed
-            )
-            facts = {"workers": args.workers}
-        else:
-            embeddings, seconds, steps = ours(
-                tokenized,
-                vocabulary,
-                settings,
-                args.epochs,
-                BATCH_SIZE,
-                args.seed,
-                optimizer="adam" if "adam" in system else None,
-                sparse=system == "ours_sparse_adam",
-            )
-            facts = {"steps": steps, "batch_size": BATCH_SIZE}
-        figures = standard_figures(embeddings)
-        figures.update(
-            facts, seconds=round(seconds, 1), words_per_second=words * args.epochs / seconds
-        )
-        results["systems"][system] = figures
-        print(f"{system}: {json.dumps(figures)}", flush=True)
-    systems = results["systems"]
+    results = {"data": args.data or "gcide", "words": words, "epochs": args.epochs, "runs": []}
+    for repeat in range(args.repeats):  # the systems alternate within each repeat
+        run = {}
+        for system in args.systems:
+            run[system] = measure(system, tokenized, vocabulary, settings, args, repeat)
+            print(f"run {repeat + 1} {system}: {json.dumps(run[system])}", flush=True)
+        results["runs"].append(run)
+    results["systems"] = systems = {
+        system: {
+            key: statistics.median(run[system][key] for run in results["runs"])
+            for key in results["runs"][0][system]
+            if all(run[system].get(key) is not None for run in results["runs"])
+        }
+        for system in args.systems
+    }
+    print(f"medians of {args.repeats} run(s): {json.dumps(systems)}")
     if {"gensim", "ours"} <= set(systems):
         g, o = systems["gensim"], systems["ours"]
         results["ours_minus_gensim"] = {

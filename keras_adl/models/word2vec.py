@@ -14,7 +14,44 @@ INPUT_TABLE = "input_embedding"
 OUTPUT_TABLE = "output_embedding"
 
 
-def skipgram_negative_sampling(vocab_size, dim=100, negatives=5, window=5, cbow=False, name=None):
+def repeated_row_scale(ids, vocab_size, max_updates):
+    """The factor of each id's gradient that caps a table row's update per batch.
+
+    Batched SGD sums the gradients of every occurrence of a row in the batch; word2vec.c
+    applies them one after another, so a row's step never compounds from one stale point. A
+    row read ``n`` times has its occurrences' gradients scaled by ``min(1, max_updates / n)``:
+    it moves at most as far as ``max_updates`` occurrences would move it, whatever the
+    vocabulary size (with 58 words every row is read hundreds of times per batch).
+
+    Args:
+        ids: int ``[...]``, the rows read.
+        vocab_size: the table's rows.
+        max_updates: the cap ``m`` (positive).
+
+    Returns:
+        float ``[...]`` factors in ``(0, 1]``.
+
+    Example:
+
+    >>> ops.convert_to_numpy(repeated_row_scale(ops.array([3, 3, 3, 3, 5]), 8, 2)).tolist()
+    [0.5, 0.5, 0.5, 0.5, 1.0]
+    """
+    flat = ops.reshape(ids, (-1,))
+    counts = ops.segment_sum(ops.ones_like(flat), flat, num_segments=vocab_size)
+    occurrences = ops.cast(ops.take(counts, ids, axis=0), "float32")
+    return ops.minimum(1.0, float(max_updates) / ops.maximum(occurrences, 1.0))
+
+
+def _scale_gradient(values, factors):
+    """``values`` unchanged forward; their gradient times ``factors`` (broadcast on the last
+    axis)."""
+    factors = ops.cast(ops.expand_dims(factors, -1), values.dtype)
+    return values * factors + ops.stop_gradient(values * (1.0 - factors))
+
+
+def skipgram_negative_sampling(
+    vocab_size, dim=100, negatives=5, window=5, cbow=False, max_row_updates=None, name=None
+):
     """A word2vec model scoring ``1 + negatives`` candidates per example (logits).
 
     Args:
@@ -23,6 +60,8 @@ def skipgram_negative_sampling(vocab_size, dim=100, negatives=5, window=5, cbow=
         negatives: ``k``.
         window: ``W`` (CBOW: the context input holds ``2W`` ids, 0-padded).
         cbow: continuous bag of words instead of skip-gram.
+        max_row_updates: cap on how far one batch moves a table row, in occurrences
+            (`repeated_row_scale`); ``None``: no cap (each occurrence adds its gradient).
         name: the model's name (default ``"skipgram"`` or ``"cbow"``).
 
     Returns:
@@ -43,6 +82,18 @@ def skipgram_negative_sampling(vocab_size, dim=100, negatives=5, window=5, cbow=
             raise ValueError(f"`{argument}` must be a positive integer; received {value!r}.")
     if vocab_size < 2:
         raise ValueError(f"`vocab_size` must be at least 2; received {vocab_size}.")
+    if max_row_updates is not None and not (
+        isinstance(max_row_updates, (int, float)) and max_row_updates > 0
+    ):
+        raise ValueError(
+            f"`max_row_updates` must be a positive number or None; received {max_row_updates!r}."
+        )
+
+    def capped(table_output, ids):
+        if max_row_updates is None:
+            return table_output
+        return _scale_gradient(table_output, repeated_row_scale(ids, vocab_size, max_row_updates))
+
     bound = 0.5 / dim
     input_table = keras.layers.Embedding(
         vocab_size,
@@ -57,7 +108,7 @@ def skipgram_negative_sampling(vocab_size, dim=100, negatives=5, window=5, cbow=
     if cbow:
         contexts = keras.Input((2 * window,), dtype="int32", name="contexts")
         candidates = keras.Input((candidates_count,), dtype="int32", name="targets")
-        vectors = input_table(contexts)  # [B, 2W, D]
+        vectors = capped(input_table(contexts), contexts)  # [B, 2W, D]
         present = ops.cast(ops.expand_dims(ops.greater(contexts, 0), -1), vectors.dtype)
         count = ops.maximum(ops.sum(present, axis=1), 1.0)
         hidden = ops.sum(vectors * present, axis=1) / count  # the window's mean, [B, D]
@@ -65,9 +116,9 @@ def skipgram_negative_sampling(vocab_size, dim=100, negatives=5, window=5, cbow=
     else:
         centre = keras.Input((), dtype="int32", name="centre")
         candidates = keras.Input((candidates_count,), dtype="int32", name="contexts")
-        hidden = input_table(centre)  # [B, D]
+        hidden = capped(input_table(centre), centre)  # [B, D]
         inputs = {"centre": centre, "contexts": candidates}
-    logits = ops.einsum("bd,bkd->bk", hidden, output_table(candidates))
+    logits = ops.einsum("bd,bkd->bk", hidden, capped(output_table(candidates), candidates))
     return keras.Model(inputs, logits, name=name or ("cbow" if cbow else "skipgram"))
 
 

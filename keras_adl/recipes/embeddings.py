@@ -31,9 +31,20 @@ VOCABULARY_FILE = "vocabulary.json"
 # ``learning_rate`` per example (its alpha), decaying linearly to 1e-4 of it over the run;
 # every row of the batch moves only the table rows it reads (sparse updates), which makes it
 # several times faster than Adam, whose dense moments touch the whole tables at every step.
+# A table row moves at most as far per batch as this many of its occurrences would move it
+# (`repeated_row_scale`): without a cap a small vocabulary diverges (every row is read
+# hundreds of times per batch); on GCIDE the cap leaves the vectors as they were.
+MAX_ROW_UPDATES = 32
 SETTINGS = {
-    "skipgram": dict(dim=100, window=5, negatives=5, subsample=1e-4, optimizer="sgd"),
-    "cbow": dict(dim=100, window=5, negatives=5, subsample=1e-4, optimizer="sgd"),
+    name: dict(
+        dim=100,
+        window=5,
+        negatives=5,
+        subsample=1e-4,
+        optimizer="sgd",
+        max_row_updates=MAX_ROW_UPDATES,
+    )
+    for name in ("skipgram", "cbow")
 }
 # Learning rates per optimizer: SGD's is per example (word2vec.c's alpha is 0.025; batched,
 # 0.05 gave better vectors on GCIDE, benchmarks/RESULTS.md); Adam's is per batch.
@@ -46,8 +57,10 @@ MIN_COUNT = 5
 # 2,048 trained fastest on 2 cores (the rows a step reads stay in cache; benchmarks/RESULTS.md).
 BATCH_SIZE = 2048
 NEIGHBORS = 8
-# Words of the t-SNE picture (those in the vocabulary are drawn).
+# Words of the t-SNE picture when the corpus knows most of them (`picture_words`).
 PICTURE_WORDS = ("king", "water", "red", "horse", "france", "music", "run", "tree")
+# Otherwise the picture's words come from this many content words after the stop words.
+PICTURE_BAND = 300
 STANDARD_FILES = {
     "analogy": "questions-words.txt",
     "wordsim353": "wordsim353.tsv",
@@ -153,6 +166,7 @@ class EmbeddingsRecipe(Recipe):
             negatives=settings["negatives"],
             window=settings["window"],
             cbow=model_name == "cbow",
+            max_row_updates=settings["max_row_updates"],
         )
         # No clipping or metrics: the loss is the figure while training.
         model.compile(
@@ -196,14 +210,18 @@ class EmbeddingsRecipe(Recipe):
     def steps_per_epoch(vocabulary, settings, batch_size, cbow=False):
         """Batches of about one pass over the corpus: the expected words kept by subsampling
         times the expected contexts per centre (``W + 1`` for skip-gram with the dynamic
-        window, one example per centre for CBOW)."""
+        window, one example per centre for CBOW), rounded to whole compiled calls of
+        `STEPS_PER_EXECUTION` steps when an epoch holds more."""
         from keras_adl.tasks.skipgrams import keep_probabilities
 
         kept = float(
             (vocabulary.counts * keep_probabilities(vocabulary.counts, settings["subsample"])).sum()
         )
         examples = kept if cbow else kept * (settings["window"] + 1)
-        return max(1, int(examples // batch_size))
+        steps = max(1, int(examples // batch_size))
+        if steps > STEPS_PER_EXECUTION:  # whole compiled calls (Recipe.fit runs no more)
+            steps = round(steps / STEPS_PER_EXECUTION) * STEPS_PER_EXECUTION
+        return steps
 
     def dataset(self, tokenized, vocabulary, settings, batch_size, cbow=False, seed=0):
         from keras_adl.tasks.skipgrams import skipgram_dataset
@@ -250,6 +268,19 @@ class EmbeddingsRecipe(Recipe):
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         return model, history, self.evaluate(model, vocabulary, run.out)
 
+    def set_learning_rate(self, run, model):
+        """``--learning-rate`` is SGD's per-example rate (word2vec.c's alpha; the step's rate
+        is alpha times the logits of a batch), Adam's rate otherwise."""
+        from keras_adl.training.divergence import peak_learning_rate, set_peak_learning_rate
+
+        settings = run.record["settings"]
+        if settings["optimizer"] != "sgd":
+            return super().set_learning_rate(run, model)
+        per_step = run.batch_size * (settings["negatives"] + 1)
+        if run.learning_rate is not None:
+            set_peak_learning_rate(model.optimizer, run.learning_rate * per_step)
+        run.record["learning_rate"] = peak_learning_rate(model.optimizer) / per_step
+
     @staticmethod
     def embeddings(model, vocabulary):
         """The `Embeddings` of a trained model (special ids left out)."""
@@ -264,15 +295,13 @@ class EmbeddingsRecipe(Recipe):
         the projector's TSV files."""
         embeddings = self.embeddings(model, vocabulary)
         metrics = standard_figures(embeddings)
-        for word in [w for w in PICTURE_WORDS if w in embeddings][:3]:
+        chosen = picture_words(embeddings)
+        for word in chosen[:3]:
             neighbours = ", ".join(w for w, _ in embeddings.most_similar(word, 5))
             print(f"  {word}: {neighbours}")
-        known = [w for w in PICTURE_WORDS if w in embeddings]
-        if len(known) < 2:  # a corpus without these words: its most frequent ones
-            known = vocabulary.words[: len(PICTURE_WORDS)]
         from keras_adl.plotting import plot_embeddings
 
-        draw(plot_embeddings, embeddings, known, os.path.join(out, "embeddings.png"))
+        draw(plot_embeddings, embeddings, chosen, os.path.join(out, "embeddings.png"))
         write_projector_files(embeddings, out)
         return metrics
 
@@ -355,6 +384,41 @@ def standard_figures(embeddings):
         figures[f"{name}_spearman"] = spearman if spearman == spearman else None  # NaN: no pair
         figures[f"{name}_pairs"] = pairs["pairs"]
     return figures
+
+
+def picture_words(embeddings, count=None):
+    """The words of the t-SNE picture: `PICTURE_WORDS` where the corpus knows at least half of
+    them, else ``count`` content words of the corpus's own. Those come from a frequency band —
+    after the most frequent 1% of the vocabulary (at least 10 words: the stop words, whose
+    neighbours say nothing), the next `PICTURE_BAND` words made of letters — chosen one by one
+    as the word least similar to those already chosen, so that each brings its own group of
+    neighbours.
+
+    Args:
+        embeddings: an `Embeddings` whose words are most frequent first.
+        count: how many words (default: as many as `PICTURE_WORDS`).
+
+    Returns:
+        A list of at most ``count`` words.
+    """
+    import numpy as np
+
+    count = count or len(PICTURE_WORDS)
+    known = [w for w in PICTURE_WORDS if w in embeddings]
+    if 2 * len(known) >= len(PICTURE_WORDS):
+        return known
+    words = embeddings.words
+    skip = max(10, len(words) // 100)
+    band = [w for w in words[skip:] if w.isalpha()][:PICTURE_BAND] or list(words[:PICTURE_BAND])
+    vectors = np.stack([embeddings.vector(w) for w in band])
+    chosen = [0]
+    closest = vectors @ vectors[0]  # each word's highest similarity to a chosen word
+    while len(chosen) < min(count, len(band)):
+        closest[chosen] = np.inf
+        pick = int(np.argmin(closest))
+        chosen.append(pick)
+        closest = np.maximum(closest, vectors @ vectors[pick])
+    return [band[i] for i in chosen]
 
 
 def write_projector_files(embeddings, out):
