@@ -95,7 +95,9 @@ FINETUNE_WINDOWS = 8
 CORPUS_OPTIONS = (
     Option(
         "--data",
-        "a text file or directory, gcide.dict.dz or WordNet (default: GCIDE + fortunes)",
+        "a text file or directory, gcide.dict.dz or WordNet (default: GCIDE + fortunes); a "
+        "file with blank lines is read as paragraphs, one without as one document per line "
+        "(with --segments pairs: consecutive lines are consecutive sentences)",
         "path",
     ),
     Option("--vocab-size", "WordPiece pieces", int, default=VOCAB_SIZE),
@@ -122,11 +124,12 @@ SEGMENTS_OPTION = Option(
     default=SEGMENTS,
     choices=("documents", "pairs"),
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
 
 
 def sentences_of(document):
-    """A document's sentences: split after ``. ! ? ;`` followed by white space."""
+    """A document's sentences: split after ``. ! ? ;`` followed by white space, and at line
+    ends (a file without blank lines gives its lines as sentences: `line_blocks`)."""
     return [s for s in _SENTENCE_END.split(document.strip()) if s]
 
 
@@ -262,18 +265,25 @@ class PretrainingRecipe(Recipe):
     # -- data ----------------------------------------------------------------------------------
 
     @staticmethod
-    def corpus(data, samples):
-        """``(train, held_out)`` document strings: ``data`` (`load_corpus`), or by default
-        the installed GCIDE and fortunes (`default_corpus`)."""
+    def corpus(data, samples, blocks=False):
+        """``(train, held_out)`` document strings: ``data`` (`load_corpus`; with ``blocks``
+        a file without blank lines gives blocks of consecutive lines, one sentence each), or
+        by default the installed GCIDE and fortunes (`default_corpus`)."""
         import numpy as np
 
-        from keras_adl.tasks.text_corpora import load_corpus
+        from keras_adl.tasks.text_corpora import LAYOUT_RULE, load_corpus
 
         if data is None:
             return default_corpus(samples)
-        documents = [d for d in load_corpus(data) if d.strip()]
+        try:
+            documents = [d for d in load_corpus(data, blocks=blocks) if d.strip()]
+        except ValueError as error:
+            raise RecipeError(str(error)) from None
         if len(documents) < 4:
-            raise RecipeError(f"the corpus holds {len(documents)} documents; need at least 4")
+            raise RecipeError(
+                f"{data}: the corpus holds {len(documents)} documents; need at least 4 "
+                f"({LAYOUT_RULE})"
+            )
         order = np.random.default_rng(SPLIT_SEED).permutation(len(documents))
         held = max(1, int(len(documents) * HELD_OUT_FRACTION))
         held_out = [documents[i] for i in order[:held]]
@@ -475,7 +485,8 @@ class PretrainingRecipe(Recipe):
         if run.task == "finetune":
             return self._finetune(run)
         sizes = self.model_sizes(run.options)  # refused before the corpus is read
-        train, held_out = self.corpus(run.options.get("data"), run.samples)
+        blocks = run.options.get("segments") == "pairs"
+        train, held_out = self.corpus(run.options.get("data"), run.samples, blocks)
         tokenizer = self.learn_tokenizer(train, run.options["vocab_size"])
         with open(run.path(VOCABULARY_FILE), "w") as f:
             json.dump(tokenizer.get_config(), f)
@@ -757,7 +768,8 @@ class PretrainingRecipe(Recipe):
             accuracy = "val_classes_accuracy" if model_name == "gpt" else "val_accuracy"
             objective = (accuracy, "max")
         else:
-            train, held_out = self.corpus(options.get("data"), samples)
+            blocks = options.get("segments") == "pairs"
+            train, held_out = self.corpus(options.get("data"), samples, blocks)
             tokenizer = self.learn_tokenizer(train, options["vocab_size"])
             length = SIZES["sequence_length"]
             sizes = {}

@@ -2,7 +2,8 @@
 (``dict-gcide``) and WordNet's glosses (``wordnet-base``), as documents of words.
 
 A **document** is the unit windows never cross: a paragraph of a text file (lines up to a
-blank line), a paragraph of a dictionary entry, or one WordNet synset (its words and gloss).
+blank line) or, in a file without blank lines, a line; a paragraph of a dictionary entry; or
+one WordNet synset (its words and gloss).
 Words come from `keras_adl.text.normalization.plain_words` (NFKC, full case folding, runs of
 letters and digits; punctuation dropped), in ``tf.data`` batches.
 
@@ -32,18 +33,77 @@ _GCIDE_MARKUP = [
 ]
 
 
+# How `read_text_documents` splits a file, as ``--help`` and its errors say it.
+LAYOUT_RULE = (
+    "a file with blank lines is read as paragraphs (lines up to a blank line), a file "
+    "without as one document per line"
+)
+# Lines per document when a file without blank lines is read as sentences (`line_blocks`).
+LINES_PER_BLOCK = 8
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+
+
 def paragraphs(text):
     """The blank-line-separated paragraphs of ``text``, each one line (non-empty only)."""
-    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return [" ".join(p.split()) for p in _BLANK_LINE.split(text) if p.strip()]
 
 
-def read_text_documents(path):
-    """The paragraphs of a UTF-8 text file, or of the ``.txt`` files under a directory (in
-    name order).
+def has_paragraphs(text):
+    """Whether ``text`` holds a blank line (then it is read as paragraphs, else as lines)."""
+    return _BLANK_LINE.search(text.strip()) is not None
+
+
+def text_documents(text):
+    """The documents of one file's ``text``: its paragraphs when it holds a blank line, else
+    its non-empty lines (white space folded)."""
+    if has_paragraphs(text):
+        return paragraphs(text)
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def line_blocks(documents, size=LINES_PER_BLOCK):
+    """Consecutive line-documents grouped ``size`` at a time, one line per sentence (joined by
+    newlines): the documents of next-sentence pairs when a file has no paragraphs."""
+    return ["\n".join(documents[i : i + size]) for i in range(0, len(documents), size)]
+
+
+def read_text(name):
+    """The text of a UTF-8 file (a byte-order mark dropped, CRLF read as LF).
+
+    Raises:
+        ValueError: naming the file and the line of an invalid UTF-8 byte or a NUL byte.
+    """
+    with open(name, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        offset = error.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)
+        line = raw[:offset].count(b"\n") + 1
+        raise ValueError(
+            f"{name}, line {line}: not valid UTF-8 (byte {offset}: {raw[offset : offset + 1]!r}); "
+            f"save the file as UTF-8"
+        ) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ValueError(f"{name}, line {line}: a NUL byte; expected a text file")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_text_documents(path, blocks=False):
+    """The documents of a UTF-8 text file, or of the ``.txt`` files under a directory (in
+    name order): each file's paragraphs when it holds a blank line, else its lines
+    (`text_documents`).
+
+    Args:
+        path: a file or directory.
+        blocks: read a file without blank lines as consecutive sentences instead: its lines
+            grouped `LINES_PER_BLOCK` at a time (`line_blocks`), for next-sentence pairs.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        ValueError: a file is not valid UTF-8, or no text was found (the message names it).
+        ValueError: a file is not valid UTF-8 or holds a NUL byte (naming the file and line),
+            or no text was found.
     """
     if os.path.isdir(path):
         files = sorted(glob.glob(os.path.join(path, "**", "*.txt"), recursive=True))
@@ -55,14 +115,41 @@ def read_text_documents(path):
         raise FileNotFoundError(f"corpus {path!r} not found")
     documents = []
     for name in files:
-        try:
-            with open(name, encoding="utf-8") as f:
-                documents += paragraphs(f.read())
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{name}: not valid UTF-8 (byte {error.start})") from None
+        text = read_text(name)
+        found = text_documents(text)
+        documents += line_blocks(found) if blocks and not has_paragraphs(text) else found
     if not documents:
         raise ValueError(f"no text found in {path!r}")
     return documents
+
+
+def topic_corpus(vocabulary, lines, topics=6, seed=0):
+    """A synthetic corpus of ``lines`` lines over ``vocabulary`` words (``w0``, ``w1``, …):
+    each line draws a topic and 5 to 13 words, 80% from the topic's share of the vocabulary,
+    the rest from all of it, so words of one topic share contexts. The vocabulary size is
+    the user's knob (a small one makes every word occur many times in a batch).
+
+    Returns:
+        The text, one line per line (no blank lines).
+
+    Example:
+
+    >>> len(topic_corpus(10, 2).splitlines())
+    2
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    groups = np.array_split(np.arange(vocabulary), topics)
+    out = []
+    for _ in range(lines):
+        group = groups[rng.integers(topics)]
+        count = rng.integers(5, 14)
+        ids = np.where(
+            rng.random(count) < 0.8, rng.choice(group, count), rng.integers(0, vocabulary, count)
+        )
+        out.append(" ".join(f"w{i}" for i in ids))
+    return "\n".join(out) + "\n"
 
 
 def read_gcide(path=GCIDE_PATH):
@@ -110,15 +197,15 @@ def read_wordnet_glosses(directory=WORDNET_DIR):
     return documents
 
 
-def load_corpus(path=None):
+def load_corpus(path=None, blocks=False):
     """Documents from ``path``: ``gcide.dict.dz`` → `read_gcide`, a WordNet directory →
-    `read_wordnet_glosses`, any other file or directory → `read_text_documents`; ``None`` →
-    the installed GCIDE."""
+    `read_wordnet_glosses`, any other file or directory → `read_text_documents` (``blocks``
+    passed on); ``None`` → the installed GCIDE."""
     if path is None or path.endswith(".dict.dz"):
         return read_gcide(path or GCIDE_PATH)
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "data.noun")):
         return read_wordnet_glosses(path)
-    return read_text_documents(path)
+    return read_text_documents(path, blocks=blocks)
 
 
 def tokenize_documents(documents, batch_size=4096):

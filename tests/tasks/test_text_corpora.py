@@ -6,6 +6,7 @@ import gzip
 import pytest
 
 from keras_adl.tasks.text_corpora import (
+    LINES_PER_BLOCK,
     load_corpus,
     read_gcide,
     read_text_documents,
@@ -76,8 +77,37 @@ def test_missing_corpora_name_the_package_and_bad_text_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="corpus '.*nothing.txt' not found"):
         read_text_documents(str(tmp_path / "nothing.txt"))
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe")
-    with pytest.raises(ValueError, match=r"bad.txt: not valid UTF-8 \(byte 3\)"):
+    with pytest.raises(ValueError, match=r"bad.txt, line 2: not valid UTF-8 \(byte 3: "):
         read_text_documents(str(tmp_path / "bad.txt"))
+    (tmp_path / "nul.txt").write_bytes(b"one\ntwo\x00three\n")
+    with pytest.raises(ValueError, match=r"nul.txt, line 2: a NUL byte; expected a text file"):
+        read_text_documents(str(tmp_path / "nul.txt"))
     (tmp_path / "empty.txt").write_text("\n \n")
     with pytest.raises(ValueError, match="no text found"):
         read_text_documents(str(tmp_path / "empty.txt"))
+
+
+def test_a_file_without_blank_lines_is_one_document_per_line(tmp_path):
+    lines = ["Le fichier\u00a0: introuvable.", "ÉCOLE Москва 東京", "  third  line "]
+    path = tmp_path / "lines.txt"
+    # A byte-order mark and CRLF line ends, as Windows editors write them.
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode("utf-8") + b"\r\n")
+    assert read_text_documents(str(path)) == [
+        "Le fichier : introuvable.",
+        "ÉCOLE Москва 東京",
+        "third line",
+    ]
+
+
+def test_lines_become_documents_unless_the_file_has_paragraphs(tmp_path):
+    lines = tmp_path / "lines.txt"
+    lines.write_text("".join(f"Sentence {i}.\n" for i in range(20)), encoding="utf-8")
+    assert read_text_documents(str(lines)) == [f"Sentence {i}." for i in range(20)]
+    # As sentences (next-sentence pairs): blocks of consecutive lines, one line each.
+    blocks = read_text_documents(str(lines), blocks=True)
+    assert blocks[0] == "\n".join(f"Sentence {i}." for i in range(LINES_PER_BLOCK))
+    assert len(blocks) == -(-20 // LINES_PER_BLOCK)
+    paragraphs = tmp_path / "paragraphs.txt"
+    paragraphs.write_text("One.\nTwo.\r\n \r\nThree.\n", encoding="utf-8")
+    assert read_text_documents(str(paragraphs)) == ["One. Two.", "Three."]
+    assert read_text_documents(str(paragraphs), blocks=True) == ["One. Two.", "Three."]
