@@ -27,9 +27,27 @@ from keras_adl.recipes.base import (
 HAN_MODELS = ("han", "han_lstm")
 TOKENIZER_FILE = "tokenizer.json"
 MAX_VOCABULARY = 30000
-# (sentences, words) kept per document: the needle task's maxima; for real text the
-# B=64, S=15, W=30 setting of benchmarks/han.py.
-SHAPES = {"needle": (10, 10), "fortunes": (15, 30), "documents": (15, 30)}
+# (sentences, words) kept per document: the needle task's maxima; for the fortunes the
+# B=64, S=15, W=30 setting of benchmarks/han.py; a user's documents follow the data.
+SHAPES = {"needle": (10, 10), "fortunes": (15, 30)}
+# A user's documents keep the sentence and word counts that this percentile of the training
+# documents (and of their sentences) fits in, within these caps (memory: S × W ids a document).
+SIZE_PERCENTILE = 90
+MAX_SENTENCES, MAX_WORDS, MAX_WORDS_PER_DOCUMENT = 200, 80, 4096
+SIZE_OPTIONS = (
+    Option(
+        "--max-sentences",
+        f"sentences kept per document (default: the {SIZE_PERCENTILE}th percentile of the "
+        f"training documents', at most {MAX_SENTENCES}; fortunes: {SHAPES['fortunes'][0]})",
+        int,
+    ),
+    Option(
+        "--max-words",
+        f"words kept per sentence (default: the {SIZE_PERCENTILE}th percentile of the training "
+        f"sentences', at most {MAX_WORDS}; fortunes: {SHAPES['fortunes'][1]})",
+        int,
+    ),
+)
 NEEDLE_TEST_DOCUMENTS = 1000
 NEEDLE_CLASSES = 4
 TEST_FRACTION = 0.2
@@ -55,7 +73,7 @@ class DocumentsRecipe(Recipe):
             epochs=10,
             batch_size=64,
             samples=20000,
-            options=(FORTUNES_OPTION,),
+            options=(FORTUNES_OPTION, *SIZE_OPTIONS),
         ),
         Task(
             "documents",
@@ -71,6 +89,7 @@ class DocumentsRecipe(Recipe):
                     "path",
                     required=True,
                 ),
+                *SIZE_OPTIONS,
             ),
         ),
     )
@@ -80,15 +99,18 @@ class DocumentsRecipe(Recipe):
         class count come from the data)."""
         return dict(SETTINGS, encoder="lstm" if model_name == "han_lstm" else "gru")
 
-    def build_model(self, task, model_name, vocab_size, num_classes, jit_compile=True, **overrides):
-        """The compiled `han_classifier` ``keras-adl train TASK --model MODEL`` trains."""
+    def build_model(
+        self, task, model_name, vocab_size, num_classes, jit_compile=True, shape=None, **overrides
+    ):
+        """The compiled `han_classifier` ``keras-adl train TASK --model MODEL`` trains, reading
+        documents of ``shape`` ``(S, W)`` (default: the task's `SHAPES`)."""
         import keras
 
         from keras_adl.models.han import han_classifier
 
         settings = override(self.settings(task, model_name), overrides)
         learning_rate = settings.pop("learning_rate")
-        model = han_classifier(vocab_size, num_classes, *SHAPES[task], **settings)
+        model = han_classifier(vocab_size, num_classes, *(shape or SHAPES[task]), **settings)
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         return compile_for_training(model, loss, learning_rate, jit_compile)
 
@@ -132,20 +154,36 @@ class DocumentsRecipe(Recipe):
         return train_docs, train_labels, list(test_docs), test_labels, list(names), None
 
     @staticmethod
-    def tokenizer(task, documents):
-        """The `DocumentTokenizer` built on the training documents."""
+    def tokenizer(task, documents, max_sentences=None, max_words=None):
+        """The `DocumentTokenizer` built on the training documents, padding them to
+        ``max_sentences`` × ``max_words``; unset, the task's `SHAPES`, or for a user's
+        ``documents`` the sizes that `SIZE_PERCENTILE` percent of them fit in
+        (`fitted_shape`)."""
         from keras_adl.text import DocumentTokenizer
 
-        return DocumentTokenizer.build(documents, *SHAPES[task], max_size=MAX_VOCABULARY)
+        default = SHAPES.get(task)
+        if default is None and not (max_sentences and max_words):
+            probe = DocumentTokenizer([], 1, 1)
+            default = fitted_shape(*probe.lengths(documents))
+        shape = (max_sentences or default[0], max_words or default[1])
+        return DocumentTokenizer.build(documents, *shape, max_size=MAX_VOCABULARY)
 
     def train(self, run):
         train_docs, train_labels, test_docs, test_labels, names, keys = self.load(
             run.task, run.options.get("data"), run.samples
         )
-        tokenizer = self.tokenizer(run.task, train_docs)
+        tokenizer = self.tokenizer(
+            run.task, train_docs, run.options.get("max_sentences"), run.options.get("max_words")
+        )
         with open(run.path(TOKENIZER_FILE), "w") as f:
             json.dump(tokenizer.to_config(), f)
-        shape = SHAPES[run.task]
+        shape = (tokenizer.max_sentences, tokenizer.max_words)
+        cut = cut_shares(*tokenizer.lengths(train_docs), *shape)
+        print(
+            f"documents of at most {shape[0]} sentences of {shape[1]} words: "
+            f"{cut['sentences_cut']:.1%} of the training sentences and "
+            f"{cut['words_cut']:.1%} of their words are cut (--max-sentences, --max-words)"
+        )
         run.record.update(
             data=run.options.get("data") or run.task,
             class_names=names,
@@ -153,6 +191,7 @@ class DocumentsRecipe(Recipe):
             max_words=shape[1],
             train_documents=len(train_docs),
             settings=self.settings(run.task, run.model),
+            **cut,
         )
         batch_size = min(run.batch_size, len(train_docs))
         model = run.build(
@@ -161,6 +200,7 @@ class DocumentsRecipe(Recipe):
             run.model,
             tokenizer.vocabulary_size,
             len(names),
+            shape=shape,
         )
         data = tokenizer.dataset(train_docs, train_labels, batch_size, seed=0)
         history = self.fit(run, model, data, shuffle=False)  # shuffled by tf.data
@@ -216,13 +256,13 @@ class DocumentsRecipe(Recipe):
             )
         return metrics
 
-    def hypermodel(self, task, model_name, vocab_size, num_classes):
+    def hypermodel(self, task, model_name, vocab_size, num_classes, shape=None):
         from keras_adl.recipes.documents import HierarchicalAttentionHyperModel
 
         return HierarchicalAttentionHyperModel(
             vocab_size,
             num_classes,
-            *SHAPES[task],
+            *(shape or SHAPES[task]),
             encoder=self.settings(task, model_name)["encoder"],
         )
 
@@ -231,13 +271,21 @@ class DocumentsRecipe(Recipe):
         train_docs, train_labels, test_docs, test_labels, names, _ = self.load(
             task, options.get("data"), samples
         )
-        tokenizer = self.tokenizer(task, train_docs)
+        tokenizer = self.tokenizer(
+            task, train_docs, options.get("max_sentences"), options.get("max_words")
+        )
         batch = min(self.task(task).batch_size, len(train_docs), len(test_docs))
         validation = tokenizer.dataset(
             test_docs, test_labels, batch, shuffle=False, drop_remainder=False
         )
         return self.search(
-            self.hypermodel(task, model_name, tokenizer.vocabulary_size, len(names)),
+            self.hypermodel(
+                task,
+                model_name,
+                tokenizer.vocabulary_size,
+                len(names),
+                (tokenizer.max_sentences, tokenizer.max_words),
+            ),
             ("val_accuracy", "max"),
             trials,
             out,
@@ -298,6 +346,48 @@ class DocumentsRecipe(Recipe):
 
 
 RECIPE = DocumentsRecipe()
+
+
+def fitted_shape(sentences, words, percentile=SIZE_PERCENTILE):
+    """``(S, W)`` that fit ``percentile`` percent of the documents' sentence counts and of
+    their sentences' word counts, within `MAX_SENTENCES`, `MAX_WORDS` and
+    `MAX_WORDS_PER_DOCUMENT` (the longer side shrinks first).
+
+    Args:
+        sentences, words: `DocumentTokenizer.lengths` of the training documents.
+        percentile: the share of documents (and sentences) kept whole.
+    """
+    import numpy as np
+
+    present = words[words > 0]
+    s = int(np.ceil(np.percentile(sentences, percentile))) if len(sentences) else 1
+    w = int(np.ceil(np.percentile(present, percentile))) if len(present) else 1
+    s, w = min(max(s, 1), MAX_SENTENCES), min(max(w, 1), MAX_WORDS)
+    while s * w > MAX_WORDS_PER_DOCUMENT:
+        if s >= w:
+            s -= 1
+        else:
+            w -= 1
+    return s, w
+
+
+def cut_shares(sentences, words, max_sentences, max_words):
+    """The shares of sentences and of words that documents padded to ``max_sentences`` ×
+    ``max_words`` lose: ``{"sentences_cut", "words_cut"}`` (0 to 1).
+
+    Args:
+        sentences, words: `DocumentTokenizer.lengths` of the documents.
+        max_sentences, max_words: ``S`` and ``W``.
+    """
+    import numpy as np
+
+    total_sentences, total_words = int(sentences.sum()), int(words.sum())
+    kept_sentences = int(np.minimum(sentences, max_sentences).sum())
+    kept_words = int(np.minimum(words[:, :max_sentences], max_words).sum())
+    return {
+        "sentences_cut": 1 - kept_sentences / total_sentences if total_sentences else 0.0,
+        "words_cut": 1 - kept_words / total_words if total_words else 0.0,
+    }
 
 
 # -- serving functions (exported SavedModels) --------------------------------------------------

@@ -194,6 +194,21 @@ class DocumentTokenizer:
         words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
         return tf.ragged.boolean_mask(words, words.row_lengths(axis=2) > 0)
 
+    def lengths(self, documents, batch_size=512):
+        """How long ``documents`` are, before truncation: ``(sentences, words)``, int arrays of
+        the sentence count of each document ``[N]`` and of the word count of each sentence of
+        each document ``[N, S_max]`` (0 past a document's last sentence)."""
+        counts, words = [], []
+        for start in range(0, len(documents), batch_size):
+            split = self.split(tf.constant(list(documents[start : start + batch_size])))
+            counts.append(split.row_lengths(axis=1).numpy())
+            words.append(split.row_lengths(axis=2).to_tensor().numpy())
+        width = max((w.shape[1] for w in words), default=0)
+        words = [np.pad(w, ((0, 0), (0, width - w.shape[1]))) for w in words]
+        return np.concatenate(counts or [np.zeros(0, "int64")]), np.concatenate(
+            words or [np.zeros((0, 0), "int64")]
+        )
+
     def _padded(self, ragged, default, batch):
         dense = ragged.to_tensor(
             default_value=default, shape=[None, self.max_sentences, self.max_words]
