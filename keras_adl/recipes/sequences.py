@@ -103,6 +103,14 @@ class SequencesRecipe(Recipe):
                     choices=("subword", "word", "char"),
                 ),
                 Option(
+                    "--target-case",
+                    "keep: translations keep the target's case and spacing, text a user can "
+                    "ship (subword; the default there); fold: case-folded tokens split by "
+                    "spaces (word and char always fold)",
+                    str,
+                    choices=("keep", "fold"),
+                ),
+                Option(
                     "--vocab-size",
                     "WordPiece pieces learned per side (subword), or the most frequent tokens "
                     "kept per side (word, char)",
@@ -243,6 +251,7 @@ class SequencesRecipe(Recipe):
         from keras_adl.text import TextPairTokenizer
 
         max_length, options = run.options["max_length"], run.options
+        cased = cased_target(options)  # refused before the data is read
         sources, targets = load_pairs(options["data"])
         if options.get("validation"):
             held_out = load_pairs(options["validation"])
@@ -257,7 +266,11 @@ class SequencesRecipe(Recipe):
             )
         # From the training pairs only.
         tokenizer = TextPairTokenizer.build(
-            sources, targets, level=options["tokens"], vocab_size=options["vocab_size"]
+            sources,
+            targets,
+            level=options["tokens"],
+            vocab_size=options["vocab_size"],
+            cased_target=cased,
         )
         sources, targets, too_long = fitting_pairs(tokenizer, sources, targets, max_length)
         if not sources:
@@ -272,6 +285,7 @@ class SequencesRecipe(Recipe):
             max_length=max_length,
             data=options["data"],
             tokens=options["tokens"],
+            target_case="keep" if cased else "fold",
             source_vocabulary=tokenizer.source_size,
             target_vocabulary=tokenizer.target_size,
             train_pairs=len(sources),
@@ -569,18 +583,46 @@ def in_batches(sources, translate_batch):
     return outputs
 
 
+def cased_target(options):
+    """Whether a ``pairs`` run's targets keep their case and spacing (``--target-case``:
+    unset, yes at the subword level)."""
+    from keras_adl.recipes.base import RecipeError
+
+    case = options.get("target_case")
+    if case == "keep" and options.get("tokens") != "subword":
+        raise RecipeError(
+            f"--target-case keep needs --tokens subword; received --tokens {options['tokens']}"
+        )
+    return options.get("tokens") == "subword" and case != "fold"
+
+
 def score_pairs(tokenizer, sources, targets, predictions):
     """`keras_adl.metrics.translation_scores` of ``predictions`` against the references
-    normalised as the tokenizer writes its outputs, by source length in words (after Unicode
-    normalisation, whatever the tokenizer's level)."""
+    in the form the tokenizer writes its outputs, by source length in words (after Unicode
+    normalisation, whatever the tokenizer's level).
+
+    With a cased target the headline figures are sacreBLEU's on raw text (case and
+    punctuation as written, only NFC and single spaces); ``normalized`` adds the figures of both
+    sides case-folded with punctuation split off (`joined_words`), comparable with runs whose
+    target was folded."""
     import tensorflow as tf
 
     from keras_adl.metrics import translation_scores
-    from keras_adl.text.normalization import word_tokens
+    from keras_adl.text.normalization import joined_words, word_tokens
 
-    references = [t.decode() for t in tokenizer.normalize_target(tf.constant(targets)).numpy()]
+    def strings(tensor):
+        return [t.decode() for t in tensor.numpy()]
+
+    references = strings(tokenizer.normalize_target(tf.constant(targets)))
     lengths = word_tokens(tf.constant(sources)).row_lengths().numpy()
-    return translation_scores(predictions, references, lengths)
+    scores = translation_scores(predictions, references, lengths)
+    if getattr(tokenizer, "cased_target", False):
+        folded = translation_scores(
+            strings(joined_words(tf.constant(predictions))),
+            strings(joined_words(tf.constant(references))),
+        )
+        scores["normalized"] = {k: folded[k] for k in ("bleu", "chrf", "exact_match")}
+    return scores
 
 
 def fitting_pairs(tokenizer, sources, targets, max_length):

@@ -14,8 +14,12 @@ symbols are split off and every character of the scripts written without spaces 
 Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) is a word of its own, as BERT's tokenizer does
 for Han.
 
-`joined_words`: `subword_words` joined by single spaces, the one form in which translations
-and references are compared.
+`joined_words`: `subword_words` joined by single spaces, the one form in which normalised
+translations and references are compared.
+
+`surface_words` and `surface_text`: the same cut into words, but reversible — NFC only (case,
+ligatures and no-break spaces kept), each word that followed a space marked with `SPACE_MARK`
+— so that pieces of these words detokenize back to the text as written.
 """
 
 import tensorflow as tf
@@ -90,3 +94,42 @@ def plain_words(strings):
     """
     words = tf_text.regex_split(normalize_words(strings), r"[^\pL\pN\pM]+")
     return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+
+
+# Surface text (reversible): a breaking space is dropped and marks the next word; the no-break
+# spaces of French typography (before ``: ; ? !``, inside « ») are words of their own.
+SPACE_MARK = "\u2581"
+_BREAKING_SPACES = (
+    r"[\s\x{0B}\x{85}\x{1680}\x{2000}-\x{2006}\x{2008}-\x{200A}\x{2028}\x{2029}\x{205F}"
+    r"\x{3000}]+"
+)
+_NO_BREAK_SPACES = r"[\x{A0}\x{2007}\x{202F}]"
+_SURFACE_KEPT = r"\pP|\pS|" + _NO_BREAK_SPACES + "|" + SCRIPTS_WITHOUT_SPACES
+_SURFACE_DELIMITER = _BREAKING_SPACES + "|" + _SURFACE_KEPT
+
+
+def surface_text(strings):
+    """``[B]`` strings in NFC with every run of breaking spaces one space, stripped: the form
+    of a reference that a surface translation is compared with (in-graph)."""
+    text = tf_text.normalize_utf8(strings, "NFC")
+    return tf.strings.strip(tf.strings.regex_replace(text, _BREAKING_SPACES, " "))
+
+
+def surface_words(strings):
+    """The words of ``[B]`` strings as written (NFC, case kept), cut as `subword_words` cuts
+    them, each word that followed a breaking space starting with `SPACE_MARK`: a
+    ``[B, (words)]`` ragged tensor of strings. Joining the words and turning the marks back
+    into spaces gives `surface_text`.
+
+    Example:
+
+    >>> words = surface_words(tf.constant(["Fichier\u00a0: «\u00a0NUL\u00a0».txt"]))
+    >>> [w.decode() for w in words[0].numpy()]
+    ['Fichier', '\xa0', ':', '▁«', '\xa0', 'NUL', '\xa0', '»', '.', 'txt']
+    """
+    text = surface_text(strings)
+    words, begins, ends = tf_text.regex_split_with_offsets(text, _SURFACE_DELIMITER, _SURFACE_KEPT)
+    previous_end = tf.concat([begins[:, :1], ends[:, :-1]], axis=1)
+    spaced = (begins > previous_end).flat_values
+    marks = tf.where(spaced, SPACE_MARK, "")
+    return words.with_flat_values(tf.strings.join([marks, words.flat_values]))

@@ -17,7 +17,11 @@ import tensorflow_text as tf_text
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, SPECIAL_TOKENS, START, UNK
 from keras_adl.text._vocabulary import count_vocabulary, lookup_table
 from keras_adl.text.normalization import normalize_words, word_tokens
-from keras_adl.text.wordpiece import WordPieceTokenizer, learn_wordpiece
+from keras_adl.text.wordpiece import (
+    SurfaceWordPieceTokenizer,
+    WordPieceTokenizer,
+    learn_wordpiece,
+)
 
 LEVELS = ("subword", "word", "char")
 # Pieces per side when ``build`` is not given a ``vocab_size`` at the subword level.
@@ -34,6 +38,9 @@ class TextPairTokenizer:
         level: ``"subword"`` (`keras_adl.text.wordpiece.WordPieceTokenizer`), ``"word"``
             (`keras_adl.text.normalization.word_tokens`) or ``"char"``
             (``tensorflow_text.UnicodeCharTokenizer``).
+        cased_target: subword level only: the target side keeps its case and spacing
+            (`keras_adl.text.wordpiece.SurfaceWordPieceTokenizer`), so `decode_target` writes
+            text as the language writes it; the source side is normalised either way.
 
     Example:
 
@@ -47,15 +54,19 @@ class TextPairTokenizer:
     ['unknown', '##s']
     """
 
-    def __init__(self, source_vocabulary, target_vocabulary, level="subword"):
+    def __init__(self, source_vocabulary, target_vocabulary, level="subword", cased_target=False):
         if level not in LEVELS:
             raise ValueError(f"`level` must be one of {LEVELS}; received {level!r}.")
+        if cased_target and level != "subword":
+            raise ValueError(f"`cased_target` needs the subword level; received level {level!r}.")
         self.level = level
+        self.cased_target = bool(cased_target)
         self.source_vocabulary = list(source_vocabulary)
         self.target_vocabulary = list(target_vocabulary)
         if level == "subword":
             self._source_pieces = WordPieceTokenizer(self.source_vocabulary)
-            self._target_pieces = WordPieceTokenizer(self.target_vocabulary)
+            target = SurfaceWordPieceTokenizer if cased_target else WordPieceTokenizer
+            self._target_pieces = target(self.target_vocabulary)
             return
         self._source_table = self._table(self.source_vocabulary)
         self._target_table = self._table(self.target_vocabulary)
@@ -82,7 +93,9 @@ class TextPairTokenizer:
         return tf.strings.unicode_encode(tf.expand_dims(codes, -1), "UTF-8")
 
     @classmethod
-    def build(cls, sources, targets, level="subword", vocab_size=None, min_count=1):
+    def build(
+        cls, sources, targets, level="subword", vocab_size=None, min_count=1, cased_target=False
+    ):
         """Learns the vocabularies from training pairs.
 
         Args:
@@ -92,10 +105,12 @@ class TextPairTokenizer:
                 `DEFAULT_SUBWORD_VOCAB_SIZE`); at the word and character levels, the most
                 frequent tokens kept per side (default: all).
             min_count: word and character levels: tokens seen fewer times are left out.
+            cased_target: as in the constructor.
         """
         if level == "subword":
             size = vocab_size or DEFAULT_SUBWORD_VOCAB_SIZE
-            return cls(learn_wordpiece(sources, size), learn_wordpiece(targets, size), level)
+            target = learn_wordpiece(targets, size, surface=cased_target)
+            return cls(learn_wordpiece(sources, size), target, level, cased_target)
         probe = cls([], [], level)
 
         def count(texts):
@@ -173,7 +188,8 @@ class TextPairTokenizer:
 
     def normalize_target(self, strings):
         """Target strings as `decode_target` writes them (normalised words joined by spaces;
-        at the character level the normalised text), to compare predictions with references."""
+        at the character level the normalised text; with ``cased_target`` the text as written,
+        in NFC with single spaces), to compare predictions with references."""
         if self.level == "subword":
             return self._target_pieces.normalize(strings)
         if self.level == "char":
@@ -186,11 +202,15 @@ class TextPairTokenizer:
             "level": self.level,
             "source": self.source_vocabulary,
             "target": self.target_vocabulary,
+            "cased_target": self.cased_target,
         }
 
     @classmethod
     def from_config(cls, config):
-        return cls(config["source"], config["target"], config["level"])
+        # Runs written before the cased target read as they were trained (case folded).
+        return cls(
+            config["source"], config["target"], config["level"], config.get("cased_target", False)
+        )
 
     @property
     def tables(self):
@@ -243,10 +263,13 @@ class WordVectorPairTokenizer(TextPairTokenizer):
     [[4, 5, 4, 3, 0]]
     """
 
-    def __init__(self, source_vocabulary, target_vocabulary, level="subword"):
+    def __init__(self, source_vocabulary, target_vocabulary, level="subword", cased_target=False):
         from keras_adl.text.normalization import plain_words
 
+        if cased_target:
+            raise ValueError("WordVectorPairTokenizer: CoVe's targets are case folded.")
         self.level = "subword"
+        self.cased_target = False
         self.source_vocabulary = list(source_vocabulary)
         self.target_vocabulary = list(target_vocabulary)
         self._target_pieces = WordPieceTokenizer(self.target_vocabulary)

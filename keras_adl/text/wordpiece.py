@@ -27,13 +27,20 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, SPECIAL_TOKENS, UNK
-from keras_adl.text.normalization import SCRIPTS_WITHOUT_SPACES, joined_words, subword_words
+from keras_adl.text.normalization import (
+    SCRIPTS_WITHOUT_SPACES,
+    SPACE_MARK,
+    joined_words,
+    subword_words,
+    surface_text,
+    surface_words,
+)
 
 JOINER = "##"
 _MAX_BYTES_PER_WORD = 100
 
 
-def learn_wordpiece(texts, vocab_size, max_unique_chars=2000):
+def learn_wordpiece(texts, vocab_size, max_unique_chars=2000, surface=False):
     """Learns a WordPiece vocabulary of about ``vocab_size`` pieces from raw strings.
 
     Args:
@@ -45,6 +52,8 @@ def learn_wordpiece(texts, vocab_size, max_unique_chars=2000):
             Japanese text gives fewer pieces than asked.
         max_unique_chars: at most this many distinct characters are kept (the most frequent;
             a rarer character is ``<unk>``).
+        surface: learn the pieces of `surface_words` (case and spacing kept, for
+            `SurfaceWordPieceTokenizer`) instead of `subword_words`.
 
     Returns:
         The pieces, a list of str without the specials: word starts as they are,
@@ -66,7 +75,7 @@ def learn_wordpiece(texts, vocab_size, max_unique_chars=2000):
     counts = collections.Counter()
     if texts:
         dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
-        for words in dataset.map(subword_words):
+        for words in dataset.map(surface_words if surface else subword_words):
             counts.update(w.decode() for w in words.flat_values.numpy())
     counts.pop("", None)
     if not counts:
@@ -87,6 +96,8 @@ def learn_wordpiece(texts, vocab_size, max_unique_chars=2000):
         [p[len(JOINER) :] if p.startswith(JOINER) else "" for p in pieces] or [""],
         SCRIPTS_WITHOUT_SPACES,
     ).numpy()
+    if surface:  # a marked character ("▁日") may go on with one: nothing is unusable
+        unusable = [False] * len(pieces)
     pieces = [p for p, dead in zip(pieces, unusable) if p not in SPECIAL_TOKENS and not dead]
     if not pieces:
         raise ValueError("learn_wordpiece: `texts` holds no word to learn pieces from.")
@@ -172,3 +183,38 @@ class WordPieceTokenizer:
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+class SurfaceWordPieceTokenizer(WordPieceTokenizer):
+    """WordPiece over text as it is written: case, punctuation spacing and no-break spaces
+    survive the round trip, so a model's output pieces detokenize to text a user can ship
+    (``Fichier\u00a0: introuvable.``, not ``fichier : introuvable .``).
+
+    Words are `keras_adl.text.normalization.surface_words` (NFC; a word that followed a space
+    starts with `SPACE_MARK`); learn the vocabulary with ``learn_wordpiece(..., surface=True)``.
+
+    Example:
+
+    >>> vocabulary = learn_wordpiece(["Le fichier\u00a0: «\u00a0NUL\u00a0».", "Un fichier."], 60,
+    ...                              surface=True)
+    >>> tok = SurfaceWordPieceTokenizer(vocabulary)
+    >>> text = tf.constant(["Un fichier\u00a0: «\u00a0NUL\u00a0»."])
+    >>> tok.detokenize(tok.tokenize(text).to_tensor()).numpy()[0] == text.numpy()[0]
+    True
+    """
+
+    def tokenize(self, strings):
+        return self._tokenizer.tokenize(surface_words(strings)).merge_dims(-2, -1)
+
+    def detokenize(self, ids):
+        """Ids ``[B, L]`` (dense) to strings ``[B]``: the pieces joined as written (a
+        continuation's ``##`` dropped, a `SPACE_MARK` a space), specials dropped."""
+        pieces = tf.gather(self._pieces, tf.cast(ids, tf.int32))
+        pieces = tf.strings.regex_replace(pieces, "^" + JOINER, "")
+        joined = tf.strings.reduce_join(pieces, axis=-1)
+        return tf.strings.strip(tf.strings.regex_replace(joined, SPACE_MARK, " "))
+
+    def normalize(self, strings):
+        """References ``[B]`` in the form `detokenize` writes text (NFC, breaking spaces one
+        space), to compare outputs with them."""
+        return surface_text(strings)

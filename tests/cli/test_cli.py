@@ -460,8 +460,10 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     assert 100 < run["source_vocabulary"] <= 300 + 4 + 10  # about --vocab-size, with specials
     vocabulary = json.load(open(os.path.join(run_dir, "vocab.json")))
     assert vocabulary["level"] == "subword" and "本" in vocabulary["target"]
+    assert run["target_case"] == "keep" and vocabulary["cased_target"] is True
     metrics = run["metrics"]
     assert 0.0 <= metrics["held_out_chrf"] <= 100.0 and metrics["held_out_pairs"] == 25
+    assert set(metrics["held_out_normalized"]) == {"bleu", "chrf", "exact_match"}
     assert os.path.isfile(os.path.join(run_dir, "attention.png"))
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     inputs = ["File Écran not found!", "Delete\u00a0日本語のファイル?", "Привет saved"]

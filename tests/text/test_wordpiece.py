@@ -151,3 +151,50 @@ def test_the_char_level_is_normalised_too():
     tok = TextPairTokenizer.build(["ÉCHEC\u00a0!"], ["x"], level="char")
     assert tok.source_vocabulary[0] in ("é", "c") and "É" not in tok.source_vocabulary
     assert " " in tok.source_vocabulary and "\u00a0" not in tok.source_vocabulary
+
+
+# -- the surface (cased, reversible) target -------------------------------------------------
+
+
+def test_surface_pieces_give_back_the_text_as_written_in_every_script():
+    from keras_adl.text.normalization import surface_text
+    from keras_adl.text.wordpiece import SurfaceWordPieceTokenizer
+
+    tok = SurfaceWordPieceTokenizer(learn_wordpiece(TEXTS, 300, surface=True))
+    texts = TEXTS[:6] + ["ALTER TABLE … CASCADE; .L, .W or .B (3l, emacs) {0} %(name)s"]
+    # The last text's characters were not all seen: its unseen words are <unk> (dropped).
+    ids = tok.tokenize(tf.constant(texts)).to_tensor()
+    decoded = _strings(tok.detokenize(ids))
+    assert decoded[:6] == texts[:6]  # case, NBSP before ":" and "!", « », CJK, "%s" kept
+    assert decoded[0] == f"Fichier introuvable{NBSP}: «{NBSP}données.txt{NBSP}»{NNBSP}!"
+    assert _strings(surface_text(tf.constant(["  Un\t\tdeux \n"]))) == ["Un deux"]
+    assert _strings(tok.normalize(tf.constant(texts[:1]))) == texts[:1]
+
+
+def test_a_cased_target_round_trips_its_config_and_decodes_text_a_user_can_ship():
+    sources = ["File not found.", "Could not open %s: %s", "Save As…"] * 4
+    targets = [
+        "Fichier introuvable.",
+        f"Impossible d'ouvrir %s{NBSP}: %s",
+        "Enregistrer sous…",
+    ] * 4
+    tok = TextPairTokenizer.build(sources, targets, vocab_size=200, cased_target=True)
+    again = TextPairTokenizer.from_config(json.loads(json.dumps(tok.to_config())))
+    assert again.cased_target and tok.to_config()["cased_target"] is True
+    _, target = again.encode_target(tf.constant(targets[:3]), 24)
+    assert _strings(again.decode_target(target)) == targets[:3]
+    # A run written before the option reads as it was trained: case folded.
+    config = tok.to_config()
+    del config["cased_target"]
+    assert TextPairTokenizer.from_config(config).cased_target is False
+    with pytest.raises(ValueError, match="`cased_target` needs the subword level"):
+        TextPairTokenizer(["a"], ["b"], level="word", cased_target=True)
+
+
+def test_scores_of_a_cased_target_are_raw_text_first_then_normalised():
+    from keras_adl.recipes.sequences import score_pairs
+
+    tok = TextPairTokenizer.build(["a"] * 3, ["Fichier."] * 3, vocab_size=50, cased_target=True)
+    scores = score_pairs(tok, ["File."], ["Fichier introuvable."], ["fichier introuvable ."])
+    assert scores["exact_match"] == 0.0  # raw text: case and spacing count
+    assert scores["normalized"]["exact_match"] == 1.0
