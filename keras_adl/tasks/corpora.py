@@ -28,6 +28,9 @@ def _decode(path, data, where=""):
         raise ValueError(
             f"{where}{path}: not valid UTF-8 ({error.reason} at byte {error.start})"
         ) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ValueError(f"{where}{path}:{line}: a NUL byte; expected a text file.")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -122,9 +125,9 @@ def load_document_tsv(path):
 
     Raises:
         FileNotFoundError: the file does not exist.
-        ValueError: a line is not valid UTF-8, does not have exactly one tab, or has an empty
-            label or text (the message names ``path:line``); the file holds no documents, or
-            fewer than 2 classes.
+        ValueError: a line is not valid UTF-8, holds a NUL byte, does not have exactly one
+            tab, or has an empty label or text (the message names ``path:line``); the file
+            holds no documents, or fewer than 2 classes.
 
     Example:
 
@@ -148,6 +151,8 @@ def load_document_tsv(path):
                 raise ValueError(
                     f"{where}{path}:{number}: not valid UTF-8 ({error.reason})"
                 ) from None
+            if "\x00" in line:
+                raise ValueError(f"{where}{path}:{number}: a NUL byte; expected a text file.")
             if not line.strip():
                 continue
             parts = line.split("\t")

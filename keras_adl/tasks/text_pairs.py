@@ -15,8 +15,9 @@ def load_text_pairs(path):
 
     Raises:
         FileNotFoundError: the file does not exist.
-        ValueError: a line is not valid UTF-8, has no tab or more than one, or an empty side
-            (the message names the file and line), or the file holds no pairs.
+        ValueError: a line is not valid UTF-8, holds a NUL byte, has no tab or more than one,
+            or an empty side (the message names the file and line), or the file holds no
+            pairs. A byte-order mark and CRLF line ends are read as text editors write them.
 
     Example:
 
@@ -32,9 +33,11 @@ def load_text_pairs(path):
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
                 raise ValueError(f"{path}:{number}: not valid UTF-8 ({error.reason})") from None
+            if "\x00" in line:
+                raise ValueError(f"{path}:{number}: a NUL byte; expected a text file")
             if not line.strip():
                 continue
             parts = line.split("\t")
