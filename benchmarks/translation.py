@@ -18,9 +18,12 @@ out (the recipe's seed and fraction; all the other pairs train, as ``--samples``
   (``MODEL/TOKENS:MINUTES`` sets one system's own; the time to learn the vocabulary is not
   included), then decoded greedily.
 
-Every output and reference is normalised one way before scoring (NFKC, case folding, words,
-punctuation and symbols separated by spaces: `keras_adl.text.normalization.joined_words`), so
-that systems with different tokenizers are scored alike. Figures: corpus BLEU and chrF
+The headline figures are sacreBLEU's on raw text, as a user reads it: outputs and references
+as written (`keras_adl.text.normalization.surface_text`: NFC, single spaces; the subword
+models keep the target's case and spacing, ``--target-case keep``). ``normalized`` repeats them
+with every output and reference normalised one way (NFKC, case folding, words, punctuation and
+symbols separated by spaces: `keras_adl.text.normalization.joined_words`), as this benchmark
+scored before, so that systems with different tokenizers are scored alike. Figures: corpus BLEU and chrF
 (sacrebleu), exact match, each in all and by source length in words; each system's chrF as a
 ratio of the translation memory's; and, for each pair of models differing only in attention,
 the mean per-sentence chrF difference by source length with its standard error (the Bahdanau
@@ -41,6 +44,15 @@ DEFAULT_SYSTEMS = (
     "transformer_seq2seq/subword",
     "attention_seq2seq/word",
 )
+
+
+def surface(texts):
+    """Each string as written, in NFC with single spaces (the raw-text scoring)."""
+    import tensorflow as tf
+
+    from keras_adl.text.normalization import surface_text
+
+    return [t.decode() for t in surface_text(tf.constant(texts)).numpy()]
 
 
 def canonical(texts):
@@ -80,7 +92,9 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     tf.keras.utils.set_random_seed(args.seed)
     start = time.perf_counter()
     vocab_size = args.vocab_size if tokens == "subword" else None  # word: every word, as before
-    tokenizer = TextPairTokenizer.build(*train, level=tokens, vocab_size=vocab_size)
+    tokenizer = TextPairTokenizer.build(
+        *train, level=tokens, vocab_size=vocab_size, cased_target=tokens == "subword"
+    )
     vocabulary_seconds = time.perf_counter() - start
     sources, targets, too_long = fitting_pairs(tokenizer, *train, args.max_length)
     model = RECIPE.build_model(
@@ -182,7 +196,8 @@ def main(argv=None):
     train, (held_sources, held_targets) = split_pairs(
         sources, targets, VALIDATION_SPLIT, SPLIT_SEED
     )
-    references = canonical(held_targets)
+    references = surface(held_targets)
+    normalized_references = canonical(held_targets)
     lengths = [int(n) for n in word_tokens(tf.constant(held_sources)).row_lengths().numpy()]
     print(
         f"gettext en→{args.lang}: {len(sources)} pairs, {len(train[0])} for training, "
@@ -207,8 +222,10 @@ def main(argv=None):
             minutes = float(system.split(":")[1]) if ":" in system else args.minutes
             outputs, facts = train_model(model_name, tokens, minutes, train, held_sources, args)
             facts["minutes"] = minutes
-        outputs = canonical(outputs)
+        outputs = surface(outputs)
         scores = translation_scores(outputs, references, lengths)
+        normalized = translation_scores(canonical(outputs), normalized_references, lengths)
+        scores["normalized"] = {k: normalized[k] for k in ("bleu", "chrf", "exact_match")}
         scores["sentence_chrf"] = [
             sacrebleu.sentence_chrf(o, [r]).score for o, r in zip(outputs, references)
         ]
@@ -216,8 +233,9 @@ def main(argv=None):
         scores["examples"] = list(zip(held_sources[:5], outputs[:5], references[:5]))
         results["systems"][system] = scores
         print(
-            f"{system}: BLEU {scores['bleu']:.1f} chrF {scores['chrf']:.1f} exact "
-            f"{scores['exact_match']:.3f} ({json.dumps(facts)})",
+            f"{system}: raw text BLEU {scores['bleu']:.1f} chrF {scores['chrf']:.1f} exact "
+            f"{scores['exact_match']:.3f}; normalized BLEU {normalized['bleu']:.1f} chrF "
+            f"{normalized['chrf']:.1f} ({json.dumps(facts)})",
             flush=True,
         )
         if args.out:

@@ -37,6 +37,8 @@ from keras_adl.recipes.base import (
 
 PROG = "keras-adl"
 STRATEGIES = ("auto", "mirrored", "multi_worker", "default")
+# Epochs of a run given --minutes and no --epochs, on a task that keeps its best epoch.
+EPOCHS_UNDER_A_BUDGET = 10_000
 # Exit status of a worker whose peer was lost: start the same command on every worker again.
 WORKER_LOST = 75
 
@@ -135,11 +137,15 @@ def _task_parser(command, recipe, task):
     parser.add_argument(
         "--model", choices=None, default=task.models[0], help=f"one of {', '.join(task.models)}"
     )
+    epochs = task.epochs if train else task.tune_epochs
+    unbounded = train and task.held_out
     parser.add_argument(
         "--epochs",
         type=int,
-        default=task.epochs if train else task.tune_epochs,
-        help="passes over the training data",
+        default=None,
+        help=f"passes over the training data (default: {epochs}"
+        + ("; with --minutes, as many as the time allows" if unbounded else "")
+        + ")",
     )
     parser.add_argument(
         "--samples",
@@ -299,6 +305,12 @@ def _parse_task_command(command, argv):
         "trials",
     ):
         _positive("--" + flag.replace("_", "-"), getattr(args, flag, None))
+    if args.epochs is None:
+        minutes = getattr(args, "minutes", None)
+        if command == "train" and minutes and task.held_out:
+            args.epochs = EPOCHS_UNDER_A_BUDGET  # the time budget (and --patience) ends it
+        else:
+            args.epochs = task.epochs if command == "train" else task.tune_epochs
     rate = getattr(args, "learning_rate", None)
     if rate is not None and not 0 < rate < float("inf"):
         raise CLIError(f"--learning-rate must be a positive number; received {rate}")

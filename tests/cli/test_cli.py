@@ -449,6 +449,7 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     catalog = _write_po(catalog_dir / "demo.po")
     run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
     argv = ["train", "pairs", "--data", f"gettext:{catalog_dir}", "--epochs", "2"]
+    argv += ["--model", "attention_seq2seq"]  # non-empty outputs after 2 short epochs
     argv += ["--batch-size", "32", "--vocab-size", "300", "--max-length", "16", "--samples", "400"]
     argv += ["--out", run_dir]
     code, _, err = _run(argv, capsys)
@@ -1133,3 +1134,34 @@ def test_contextual_family_end_to_end(tmp_path, capsys):
         served["layers"].numpy(), expected * mask[:, None, :, None], rtol=1e-5, atol=1e-5
     )
     assert mask.sum(1).tolist() == [5, 3]
+
+
+def test_minutes_without_epochs_leaves_the_epochs_to_the_budget_on_held_out_tasks(monkeypatch):
+    from keras_adl import cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "_load_tensorflow", lambda **kwargs: None)
+    monkeypatch.setattr(cli.recipes, "train", lambda *args, **kwargs: seen.update(args=args))
+    argv = ["train", "pairs", "--data", "gettext:fr", "--minutes", "30", "--out", "/nonexistent"]
+    assert cli.main(argv) == 0
+    task, out, model, epochs = seen["args"][:4]
+    assert (task, model, epochs) == ("pairs", "transformer_seq2seq", cli.EPOCHS_UNDER_A_BUDGET)
+    assert cli.main(argv + ["--epochs", "4"]) == 0 and seen["args"][3] == 4
+    word2vec = ["train", "word2vec", "--minutes", "30", "--out", "/nonexistent"]
+    assert cli.main(word2vec) == 0 and seen["args"][3] == 3  # the task's own default
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--patience", "2"], "--patience watches a held-out loss, and task 'word2vec' has no"),
+        (["--minutes", "0"], "--minutes must be a positive number"),
+        (["--learning-rate", "-1"], "--learning-rate must be a positive number"),
+    ],
+)
+def test_stopping_and_rate_options_are_checked_before_tensorflow(capsys, argv, message):
+    from keras_adl import cli
+
+    assert cli.main(["train", "word2vec", "--out", "/nonexistent", *argv]) == 1
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
