@@ -592,8 +592,7 @@ class VisionRecipe(Recipe):
             if not os.path.isfile(path):
                 raise RecipeError(f"image file {path!r} not found")
             if path.endswith(".npy"):
-                image = np.load(path).astype("float32")
-                image = image / 255.0 if image.max() > 1.0 else image
+                image = _read_npy_image(path)
             else:
                 import tensorflow as tf
 
@@ -644,6 +643,34 @@ class VisionRecipe(Recipe):
 
 
 RECIPE = VisionRecipe()
+
+
+def _read_npy_image(path):
+    """A ``.npy`` image as float32 in [0, 1] (values in [0, 255] are scaled).
+
+    Raises:
+        RecipeError: not a numeric array, a NaN or infinite value, or values outside [0, 255]
+            (naming the file).
+    """
+    import numpy as np
+
+    from keras_adl.recipes.base import RecipeError
+
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as error:
+        raise RecipeError(f"{path!r} is not a NumPy array file ({error})") from None
+    if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise RecipeError(f"{path!r} holds {array.dtype} values; expected a numeric image")
+    image = array.astype("float32")
+    if not np.isfinite(image).all():
+        raise RecipeError(f"{path!r} holds NaN or infinite values; expected pixel intensities")
+    if image.size and (image.min() < 0 or image.max() > 255):
+        raise RecipeError(
+            f"{path!r} holds values from {image.min():g} to {image.max():g}; expected "
+            f"intensities in [0, 1] or [0, 255]"
+        )
+    return image / 255.0 if image.size and image.max() > 1.0 else image
 
 
 # -- serving functions (exported SavedModels) --------------------------------------------------

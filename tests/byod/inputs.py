@@ -28,7 +28,7 @@ def text_cases():
         ("one line", b"A single line of text.\n", "ok"),
         ("two lines", b"First line.\nSecond line.\n", "ok"),
         ("ten lines", _lines(10), "ok"),
-        ("one paragraph", b"One paragraph\nover two lines.\n", "ok"),
+        ("a sentence over two lines", b"One sentence\nover two lines.\n", "ok"),
         ("paragraphs", b"First.\n\nSecond\nstill second.\n\n\nThird.\n", "ok"),
         ("small vocabulary", _lines(2000, 10, vocabulary=12), "ok"),
         ("large vocabulary", _lines(2000, 10, vocabulary=200_000), "ok"),
