@@ -275,7 +275,7 @@ class ContextualRecipe(Recipe):
 
         from keras_adl.models.seq2seq import attention_seq2seq
         from keras_adl.recipes.sequences import RECIPE as SEQUENCES
-        from keras_adl.recipes.sequences import fitting_pairs, load_pairs
+        from keras_adl.recipes.sequences import fitting_pairs, held_out_dataset, load_pairs
         from keras_adl.tasks.text_pairs import split_pairs
         from keras_adl.text.tokenizer import WordVectorPairTokenizer
         from keras_adl.text.wordpiece import learn_wordpiece
@@ -327,14 +327,7 @@ class ContextualRecipe(Recipe):
         batch_size = min(run.batch_size, len(sources))
         data = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
         history = self.fit(run, model, data, shuffle=False)
-        held = tokenizer.dataset(
-            held_sources,
-            held_targets,
-            min(batch_size, len(held_sources)),
-            max_length,
-            max_length,
-            shuffle=False,
-        )
+        held = held_out_dataset(tokenizer, held_sources, held_targets, batch_size, max_length)
         figures = model.evaluate(held, verbose=0, return_dict=True)
         metrics = SEQUENCES.evaluate_pairs(
             run.model, model, tokenizer, held_sources, held_targets, max_length, run.out

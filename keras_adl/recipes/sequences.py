@@ -300,18 +300,10 @@ class SequencesRecipe(Recipe):
         batch_size = min(run.batch_size, len(sources))
         train = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
         # The held-out pairs' loss picks the best epoch (Keras' validation data).
-        validation, held_sources = None, []
+        validation = None
         if held_out[0]:
-            held_sources, held_targets, _ = fitting_pairs(tokenizer, *held_out, max_length)
-        if held_sources:
-            validation = tokenizer.dataset(
-                held_sources,
-                held_targets,
-                min(batch_size, len(held_sources)),
-                max_length,
-                max_length,
-                shuffle=False,
-            )
+            fitting = fitting_pairs(tokenizer, *held_out, max_length)[:2]
+            validation = held_out_dataset(tokenizer, *fitting, batch_size, max_length)
         history = self.fit(run, model, train, shuffle=False, validation_data=validation)
         metrics = self.evaluate_pairs(run.model, model, tokenizer, *held_out, max_length, run.out)
         return model, history, metrics
@@ -625,6 +617,15 @@ def score_pairs(tokenizer, sources, targets, predictions):
         )
         scores["normalized"] = {k: folded[k] for k in ("bleu", "chrf", "exact_match")}
     return scores
+
+
+def held_out_dataset(tokenizer, sources, targets, batch_size, max_length):
+    """The held-out pairs as unshuffled batches of at most ``batch_size`` (``None`` when
+    there are none)."""
+    if not sources:
+        return None
+    size = min(batch_size, len(sources))
+    return tokenizer.dataset(sources, targets, size, max_length, max_length, shuffle=False)
 
 
 def fitting_pairs(tokenizer, sources, targets, max_length):

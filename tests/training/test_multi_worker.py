@@ -271,3 +271,19 @@ def test_each_family_trains_on_two_workers_as_in_one_process(tmp_path, task, mod
     inputs = inputs if len(inputs) > 1 else inputs[0]
     for output in tf.nest.flatten(chief.predict(inputs, verbose=0)):
         assert np.all(np.isfinite(output))
+
+
+@pytest.mark.slow  # a two-worker run, ~30 s
+def test_a_time_budget_stops_every_worker_at_the_chiefs_step(tmp_path):
+    out = tmp_path / "run"
+    command = _cli(
+        "train", "dates", "--strategy", "multi_worker", "--out", out, "--batch-size", 16,
+        "--epochs", 2, "--samples", 2048, "--seed", 0, "--checkpoint-every", 10,
+        "--minutes", 0.0001,
+    )  # fmt: skip
+    results = _run_workers(command)
+    for code, _, err in results:
+        assert code == 0, err[-3000:]
+    record = json.load(open(out / "run.json"))
+    assert record["status"] == "finished" and record["ended_by"] == "minutes"
+    assert (out / "model.keras").exists() and not (out / "backup").exists()
