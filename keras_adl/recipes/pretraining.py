@@ -351,11 +351,21 @@ class PretrainingRecipe(Recipe):
             return sum(max(len(sentences_of(d)) - 1, 0) for d in documents)
         return len(documents)
 
-    def lm_windows_of(self, tokenizer, documents, sequence_length):
-        """``(inputs, targets)`` causal-LM windows of the documents (`lm_windows`)."""
+    def lm_windows_of(self, tokenizer, documents, sequence_length, what="the corpus"):
+        """``(inputs, targets)`` causal-LM windows of the documents (`lm_windows`).
+
+        Raises:
+            RecipeError: too little text for one window (naming ``what`` and the fix).
+        """
         from keras_adl.tasks.pretraining import lm_windows
 
-        return lm_windows(self.token_lists(tokenizer, documents), sequence_length)
+        try:
+            return lm_windows(self.token_lists(tokenizer, documents), sequence_length)
+        except ValueError as error:
+            raise RecipeError(
+                f"{what} is too short for the causal LM: {str(error).removeprefix('lm_windows: ')}"
+                f" Give more text (its held-out part is {HELD_OUT_FRACTION:.0%} of the documents)."
+            ) from None
 
     @staticmethod
     def lm_dataset(inputs, targets, batch_size):
@@ -547,8 +557,11 @@ class PretrainingRecipe(Recipe):
         from keras_adl.models.gpt import generate
 
         length = settings["sequence_length"]
-        inputs, targets = self.lm_windows_of(tokenizer, train, length)
-        held_inputs, held_targets = self.lm_windows_of(tokenizer, held_out, length)
+        data = run.options.get("data") or "the corpus"
+        inputs, targets = self.lm_windows_of(tokenizer, train, length, f"{data} (training part)")
+        held_inputs, held_targets = self.lm_windows_of(
+            tokenizer, held_out, length, f"{data} (held-out part)"
+        )
         steps = run.options.get("steps") or max(1, len(inputs) // run.batch_size)
         run.record.update(train_windows=len(inputs), steps_per_epoch=steps)
         model = run.build(

@@ -14,6 +14,7 @@ RUNS = [
     ("word2vec", text_cases, ".txt", "small vocabulary", ["--min-count", "1"], True),
     ("word2vec", text_cases, ".txt", "mixed scripts", ["--min-count", "1"], True),
     ("pretrain_lm", text_cases, ".txt", "two lines", ["--steps", "2"], False),
+    ("pretrain_lm", text_cases, ".txt", "ten lines", ["--steps", "2"], False),
     ("pairs", pair_cases, ".tsv", "one pair", [], False),
     ("pairs", pair_cases, ".tsv", "ten pairs", [], True),
     ("documents", document_cases, ".tsv", "a class of one example", [], True),
@@ -21,7 +22,7 @@ RUNS = [
 ]
 
 
-@pytest.mark.slow  # seven runs of keras-adl train, about a minute and a half
+@pytest.mark.slow  # eight runs of keras-adl train, about a minute
 @pytest.mark.parametrize(
     "task, cases, suffix, case, options, trains", RUNS, ids=[f"{r[0]}-{r[3]}" for r in RUNS]
 )
