@@ -432,10 +432,8 @@ class Recipe:
             RecipeError: the workers of a multi-worker run see different checkpoints, or the
                 run diverged.
         """
-        from keras_adl.training.budget import BestEpoch, TimeBudget
         from keras_adl.training.checkpoint import StepCheckpoint
         from keras_adl.training.data import batch_stream, split_stream
-        from keras_adl.training.divergence import StopOnNonFinite
 
         steps, stream = batch_stream(
             x,
@@ -446,11 +444,9 @@ class Recipe:
             seed=run.seed,
         )
         fit_kwargs["shuffle"] = False  # the stream is shuffled already
+        directory = os.path.join(run.run_dir or run.out, BACKUP_DIR)
         checkpoint = StepCheckpoint(
-            os.path.join(run.run_dir or run.out, BACKUP_DIR),
-            run.checkpoint_every,
-            keep=run.keep_checkpoints,
-            write=run.is_chief,
+            directory, run.checkpoint_every, keep=run.keep_checkpoints, write=run.is_chief
         )
         # Before any collective that only a resuming worker runs (restoring builds the
         # optimizer): a worker that cannot read the chief's checkpoints fails in one line.
@@ -459,17 +455,7 @@ class Recipe:
         self.set_learning_rate(run, model)  # after the restore, which loads the saved rate
         if not run.is_chief:
             fit_kwargs["verbose"] = 0
-        stop = StopOnNonFinite(global_step, checkpoint)
-        directory = os.path.join(run.run_dir or run.out, BACKUP_DIR)
-        best = BestEpoch(checkpoint, directory, run.patience, write=run.is_chief)
-        callbacks = [stop, best, checkpoint]
-        budget = None
-        if run.minutes:
-            budget = TimeBudget(
-                run.minutes, checkpoint, run.checkpoint_every, decide=run.chief_decides
-            )
-            callbacks.append(budget)
-        callbacks += run.callbacks
+        stop, best, budget, callbacks = _fit_callbacks(run, checkpoint, directory, global_step)
         history = None
         data = stream(global_step)
         per_call = getattr(model, "steps_per_execution", 1) or 1
@@ -663,6 +649,24 @@ def steps_per_call(steps, most):
     the epoch would hold more steps than asked)."""
     most = max(1, min(int(most), steps))
     return next(d for d in range(most, 0, -1) if steps % d == 0)
+
+
+def _fit_callbacks(run, checkpoint, directory, global_step):
+    """``(stop, best, budget, callbacks)`` of `Recipe.fit`, in the order they must run: the
+    divergence check first (it freezes the checkpoint), the best epoch before the checkpoint
+    (whose epoch-end save records it), the time budget after (it checks where a checkpoint
+    was just written); ``budget`` is ``None`` without ``run.minutes``."""
+    from keras_adl.training.budget import BestEpoch, TimeBudget
+    from keras_adl.training.divergence import StopOnNonFinite
+
+    stop = StopOnNonFinite(global_step, checkpoint)
+    best = BestEpoch(checkpoint, directory, run.patience, write=run.is_chief)
+    callbacks = [stop, best, checkpoint]
+    budget = None
+    if run.minutes:
+        budget = TimeBudget(run.minutes, checkpoint, run.checkpoint_every, run.chief_decides)
+        callbacks.append(budget)
+    return stop, best, budget, [*callbacks, *run.callbacks]
 
 
 def _set_steps_per_call(model, count):
