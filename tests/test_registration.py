@@ -53,6 +53,9 @@ def test_every_public_class_is_registered():
     from keras_adl.training.sparse_adam import SparseAdam
 
     classes["SparseAdam"] = SparseAdam  # the word2vec recipe's optimizer, saved with its models
+    from keras_adl.training.divergence import ScaledSchedule
+
+    classes["ScaledSchedule"] = ScaledSchedule  # a run's schedule under --learning-rate
     for name, cls in classes.items():
         assert keras.saving.get_registered_object("keras_adl>" + name) is cls, name
         assert keras.saving.get_registered_name(cls) == "keras_adl>" + name, name
@@ -93,6 +96,14 @@ def _families():
     ram.compile(optimizer=keras.optimizers.Adam(1e-3), jit_compile=False)
     ram_input = rng.random((2, 12, 12, 1)).astype("float32")
 
+    from keras_adl.training.divergence import ScaledSchedule
+
+    # A run given --learning-rate saves its schedule scaled.
+    scaled = ScaledSchedule(keras.optimizers.schedules.CosineDecay(1e-3, 100), 0.5)
+    scaled_rate = compile_for_training(
+        models.attention_seq2seq(12, 9, embedding_dim=4, units=4), sparse_ce, scaled, False
+    )
+
     han = compile_for_training(
         models.han_classifier(20, 3, embedding_dim=4, units=4, encoder_units=2),
         sparse_ce,
@@ -106,6 +117,7 @@ def _families():
         "memory": (memory, memory_input),
         "ram": (ram, ram_input),
         "han": (han, ids),
+        "scaled_rate": (scaled_rate, seq2seq_input),
     }
 
 
@@ -153,6 +165,10 @@ LOAD = textwrap.dedent("""
             model.evaluate(x, y, sample_weight=np.ones(y.shape[:2], "float32"), verbose=0)
             kinds = {type(m) for group in model.metrics for m in getattr(group, "metrics", [group])}
             assert {BitErrorsPerSequence, BitsPerSequence} <= kinds, kinds
+        if family == "scaled_rate":
+            from keras_adl.training.divergence import ScaledSchedule
+
+            assert isinstance(model.optimizer._learning_rate, ScaledSchedule)
         print("loaded", family, type(model).__name__)
 """)
 
