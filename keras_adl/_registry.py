@@ -11,5 +11,7 @@ the learning-rate schedule of a run given ``--learning-rate``). `keras_adl/__ini
 """
 
 from keras_adl import layers, metrics, models, ops  # noqa: F401  (registration side effects)
-from keras_adl.training import divergence  # noqa: F401  (ScaledSchedule: --learning-rate)
-from keras_adl.training import sparse_adam  # noqa: F401  (registers SparseAdam)
+from keras_adl.training import (
+    divergence,  # noqa: F401  (ScaledSchedule: --learning-rate)
+    sparse_adam,  # noqa: F401  (registers SparseAdam)
+)
