@@ -16,22 +16,17 @@ import os
 import numpy as np
 
 from keras_adl.tasks._checks import check_path
+from keras_adl.tasks.text_corpora import decode_text
 
 _TXT = ".txt"
 
 
 def _decode(path, data, where=""):
-    """UTF-8 text of ``data`` read from ``path`` with universal newlines."""
+    """UTF-8 text of ``data`` read from ``path`` with universal newlines (`decode_text`)."""
     try:
-        text = data.decode("utf-8-sig")  # a byte-order mark is not text
-    except UnicodeDecodeError as error:
-        raise ValueError(
-            f"{where}{path}: not valid UTF-8 ({error.reason} at byte {error.start})"
-        ) from None
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise ValueError(f"{where}{path}:{line}: a NUL byte; expected a text file.")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+        return decode_text(path, data)
+    except ValueError as error:
+        raise ValueError(f"{where}{error}") from None
 
 
 def _labelled(where, what, documents, names):

@@ -67,27 +67,32 @@ def line_blocks(documents, size=LINES_PER_BLOCK):
     return ["\n".join(documents[i : i + size]) for i in range(0, len(documents), size)]
 
 
-def read_text(name):
-    """The text of a UTF-8 file (a byte-order mark dropped, CRLF read as LF).
+def decode_text(name, raw):
+    """The text of the UTF-8 bytes ``raw`` read from file ``name`` (a byte-order mark dropped,
+    CRLF and CR read as LF).
 
     Raises:
-        ValueError: naming the file and the line of an invalid UTF-8 byte or a NUL byte.
+        ValueError: ``name:line:`` of an invalid UTF-8 byte or a NUL byte.
     """
-    with open(name, "rb") as f:
-        raw = f.read()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         offset = error.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)
         line = raw[:offset].count(b"\n") + 1
         raise ValueError(
-            f"{name}, line {line}: not valid UTF-8 (byte {offset}: {raw[offset : offset + 1]!r}); "
+            f"{name}:{line}: not valid UTF-8 (byte {offset}: {raw[offset : offset + 1]!r}); "
             f"save the file as UTF-8"
         ) from None
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
-        raise ValueError(f"{name}, line {line}: a NUL byte; expected a text file")
+        raise ValueError(f"{name}:{line}: a NUL byte; expected a text file")
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_text(name):
+    """The text of a UTF-8 file (`decode_text`)."""
+    with open(name, "rb") as f:
+        return decode_text(name, f.read())
 
 
 def read_text_documents(path, blocks=False):

@@ -77,10 +77,10 @@ def test_missing_corpora_name_the_package_and_bad_text_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="corpus '.*nothing.txt' not found"):
         read_text_documents(str(tmp_path / "nothing.txt"))
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe")
-    with pytest.raises(ValueError, match=r"bad.txt, line 2: not valid UTF-8 \(byte 3: "):
+    with pytest.raises(ValueError, match=r"bad.txt:2: not valid UTF-8 \(byte 3: "):
         read_text_documents(str(tmp_path / "bad.txt"))
     (tmp_path / "nul.txt").write_bytes(b"one\ntwo\x00three\n")
-    with pytest.raises(ValueError, match=r"nul.txt, line 2: a NUL byte; expected a text file"):
+    with pytest.raises(ValueError, match=r"nul.txt:2: a NUL byte; expected a text file"):
         read_text_documents(str(tmp_path / "nul.txt"))
     (tmp_path / "empty.txt").write_text("\n \n")
     with pytest.raises(ValueError, match="no text found"):
