@@ -650,6 +650,7 @@ def test_interrupted_training_resumes_mid_epoch(tmp_path, capsys):
     (last,) = os.listdir(os.path.join(out, "backup"))  # the last checkpoint, after 3 of 5 steps
     progress = json.load(open(os.path.join(out, "backup", last, "progress.json")))
     assert progress.pop("optimizer") == "Adam"  # the recipe's, which a resume must match
+    assert progress.pop("state")["elapsed"] > 0  # the training time, counted across resumes
     assert progress == {"epoch": 0, "step": 3, "global_step": 3}
     counter = _CountSteps()
     _, history, _ = recipes.train("dates", out=out, callbacks=[counter], **settings)
