@@ -311,12 +311,9 @@ def _parse_task_command(command, argv):
             args.epochs = EPOCHS_UNDER_A_BUDGET  # the time budget (and --patience) ends it
         else:
             args.epochs = task.epochs if command == "train" else task.tune_epochs
-    rate = getattr(args, "learning_rate", None)
-    if rate is not None and not 0 < rate < float("inf"):
-        raise CLIError(f"--learning-rate must be a positive number; received {rate}")
     if command == "train":
         try:
-            recipes.check_stopping(task, args.patience, args.minutes)
+            recipes.check_run_options(task, args.learning_rate, args.patience, args.minutes)
         except ValueError as error:
             raise CLIError(str(error)) from None
     if getattr(args, "batch_size", 0) is None:

@@ -78,9 +78,15 @@ def recipe_of(task_name):
     return find(task_name)[0]
 
 
-def check_stopping(task, patience, minutes):
-    """Raises `RecipeError` for a ``--patience`` or ``--minutes`` that is not a positive number,
-    or ``--patience`` on a task without a held-out loss to watch."""
+def check_run_options(task, learning_rate=None, patience=None, minutes=None):
+    """Raises `RecipeError` for a ``--learning-rate``, ``--patience`` or ``--minutes`` that is
+    not a positive number, or ``--patience`` on a task without a held-out loss to watch."""
+    if learning_rate is not None and not (
+        isinstance(learning_rate, (int, float))
+        and not isinstance(learning_rate, bool)
+        and 0 < learning_rate < float("inf")
+    ):
+        raise RecipeError(f"--learning-rate must be a positive number; received {learning_rate!r}")
     if patience is not None:
         if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
             raise RecipeError(f"--patience must be a positive integer; received {patience!r}")
@@ -150,7 +156,7 @@ def train(
     from keras_adl.training.distribute import worker_info
 
     recipe, task_spec, model = find(task, model)
-    check_stopping(task_spec, patience, minutes)
+    check_run_options(task_spec, learning_rate, patience, minutes)
     for option in task_spec.options:
         options[option.dest] = option.check(options.get(option.dest, option.default), task)
     run = Run(

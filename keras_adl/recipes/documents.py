@@ -154,17 +154,16 @@ class DocumentsRecipe(Recipe):
         return train_docs, train_labels, list(test_docs), test_labels, list(names), None
 
     @staticmethod
-    def tokenizer(task, documents, max_sentences=None, max_words=None):
+    def tokenizer(task, documents, max_sentences=None, max_words=None, lengths=None):
         """The `DocumentTokenizer` built on the training documents, padding them to
         ``max_sentences`` × ``max_words``; unset, the task's `SHAPES`, or for a user's
         ``documents`` the sizes that `SIZE_PERCENTILE` percent of them fit in
-        (`fitted_shape`)."""
+        (`fitted_shape`, from ``lengths``, their `document_lengths`, if already counted)."""
         from keras_adl.text import DocumentTokenizer
 
         default = SHAPES.get(task)
         if default is None and not (max_sentences and max_words):
-            probe = DocumentTokenizer([], 1, 1)
-            default = fitted_shape(*probe.lengths(documents))
+            default = fitted_shape(*(lengths or document_lengths(documents)))
         shape = (max_sentences or default[0], max_words or default[1])
         return DocumentTokenizer.build(documents, *shape, max_size=MAX_VOCABULARY)
 
@@ -172,13 +171,15 @@ class DocumentsRecipe(Recipe):
         train_docs, train_labels, test_docs, test_labels, names, keys = self.load(
             run.task, run.options.get("data"), run.samples
         )
+        lengths = document_lengths(train_docs)  # counted once: the sizes and the share cut
+        options = run.options
         tokenizer = self.tokenizer(
-            run.task, train_docs, run.options.get("max_sentences"), run.options.get("max_words")
+            run.task, train_docs, options.get("max_sentences"), options.get("max_words"), lengths
         )
         with open(run.path(TOKENIZER_FILE), "w") as f:
             json.dump(tokenizer.to_config(), f)
         shape = (tokenizer.max_sentences, tokenizer.max_words)
-        cut = cut_shares(*tokenizer.lengths(train_docs), *shape)
+        cut = cut_shares(*lengths, *shape)
         print(
             f"documents of at most {shape[0]} sentences of {shape[1]} words: "
             f"{cut['sentences_cut']:.1%} of the training sentences and "
@@ -346,6 +347,14 @@ class DocumentsRecipe(Recipe):
 
 
 RECIPE = DocumentsRecipe()
+
+
+def document_lengths(documents):
+    """`DocumentTokenizer.lengths` of ``documents``: their sentence counts and their sentences'
+    word counts, before truncation."""
+    from keras_adl.text import DocumentTokenizer
+
+    return DocumentTokenizer([], 1, 1).lengths(documents)
 
 
 def fitted_shape(sentences, words, percentile=SIZE_PERCENTILE):

@@ -53,12 +53,14 @@ def has_paragraphs(text):
     return _BLANK_LINE.search(text.strip()) is not None
 
 
-def text_documents(text):
+def text_documents(text, blocks=False):
     """The documents of one file's ``text``: its paragraphs when it holds a blank line, else
-    its non-empty lines (white space folded)."""
+    its non-empty lines (white space folded), or with ``blocks`` those lines grouped
+    (`line_blocks`)."""
     if has_paragraphs(text):
         return paragraphs(text)
-    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    return line_blocks(lines) if blocks else lines
 
 
 def line_blocks(documents, size=LINES_PER_BLOCK):
@@ -120,9 +122,7 @@ def read_text_documents(path, blocks=False):
         raise FileNotFoundError(f"corpus {path!r} not found")
     documents = []
     for name in files:
-        text = read_text(name)
-        found = text_documents(text)
-        documents += line_blocks(found) if blocks and not has_paragraphs(text) else found
+        documents += text_documents(read_text(name), blocks)
     if not documents:
         raise ValueError(f"no text found in {path!r}")
     return documents

@@ -14,7 +14,6 @@ import math
 import os
 import shutil
 import tempfile
-import time
 
 import keras
 
@@ -118,32 +117,22 @@ class TimeBudget(keras.callbacks.Callback):
         self.checkpoint, self.every = checkpoint, every
         self.decide = decide or (lambda flag: flag)
         self.stopped = False
-        self._done = 0
+        self._seen = 0  # the checkpoint's global step at the last batch end
 
-    def elapsed(self):
-        """Seconds of training so far, this process's and those before a resume."""
-        return self.checkpoint.elapsed()
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._done = 0
+    def on_train_begin(self, logs=None):
+        self._seen = self.checkpoint.global_step
 
     def on_train_batch_end(self, batch, logs=None):
-        ran = max(batch + 1 - self._done, 1)
-        self._done = batch + 1
-        step = self.checkpoint.global_step
-        if self.every and step // self.every > (step - ran) // self.every:
+        step = self.checkpoint.global_step  # counted by the checkpoint, which runs first
+        if self.every and step // self.every > self._seen // self.every:
             self._check()
+        self._seen = step
 
     def on_epoch_end(self, epoch, logs=None):
         if not self.model.stop_training:
             self._check()
 
     def _check(self):
-        if self.decide(self.elapsed() >= self.seconds):
+        if self.decide(self.checkpoint.elapsed() >= self.seconds):
             self.stopped = True
             self.model.stop_training = True
-
-
-def clock():
-    """Seconds on a monotonic clock."""
-    return time.monotonic()

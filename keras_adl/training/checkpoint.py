@@ -6,9 +6,9 @@ optimizer's state (``model.weights.h5``) and ``progress.json`` (``epoch``: the e
 step belongs to; ``step``: steps of that epoch already done; ``global_step``: batches consumed
 since training began; ``optimizer``: the optimizer's class, which a resume must match, and
 every one of its saved variables must load; ``state``: the training time so far and what the
-callbacks of `keras_adl.training.budget` keep, the best epoch's held-out loss say). It is written under a temporary name in the same
-directory and renamed into place, so a checkpoint is either complete or absent, whenever the
-writer is killed.
+callbacks of `keras_adl.training.budget` keep, such as the best epoch's held-out loss). It is
+written under a temporary name in the same directory and renamed into place, so a checkpoint is
+either complete or absent, whenever the writer is killed.
 `keras_adl.recipes.base.Recipe.fit` restores the latest one and restarts the data stream at its
 ``global_step``.
 

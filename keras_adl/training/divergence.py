@@ -115,10 +115,13 @@ def set_peak_learning_rate(optimizer, rate):
     optimizer = getattr(optimizer, "inner_optimizer", optimizer)
     current = optimizer._learning_rate
     if isinstance(current, keras.optimizers.schedules.LearningRateSchedule):
-        peak = _schedule_peak(current)
         inner = current.schedule if isinstance(current, ScaledSchedule) else current
-        inner_peak = _schedule_peak(inner)
-        optimizer._learning_rate = ScaledSchedule(inner, rate / inner_peak if peak else 1.0)
+        peak = _schedule_peak(inner)
+        if not peak > 0:
+            raise ValueError(
+                f"--learning-rate cannot scale a schedule whose peak is {peak}; it has no rate"
+            )
+        optimizer._learning_rate = ScaledSchedule(inner, rate / peak)
     else:
         optimizer.learning_rate = rate
 

@@ -28,9 +28,13 @@ def export_serving_fn(model, export_dir, serving_fn, resources=()):
 
     Raises:
         FileExistsError: ``export_dir`` already exists.
+        ValueError: a weight of ``model`` is NaN or infinite (a diverged model is not shipped).
     """
+    from keras_adl.training.divergence import check_finite
+
     if os.path.exists(export_dir):
         raise FileExistsError(f"export directory {export_dir!r} already exists; choose a new one.")
+    check_finite(model, f"export to {export_dir}")
     parent = os.path.dirname(os.path.abspath(export_dir))
     os.makedirs(parent, exist_ok=True)
     archive = keras.export.ExportArchive()

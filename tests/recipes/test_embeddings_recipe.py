@@ -123,7 +123,7 @@ def test_learning_rate_is_sgds_per_example_rate(tmp_path, optimizer):
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(topic_corpus(60, 2000), encoding="utf-8")
-    _, _, metrics = recipes.train(
+    model, _, _ = recipes.train(
         "word2vec",
         str(tmp_path / "run"),
         epochs=1,
@@ -138,3 +138,9 @@ def test_learning_rate_is_sgds_per_example_rate(tmp_path, optimizer):
         record = json.load(f)
     assert record["learning_rate"] == pytest.approx(0.01)
     assert record["status"] == "finished"
+    from keras_adl.training.divergence import peak_learning_rate
+
+    # SGD's step rate is alpha times the logits of a batch (word2vec.c's rule, batched).
+    per_step = BATCH_SIZE * (RECIPE.settings("word2vec", "skipgram")["negatives"] + 1)
+    expected = 0.01 * per_step if optimizer == "sgd" else 0.01
+    assert peak_learning_rate(model.optimizer) == pytest.approx(expected)

@@ -18,6 +18,7 @@ from keras_adl.training.divergence import (
     peak_learning_rate,
     set_peak_learning_rate,
 )
+from tests.training.test_checkpoint import _Steps
 
 
 class _Poison(keras.callbacks.Callback):
@@ -32,15 +33,6 @@ class _Poison(keras.callbacks.Callback):
         if self.seen == self.at:
             kernel = self.model.weights[0]
             kernel.assign(np.full(kernel.shape, np.nan, "float32"))
-
-
-class _Steps(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seen.append(batch)
 
 
 def _data():
@@ -107,14 +99,22 @@ def test_stop_on_non_finite_records_the_step_and_the_last_finite_loss():
 
 
 def test_a_diverged_model_is_neither_saved_nor_exported(tmp_path):
+    import tensorflow as tf
+
+    from keras_adl.training.export import export_serving_fn
+
     model = _model()
     model.weights[1].assign(np.array([np.inf], "float32"))
     assert non_finite_variables(model) == [model.weights[1].path]
     with pytest.raises(ValueError, match="refusing to save .*NaN or infinite.*--learning-rate"):
         save_model(model, str(tmp_path / "model.keras"))
     assert not os.listdir(tmp_path)
-    with pytest.raises(ValueError, match="refusing to export"):
-        check_finite(model, "export")
+    serve = tf.function(model, input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    with pytest.raises(ValueError, match="refusing to export to .*export.*NaN or infinite"):
+        export_serving_fn(model, str(tmp_path / "export"), serve)
+    assert not os.listdir(tmp_path)
+    model.weights[1].assign(np.array([0.0], "float32"))
+    check_finite(model, "export")  # a finite model passes
 
 
 @pytest.mark.parametrize(
@@ -271,14 +271,16 @@ def test_training_time_is_counted_across_resumes(tmp_path):
 
 
 def test_patience_needs_a_held_out_split_and_stopping_values_are_checked():
-    from keras_adl.recipes import check_stopping, find
+    from keras_adl.recipes import check_run_options, find
 
     _, word2vec, _ = find("word2vec")
     with pytest.raises(RecipeError, match="'word2vec' has no held-out split; --minutes"):
-        check_stopping(word2vec, 2, None)
+        check_run_options(word2vec, patience=2)
     _, dates, _ = find("dates")
-    check_stopping(dates, 2, 30.0)
+    check_run_options(dates, 1e-3, 2, 30.0)
     with pytest.raises(RecipeError, match="--patience must be a positive integer"):
-        check_stopping(dates, 0, None)
+        check_run_options(dates, patience=0)
     with pytest.raises(RecipeError, match="--minutes must be a positive number"):
-        check_stopping(dates, None, -1)
+        check_run_options(dates, minutes=-1)
+    with pytest.raises(RecipeError, match="--learning-rate must be a positive number"):
+        check_run_options(dates, learning_rate=float("nan"))
