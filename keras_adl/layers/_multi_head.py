@@ -8,9 +8,11 @@ from keras import ops
 
 from keras_adl._typing import Initializer, Regularizer
 from keras_adl.ops.attention import (
+    causal_mask,
     dot_scores,
     masked_softmax,
     merge_heads,
+    merge_masks,
     scaled_dot_product_attention,
     split_heads,
 )
@@ -89,26 +91,48 @@ class MultiHeadAttentionBase(keras.layers.Layer):
         self.output_dense.build((None, None, self.num_heads * value_dim))
         self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
-    def _attend(self, query, key, value, mask, training, return_weights=False):
+    def _attend(
+        self,
+        query,
+        key,
+        value,
+        mask,
+        training,
+        return_weights=False,
+        query_mask=None,
+        causal=False,
+    ):
         """Scaled dot-product attention over heads, then the output projection.
+
+        The masks stay apart so that the attention op never needs an ``[S, T]`` mask it can
+        do without: keys' padding ``[B, 1, T]`` broadcasts, the causal flag is an index
+        comparison inside the op, and padded queries are zeroed afterwards.
 
         Args:
             query: ``[B, H, S, dk]``; key: ``[B, H, T, dk]``; value: ``[B, H, T, dv]``.
             mask: optional boolean, broadcastable to ``[B, S, T]`` (or ``[B, H, S, T]``).
             return_weights: also return the attention weights.
+            query_mask: optional ``[B, S]`` mask of the real query steps; a padded step
+                attends to nothing (zero context).
+            causal: query step ``i`` sees only key steps ``j ≤ i``.
 
         Returns:
             ``output [B, S, output_dim]``, or ``(output, weights [B, H, S, T])``.
         """
-        if mask is not None and len(mask.shape) == 3:
-            mask = ops.expand_dims(mask, 1)  # broadcast over heads
         scale = 1.0 / math.sqrt(self._key_dim)
         if return_weights or (training and self.dropout > 0):
             # Composed ops: the weights are needed, or dropout acts on them.
+            steps = causal_mask(ops.shape(query)[2], ops.shape(key)[2]) if causal else None
+            mask = _heads(merge_masks(query_mask, None, mask, steps))
             weights = masked_softmax(dot_scores(query, key, scale=scale), mask)  # QKᵀ/sqrt(d)
             context = ops.matmul(self.dropout_layer(weights, training=training), value)
         else:
-            context = scaled_dot_product_attention(query, key, value, mask, scale)
+            context = scaled_dot_product_attention(
+                query, key, value, _heads(mask), scale, causal=causal
+            )
+            if query_mask is not None:
+                rows = ops.cast(query_mask, context.dtype)[:, None, :, None]
+                context = context * rows  # [B, H, S, dv]
         output = self.output_dense(merge_heads(context))
         return (output, weights) if return_weights else output
 
@@ -132,3 +156,10 @@ class MultiHeadAttentionBase(keras.layers.Layer):
             }
         )
         return config
+
+
+def _heads(mask):
+    """A ``[B, S, T]`` mask broadcast over the heads: ``[B, 1, S, T]``."""
+    if mask is not None and len(mask.shape) == 3:
+        return ops.expand_dims(mask, 1)
+    return mask

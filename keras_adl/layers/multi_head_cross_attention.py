@@ -115,8 +115,16 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
             query_mask = keras_mask_of(query)
         keys, values = key_value if key_value is not None else self.precompute_key_value(value)
         query_heads = self._split(self.query_dense(query))
-        mask = merge_masks(query_mask, value_mask, attention_mask)
-        return self._attend(query_heads, keys, values, mask, training, return_attention_scores)
+        mask = merge_masks(key_mask=value_mask, attention_mask=attention_mask)
+        return self._attend(
+            query_heads,
+            keys,
+            values,
+            mask,
+            training,
+            return_attention_scores,
+            query_mask=query_mask,
+        )
 
     def compute_mask(self, inputs, previous_mask=None):
         return previous_mask

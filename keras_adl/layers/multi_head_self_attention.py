@@ -154,19 +154,27 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         query, key, value = ops.split(self.qkv_dense(inputs), [hk, 2 * hk], axis=-1)
         query, key, value = self._split(query), self._split(key), self._split(value)
 
-        length = ops.shape(inputs)[1]
-        key_mask, causal = mask, None
-        if use_causal_mask:
-            causal = causal_mask(length, length)
+        key_mask, causal = mask, bool(use_causal_mask)
         if cache is not None:
             cache = self._update_cache(cache, key, value, mask, cache_index)
             key, value, key_mask = cache
             # Causal over the whole cache (this also hides the slots not written yet); padded
             # steps written earlier are hidden by the cache's validity mask.
-            causal = causal_mask(length, ops.shape(key)[2], offset=cache_index)
-        combined = merge_masks(mask, key_mask, attention_mask, causal)
+            steps = causal_mask(ops.shape(inputs)[1], ops.shape(key)[2], offset=cache_index)
+            attention_mask = merge_masks(attention_mask=attention_mask, causal=steps)
+            causal = False
+        combined = merge_masks(key_mask=key_mask, attention_mask=attention_mask)
 
-        attended = self._attend(query, key, value, combined, training, return_attention_scores)
+        attended = self._attend(
+            query,
+            key,
+            value,
+            combined,
+            training,
+            return_attention_scores,
+            query_mask=mask,
+            causal=causal,
+        )
         results = attended if return_attention_scores else (attended,)
         if cache is not None:
             results += (cache,)

@@ -19,6 +19,7 @@ import keras
 from keras import ops
 
 from keras_adl._typing import DType, Tensor
+from keras_adl.ops._kernels import backend_attention
 from keras_adl.utils import check_rank, check_same_dim
 
 _LOW_PRECISION = ("float16", "bfloat16")
@@ -276,17 +277,23 @@ def scaled_dot_product_attention(
     value: Tensor,
     mask: Tensor | None = None,
     scale: float | Tensor | None = None,
+    causal: bool = False,
 ) -> Tensor:
-    """``softmax(scale · Q Kᵀ, masked) V`` with a memory-lean gradient.
+    """``softmax(scale · Q Kᵀ, masked) V`` on the fastest exact path the backend has.
 
         S = scale · Q Kᵀ,   P = masked_softmax(S, mask),   O = P V
 
-    The backward pass uses ``rowsum(dP ∘ P) = rowsum(dO ∘ O)`` (the identity FlashAttention
+    For rank-4 inputs ``[B, H, T, d]`` the backend's own path runs where it has one: PyTorch's
+    and JAX's fused kernels (``scaled_dot_product_attention``, ``dot_product_attention``: cuDNN
+    on a GPU), and on TensorFlow, from ``T`` = 1,024 keys, attention in blocks of 128 queries
+    whose forward and backward passes hold one ``[B, H, 128, T]`` block of scores at a time
+    (memory O(T) instead of O(T²); Rabe & Staats 2021). Elsewhere the composed ops run with a
+    custom gradient that uses ``rowsum(dP ∘ P) = rowsum(dO ∘ O)`` (the identity FlashAttention
     relies on), so the softmax gradient ``dS = P ∘ (dP − rowsum(dO ∘ O))`` reads the small
-    ``[.., S, d]`` tensors instead of an extra pass over the ``[.., S, T]`` score tensor, and
-    the scale is applied to ``Q`` rather than to the scores. The gradients equal those of the
-    composed ops (`dot_scores`, `masked_softmax`, `weighted_sum`); use those when the weights
-    themselves are needed or dropout is applied to them.
+    ``[.., S, d]`` tensors instead of an extra pass over the ``[.., S, T]`` score tensor. Every
+    path gives the values and gradients of the composed ops (`dot_scores`, `masked_softmax`,
+    `weighted_sum`) to rounding; use those when the weights themselves are needed or dropout
+    is applied to them.
 
     Args:
         query: ``[..., S, dk]`` (e.g. ``[B, H, S, dk]``).
@@ -295,6 +302,9 @@ def scaled_dot_product_attention(
         mask: optional boolean, broadcastable to ``[..., S, T]``; fully masked rows give zero
             context.
         scale: optional float multiplying the scores (``1/sqrt(dk)`` for the Transformer).
+        causal: if True, query step ``i`` sees only key steps ``j ≤ i`` (combined with
+            ``mask``). Unlike a mask from `causal_mask`, the flag is never materialised as an
+            ``[S, T]`` tensor on the blocked and fused paths.
 
     Returns:
         Context ``[..., S, dv]``.
@@ -306,9 +316,21 @@ def scaled_dot_product_attention(
     (2, 4, 3, 8)
     """
 
+    query, key, value = (ops.convert_to_tensor(x) for x in (query, key, value))
+    if mask is not None:
+        mask = ops.cast(mask, "bool")
+    if scale is None:
+        scale = 1.0
+    fast = backend_attention(query, key, value, mask, scale, bool(causal))
+    if fast is not None:
+        return fast
+    if causal:
+        steps = causal_mask(ops.shape(query)[-2], ops.shape(key)[-2])
+        mask = merge_masks(attention_mask=mask, causal=steps)
+
     @ops.custom_gradient
     def attend(query, key, value):
-        scaled = query * ops.cast(scale, query.dtype) if scale is not None else query
+        scaled = query * ops.cast(scale, query.dtype)
         weights = masked_softmax(ops.matmul(scaled, ops.swapaxes(key, -1, -2)), mask)
         context = ops.matmul(weights, value)
 
@@ -321,15 +343,13 @@ def scaled_dot_product_attention(
                 ops.cast(upstream, "float32") * ops.cast(context, "float32"), -1, keepdims=True
             )  # rowsum(dO ∘ O) = rowsum(dP ∘ P)
             d_scores = weights * (d_weights - ops.cast(row, weights.dtype))
-            d_query = ops.matmul(d_scores, key)
-            if scale is not None:
-                d_query = d_query * ops.cast(scale, d_query.dtype)
+            d_query = ops.matmul(d_scores, key) * ops.cast(scale, d_scores.dtype)
             d_key = ops.matmul(ops.swapaxes(d_scores, -1, -2), scaled)
             return d_query, d_key, d_value
 
         return context, grad
 
-    return attend(*(ops.convert_to_tensor(x) for x in (query, key, value)))
+    return attend(query, key, value)
 
 
 def split_heads(x: Tensor, num_heads: int) -> Tensor:

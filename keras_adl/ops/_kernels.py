@@ -1,0 +1,258 @@
+"""The backends' own attention paths behind `scaled_dot_product_attention` (private).
+
+The one module of `ops/` that calls a backend directly. Each path computes exactly
+``softmax(scale · Q Kᵀ, masked) V`` with the library's semantics (a boolean mask broadcastable
+to ``[B, H, S, T]``, an optional causal flag, zeros for a fully masked row) and returns ``None``
+where it does not apply, so the caller keeps its composed ops:
+
+- TensorFlow has no fused attention: `_blocked_tensorflow` walks the queries in blocks, so the
+  forward and backward passes hold one ``[B, H, block, T]`` score block at a time instead of
+  ``[B, H, S, T]`` (Rabe & Staats 2021), and its gradient recomputes each block from Q, K, V
+  and the per-row log-sum-exp (FlashAttention's backward, Dao 2023).
+- JAX: ``jax.nn.dot_product_attention``, which takes cuDNN's fused kernel on a GPU where it is
+  eligible (float16/bfloat16, head size ≤ 128) and XLA's composition elsewhere.
+- PyTorch: ``torch.nn.functional.scaled_dot_product_attention`` (flash, memory-efficient or the
+  CPU's fused kernel, as PyTorch chooses).
+
+References:
+    - Rabe & Staats (2021). Self-attention Does Not Need O(n²) Memory. arXiv:2112.05682.
+    - Dao (2023). FlashAttention-2: Faster Attention with Better Parallelism and Work
+      Partitioning. arXiv:2307.08691.
+"""
+
+import keras
+from keras import ops
+
+# Key lengths from which TensorFlow takes the blocked path: below it the whole score tensor is
+# small and the composed ops are as fast (benchmarks/attention_memory.py).
+BLOCKED_MIN_KEYS = 1024
+# Query rows per block: a block's scores are [B, H, QUERY_BLOCK, T] (float32).
+QUERY_BLOCK = 128
+
+_BIG = 1.0e9  # the scores are float32 inside the blocks, whatever the inputs' dtype
+
+
+def backend_attention(query, key, value, mask, scale, causal):
+    """The backend's exact path for rank-4 inputs, or ``None`` where the composed ops apply.
+
+    Args:
+        query, key, value: ``[B, H, S, dk]``, ``[B, H, T, dk]``, ``[B, H, T, dv]``.
+        mask: ``None`` or a boolean tensor broadcastable to ``[B, H, S, T]``.
+        scale: float multiplying the scores.
+        causal: whether query ``i`` sees only keys ``j ≤ i``.
+    """
+    if any(len(x.shape) != 4 for x in (query, key, value)):
+        return None
+    if mask is not None and len(mask.shape) != 4:
+        return None
+    backend = keras.backend.backend()
+    if backend != "tensorflow" and not isinstance(scale, (int, float)):
+        return None  # the fused kernels take a Python float
+    if backend == "tensorflow":
+        length = key.shape[2]
+        if length is None or length < BLOCKED_MIN_KEYS:
+            return None
+        return _blocked_tensorflow(query, key, value, mask, scale, causal)
+    if backend == "jax":
+        return _fused_jax(query, key, value, mask, scale, causal)
+    if backend == "torch":
+        return _fused_torch(query, key, value, mask, scale, causal)
+    return None
+
+
+def _row_has_keys(mask, causal, query_length):
+    """``[..., S | 1, 1]`` boolean: whether a query row can attend to any key, or ``None``."""
+    if mask is None:
+        return None
+    if causal:
+        if mask.shape[2] == 1:
+            # Row i sees the keys j ≤ i: it has one if any of the first i + 1 keys is valid.
+            seen = ops.cumsum(ops.cast(mask, "int32"), axis=-1)[..., :query_length] > 0
+            return ops.expand_dims(seen, -1)[..., 0, :, :]
+        rows = ops.arange(query_length, dtype="int32")[:, None]
+        cols = ops.arange(mask.shape[-1], dtype="int32")[None, :]
+        mask = ops.logical_and(mask, cols <= rows)
+    return ops.any(mask, axis=-1, keepdims=True)
+
+
+def _zero_empty_rows(context, mask, causal, query_length):
+    """Zeroes the context of rows with no key, whatever the kernel put there."""
+    has_keys = _row_has_keys(mask, causal, query_length)
+    if has_keys is None:
+        return context
+    return context * ops.cast(has_keys, context.dtype)
+
+
+def _fused_jax(query, key, value, mask, scale, causal):
+    import jax
+
+    if query.shape[-1] != value.shape[-1]:
+        return None  # jax.nn.dot_product_attention needs dk = dv
+    swap = lambda x: jax.numpy.swapaxes(x, 1, 2)  # noqa: E731  [B, H, T, d] ↔ [B, T, H, d]
+    arguments = dict(mask=mask, scale=scale, is_causal=causal)
+    context = None
+    if _cudnn_eligible(query):
+        # JAX picks XLA's composition unless asked: cuDNN's kernel is requested by name, and
+        # refused at trace time (NotImplementedError, ValueError) for shapes it does not take.
+        try:
+            context = jax.nn.dot_product_attention(
+                swap(query), swap(key), swap(value), implementation="cudnn", **arguments
+            )
+        except (NotImplementedError, ValueError):
+            context = None
+    if context is None:
+        context = jax.nn.dot_product_attention(swap(query), swap(key), swap(value), **arguments)
+    return _zero_empty_rows(swap(context), mask, causal, query.shape[2])
+
+
+def _cudnn_eligible(query):
+    """Whether cuDNN's fused attention may take ``query``: a GPU, 16-bit floats, d ≤ 128."""
+    import jax
+
+    dtype = keras.backend.standardize_dtype(query.dtype)
+    head = query.shape[-1]
+    return (
+        jax.default_backend() == "gpu"
+        and dtype in ("float16", "bfloat16")
+        and head is not None
+        and head <= 128
+        and head % 8 == 0
+    )
+
+
+def _fused_torch(query, key, value, mask, scale, causal):
+    import torch
+
+    length = query.shape[2]
+    if mask is not None:
+        mask = ops.cast(mask, "bool")
+        if causal:
+            # PyTorch takes a mask or the causal flag, not both.
+            rows = torch.arange(length, device=mask.device)[:, None]
+            cols = torch.arange(key.shape[2], device=mask.device)[None, :]
+            mask = torch.logical_and(mask, cols <= rows)
+        # A finite fill keeps a fully masked row finite (zeroed below), where -inf gives NaN.
+        bias = torch.zeros((), dtype=query.dtype, device=mask.device)
+        fill = torch.tensor(_fill(query.dtype), dtype=query.dtype, device=mask.device)
+        attn_mask = torch.where(mask, bias, fill)
+    else:
+        attn_mask = None
+    arguments = (query.contiguous(), key.contiguous(), value.contiguous())
+    options = dict(attn_mask=attn_mask, is_causal=causal and mask is None, scale=scale)
+    fused = torch.nn.attention.SDPBackend
+    try:
+        # The O(T)-memory kernels first, as Keras asks for flash: on an H200 (bf16, d=64, no
+        # mask) PyTorch's own choice held O(T²) memory (RESULTS.md, issue 48).
+        with torch.nn.attention.sdpa_kernel([fused.FLASH_ATTENTION, fused.EFFICIENT_ATTENTION]):
+            context = torch.nn.functional.scaled_dot_product_attention(*arguments, **options)
+    except RuntimeError:  # neither kernel takes these inputs: PyTorch's composed math
+        context = torch.nn.functional.scaled_dot_product_attention(*arguments, **options)
+    return _zero_empty_rows(context, mask, False, length)  # the mask holds the causal part
+
+
+def _fill(dtype):
+    from keras_adl.ops.attention import large_negative
+
+    name = keras.backend.standardize_dtype(dtype)
+    return -3.0e4 if name in ("float16", "bfloat16") else large_negative(name)
+
+
+def _blocked_tensorflow(query, key, value, mask, scale, causal):
+    import tensorflow as tf
+
+    dtype = query.dtype
+    length, key_length = tf.shape(query)[2], tf.shape(key)[2]
+    blocks = (length + QUERY_BLOCK - 1) // QUERY_BLOCK
+    padded = blocks * QUERY_BLOCK
+
+    def to_blocks(x):  # [b, h, S, n] → [blocks, b, h, QUERY_BLOCK, n], rows padded
+        x = tf.pad(x, [[0, 0], [0, 0], [0, padded - tf.shape(x)[2]], [0, 0]])
+        shape = tf.shape(x)
+        x = tf.reshape(x, [shape[0], shape[1], blocks, QUERY_BLOCK, shape[3]])
+        return tf.transpose(x, [2, 0, 1, 3, 4])
+
+    def from_blocks(x):  # the inverse, rows cut back to S
+        x = tf.transpose(x, [1, 2, 0, 3, 4])
+        shape = tf.shape(x)
+        return tf.reshape(x, [shape[0], shape[1], padded, shape[4]])[:, :, :length]
+
+    row_mask = mask is not None and mask.shape[2] != 1
+    mask_blocks = to_blocks(tf.cast(mask, tf.int8)) if row_mask else None
+    columns = tf.range(key_length)[None, :]
+
+    def keep(index):
+        """The block's boolean mask, broadcastable to ``[B, H, QUERY_BLOCK, T]``, or None."""
+        parts = []
+        if mask is not None:
+            parts.append(tf.cast(mask_blocks[index], tf.bool) if row_mask else mask)
+        if causal:
+            parts.append(columns <= index * QUERY_BLOCK + tf.range(QUERY_BLOCK)[:, None])
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else tf.logical_and(parts[0], parts[1])
+
+    def masked(values, index, fill):
+        valid = keep(index)
+        return values if valid is None else tf.where(valid, values, fill)
+
+    @tf.custom_gradient
+    def attend(query, key, value):
+        scaled = to_blocks(query * tf.cast(scale, dtype))
+
+        def logits(index):  # scale · Q_b Kᵀ in float32, [B, H, QUERY_BLOCK, T]
+            return tf.cast(tf.matmul(scaled[index], key, transpose_b=True), tf.float32)
+
+        def forward(index, outputs, sums):
+            scores = masked(logits(index), index, -_BIG)
+            peak = tf.reduce_max(scores, axis=-1, keepdims=True)
+            weights = masked(tf.exp(scores - peak), index, 0.0)
+            total = tf.reduce_sum(weights, axis=-1, keepdims=True)
+            total = tf.where(total > 0, total, 1.0)  # a fully masked row: zero weights, zero out
+            context = tf.matmul(tf.cast(weights / total, dtype), value)
+            log_sum = peak + tf.math.log(total)
+            return index + 1, outputs.write(index, context), sums.write(index, log_sum)
+
+        outputs = tf.TensorArray(dtype, size=blocks)
+        sums = tf.TensorArray(tf.float32, size=blocks)
+        _, outputs, sums = tf.while_loop(
+            lambda index, *_: index < blocks, forward, (0, outputs, sums)
+        )
+        context_blocks, log_sums = outputs.stack(), sums.stack()
+
+        def grad(upstream):
+            upstream_blocks = to_blocks(upstream)
+
+            def backward(index, d_queries, d_key, d_value):
+                d_out = upstream_blocks[index]
+                # P recomputed from the row's log-sum-exp; masked entries exactly 0.
+                weights = masked(tf.exp(logits(index) - log_sums[index]), index, 0.0)
+                row = tf.reduce_sum(
+                    tf.cast(d_out, tf.float32) * tf.cast(context_blocks[index], tf.float32),
+                    axis=-1,
+                    keepdims=True,
+                )  # rowsum(dO ∘ O) = rowsum(dP ∘ P)
+                d_value += tf.cast(
+                    tf.matmul(tf.cast(weights, dtype), d_out, transpose_a=True), tf.float32
+                )  # Pᵀ dO
+                d_weights = tf.cast(tf.matmul(d_out, value, transpose_b=True), tf.float32)
+                d_scores = tf.cast(weights * (d_weights - row), dtype)  # P ∘ (dP − rowsum)
+                d_query = tf.matmul(d_scores, key) * tf.cast(scale, dtype)
+                d_key += tf.cast(tf.matmul(d_scores, scaled[index], transpose_a=True), tf.float32)
+                return index + 1, d_queries.write(index, d_query), d_key, d_value
+
+            _, d_queries, d_key, d_value = tf.while_loop(
+                lambda index, *_: index < blocks,
+                backward,
+                (
+                    0,
+                    tf.TensorArray(dtype, size=blocks),
+                    tf.zeros(tf.shape(key), tf.float32),
+                    tf.zeros(tf.shape(value), tf.float32),
+                ),
+            )
+            d_query = from_blocks(d_queries.stack())
+            return d_query, tf.cast(d_key, key.dtype), tf.cast(d_value, value.dtype)
+
+        return from_blocks(context_blocks), grad
+
+    return attend(query, key, value)
