@@ -4,8 +4,8 @@ One fwd+bwd+SGD step (``train_on_batch``, mean squared error) of a model holding
 layer, D=256, 4 heads, B·T = 16,384 tokens, at T = 512, 2k, 8k and 16k, for three systems:
 
 - ``keras_mha``: ``keras.layers.MultiHeadAttention`` (the anchor);
-- ``ours``: ``MultiHeadSelfAttention`` as shipped (on TensorFlow the blocked path from 1,024
-  keys; on JAX and PyTorch the backend's fused attention);
+- ``ours``: ``MultiHeadSelfAttention`` as shipped (on TensorFlow the blocked path once the
+  scores would take 1 GiB, T ≥ 4k here; on JAX and PyTorch the backend's fused attention);
 - ``ours_composed``: ``MultiHeadSelfAttention`` with the backend paths switched off (the
   composed ops with their custom gradient: the layer before issue 48).
 
@@ -60,7 +60,7 @@ def matmul_gflops():
     return 3 * 2 * 4096**3 / (time.perf_counter() - start) / 1e9
 
 
-def measure(system, length, batch, dim, heads, iters, repeats, jit):
+def measure(system, length, batch, dim, heads, iters, repeats, jit, query_block=None):
     """One configuration, in this process: returns a dict of figures."""
     import statistics
     import time
@@ -69,6 +69,7 @@ def measure(system, length, batch, dim, heads, iters, repeats, jit):
     import numpy as np
 
     from keras_adl.layers import MultiHeadSelfAttention
+    from keras_adl.ops import _kernels
     from keras_adl.ops import attention as attention_ops
 
     x = np.random.default_rng(0).normal(size=(batch, length, dim)).astype("float32")
@@ -76,6 +77,8 @@ def measure(system, length, batch, dim, heads, iters, repeats, jit):
     idle = peak_rss_mib()
     if system == "ours_composed":
         attention_ops.backend_attention = lambda *args: None  # the path before issue 48
+    if query_block:
+        _kernels.QUERY_BLOCK, _kernels.BLOCKED_MIN_SCORES = query_block, 1
     inputs = keras.Input((length, dim))
     if system == "keras_mha":
         outputs = keras.layers.MultiHeadAttention(heads, dim // heads)(inputs, inputs)
@@ -99,6 +102,7 @@ def measure(system, length, batch, dim, heads, iters, repeats, jit):
         "T": length,
         "B": batch,
         "jit": jit,
+        "query_block": _kernels.QUERY_BLOCK if system == "ours" else None,
         "ms": seconds * 1e3,
         "gflops": step_flops(batch, length, dim) / seconds / 1e9,
         "peak_mib": peak_rss_mib() - idle,
@@ -127,6 +131,8 @@ def run_one(backend, system, length, batch, args):
     ]
     if args.jit:
         command.append("--jit")
+    if args.query_block:
+        command += ["--query-block", str(args.query_block)]
     try:
         done = subprocess.run(
             command, env=env, capture_output=True, text=True, timeout=args.timeout
@@ -187,6 +193,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dim", type=int, default=DIM)
     parser.add_argument("--jit", action="store_true", help="jit_compile=True (XLA)")
+    parser.add_argument(
+        "--query-block", type=int, help="blocked path at every length, with this block size"
+    )
     parser.add_argument("--timeout", type=int, default=900, help="seconds per configuration")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat")
     parser.add_argument("--one", nargs=3, metavar=("SYSTEM", "T", "B"), help=argparse.SUPPRESS)
@@ -194,7 +203,15 @@ def main():
     if args.one:
         system, length, batch = args.one[0], int(args.one[1]), int(args.one[2])
         figures = measure(
-            system, length, batch, args.dim, HEADS, args.iters, args.repeats, args.jit
+            system,
+            length,
+            batch,
+            args.dim,
+            HEADS,
+            args.iters,
+            args.repeats,
+            args.jit,
+            args.query_block,
         )
         print(json.dumps(figures), flush=True)
         return

@@ -6,13 +6,16 @@ to ``[B, H, S, T]``, an optional causal flag, zeros for a fully masked row) and 
 where it does not apply, so the caller keeps its composed ops:
 
 - TensorFlow has no fused attention: `_blocked_tensorflow` walks the queries in blocks, so the
-  forward and backward passes hold one ``[B, H, block, T]`` score block at a time instead of
-  ``[B, H, S, T]`` (Rabe & Staats 2021), and its gradient recomputes each block from Q, K, V
-  and the per-row log-sum-exp (FlashAttention's backward, Dao 2023).
-- JAX: ``jax.nn.dot_product_attention``, which takes cuDNN's fused kernel on a GPU where it is
-  eligible (float16/bfloat16, head size ≤ 128) and XLA's composition elsewhere.
-- PyTorch: ``torch.nn.functional.scaled_dot_product_attention`` (flash, memory-efficient or the
-  CPU's fused kernel, as PyTorch chooses).
+  forward and backward passes hold one ``[B, H, block, T]`` block of scores at a time instead of
+  ``[B, H, S, T]``: memory linear in T (Rabe & Staats 2021, chunked over queries). A block spans
+  every key, so its softmax is exact without FlashAttention's running max and sum; the gradient
+  recomputes each block's softmax from Q and K rather than storing it, and takes the softmax
+  gradient's row sums from ``rowsum(dO ∘ O)`` (Dao 2023).
+- JAX: ``jax.nn.dot_product_attention``, asked by name for cuDNN's fused kernel on a GPU
+  (float16/bfloat16, head size ≤ 128; cuDNN refuses a keys-only mask ``[B, 1, 1, T]``), and
+  XLA's composition elsewhere.
+- PyTorch: ``torch.nn.functional.scaled_dot_product_attention``, its flash and
+  memory-efficient kernels first (the CPU's fused kernel), its composed math otherwise.
 
 References:
     - Rabe & Staats (2021). Self-attention Does Not Need O(n²) Memory. arXiv:2112.05682.
@@ -23,16 +26,20 @@ References:
 import keras
 from keras import ops
 
-# Key lengths from which TensorFlow takes the blocked path: below it the whole score tensor is
-# small and the composed ops are as fast (benchmarks/attention_memory.py).
-BLOCKED_MIN_KEYS = 1024
-# Query rows per block: a block's scores are [B, H, QUERY_BLOCK, T] (float32).
-QUERY_BLOCK = 128
+# TensorFlow takes the blocked path once one head-batched score tensor [B, H, S, T] would hold
+# this many elements (1 GiB in float32). The composed ops are faster on a CPU at every length
+# (≈1.25×: the blocked gradient recomputes each block's softmax) but hold O(T²) memory.
+BLOCKED_MIN_SCORES = 2**28
+# Query rows per block: a block's scores are [B, H, QUERY_BLOCK, T] (float32); 256 measured
+# faster than 128 and 512 at T = 2k (benchmarks/attention_memory.py --query-block).
+QUERY_BLOCK = 256
+# Blocks in flight at once outside XLA (TensorFlow's default is 10, i.e. 10 blocks of memory).
+PARALLEL_BLOCKS = 1
 
 _BIG = 1.0e9  # the scores are float32 inside the blocks, whatever the inputs' dtype
 
 
-def backend_attention(query, key, value, mask, scale, causal):
+def backend_attention(query, key, value, mask, scale, causal, composed=None):
     """The backend's exact path for rank-4 inputs, or ``None`` where the composed ops apply.
 
     Args:
@@ -40,6 +47,9 @@ def backend_attention(query, key, value, mask, scale, causal):
         mask: ``None`` or a boolean tensor broadcastable to ``[B, H, S, T]``.
         scale: float multiplying the scores.
         causal: whether query ``i`` sees only keys ``j ≤ i``.
+        composed: optional callable giving the composed ops' result; on TensorFlow, where the
+            number of keys is unknown until run time, the graph chooses between it and the
+            blocked path by that number.
     """
     if any(len(x.shape) != 4 for x in (query, key, value)):
         return None
@@ -49,15 +59,34 @@ def backend_attention(query, key, value, mask, scale, causal):
     if backend != "tensorflow" and not isinstance(scale, (int, float)):
         return None  # the fused kernels take a Python float
     if backend == "tensorflow":
-        length = key.shape[2]
-        if length is None or length < BLOCKED_MIN_KEYS:
-            return None
-        return _blocked_tensorflow(query, key, value, mask, scale, causal)
+        return _tensorflow(query, key, value, mask, scale, causal, composed)
     if backend == "jax":
         return _fused_jax(query, key, value, mask, scale, causal)
     if backend == "torch":
         return _fused_torch(query, key, value, mask, scale, causal)
     return None
+
+
+def _tensorflow(query, key, value, mask, scale, causal, composed):
+    """The blocked path for large score tensors; decided in the graph if a size is unknown."""
+    import tensorflow as tf
+
+    if query.shape[2] is not None and query.shape[2] <= QUERY_BLOCK:
+        return None  # one block: the composed ops with an extra softmax in the gradient
+    sizes = [query.shape[0], query.shape[1], query.shape[2], key.shape[2]]
+    if None not in sizes:
+        if sizes[0] * sizes[1] * sizes[2] * sizes[3] < BLOCKED_MIN_SCORES:
+            return None
+        return _blocked_tensorflow(query, key, value, mask, scale, causal)
+    if composed is None:
+        return None
+    batch, heads, length = tf.unstack(tf.shape(query, out_type=tf.int64)[:3])
+    scores = batch * heads * length * tf.shape(key, out_type=tf.int64)[2]
+    return tf.cond(
+        tf.logical_and(length > QUERY_BLOCK, scores >= BLOCKED_MIN_SCORES),
+        lambda: _blocked_tensorflow(query, key, value, mask, scale, causal),
+        composed,
+    )
 
 
 def _row_has_keys(mask, causal, query_length):
@@ -191,51 +220,48 @@ def _blocked_tensorflow(query, key, value, mask, scale, causal):
             return None
         return parts[0] if len(parts) == 1 else tf.logical_and(parts[0], parts[1])
 
-    def masked(values, index, fill):
-        valid = keep(index)
-        return values if valid is None else tf.where(valid, values, fill)
-
     @tf.custom_gradient
     def attend(query, key, value):
         scaled = to_blocks(query * tf.cast(scale, dtype))
 
-        def logits(index):  # scale · Q_b Kᵀ in float32, [B, H, QUERY_BLOCK, T]
-            return tf.cast(tf.matmul(scaled[index], key, transpose_b=True), tf.float32)
+        def weights(index):
+            """The block's attention weights ``[B, H, QUERY_BLOCK, T]`` (float32)."""
+            logits = tf.cast(tf.matmul(scaled[index], key, transpose_b=True), tf.float32)
+            valid = keep(index)
+            if valid is None:
+                return tf.nn.softmax(logits)
+            # Masked entries get exactly 0 and a fully masked row all zeros (not uniform).
+            probabilities = tf.nn.softmax(tf.where(valid, logits, -_BIG))
+            return probabilities * tf.cast(valid, tf.float32)
 
-        def forward(index, outputs, sums):
-            scores = masked(logits(index), index, -_BIG)
-            peak = tf.reduce_max(scores, axis=-1, keepdims=True)
-            weights = masked(tf.exp(scores - peak), index, 0.0)
-            total = tf.reduce_sum(weights, axis=-1, keepdims=True)
-            total = tf.where(total > 0, total, 1.0)  # a fully masked row: zero weights, zero out
-            context = tf.matmul(tf.cast(weights / total, dtype), value)
-            log_sum = peak + tf.math.log(total)
-            return index + 1, outputs.write(index, context), sums.write(index, log_sum)
+        def forward(index, outputs):
+            context = tf.matmul(tf.cast(weights(index), dtype), value)
+            return index + 1, outputs.write(index, context)
 
-        outputs = tf.TensorArray(dtype, size=blocks)
-        sums = tf.TensorArray(tf.float32, size=blocks)
-        _, outputs, sums = tf.while_loop(
-            lambda index, *_: index < blocks, forward, (0, outputs, sums)
+        _, outputs = tf.while_loop(
+            lambda index, _: index < blocks,
+            forward,
+            (0, tf.TensorArray(dtype, size=blocks)),
+            parallel_iterations=PARALLEL_BLOCKS,
         )
-        context_blocks, log_sums = outputs.stack(), sums.stack()
+        context_blocks = outputs.stack()
 
         def grad(upstream):
             upstream_blocks = to_blocks(upstream)
 
             def backward(index, d_queries, d_key, d_value):
                 d_out = upstream_blocks[index]
-                # P recomputed from the row's log-sum-exp; masked entries exactly 0.
-                weights = masked(tf.exp(logits(index) - log_sums[index]), index, 0.0)
+                probabilities = weights(index)  # recomputed: one block of scores at a time
                 row = tf.reduce_sum(
                     tf.cast(d_out, tf.float32) * tf.cast(context_blocks[index], tf.float32),
                     axis=-1,
                     keepdims=True,
                 )  # rowsum(dO ∘ O) = rowsum(dP ∘ P)
                 d_value += tf.cast(
-                    tf.matmul(tf.cast(weights, dtype), d_out, transpose_a=True), tf.float32
+                    tf.matmul(tf.cast(probabilities, dtype), d_out, transpose_a=True), tf.float32
                 )  # Pᵀ dO
                 d_weights = tf.cast(tf.matmul(d_out, value, transpose_b=True), tf.float32)
-                d_scores = tf.cast(weights * (d_weights - row), dtype)  # P ∘ (dP − rowsum)
+                d_scores = tf.cast(probabilities * (d_weights - row), dtype)  # P ∘ (dP − rowsum)
                 d_query = tf.matmul(d_scores, key) * tf.cast(scale, dtype)
                 d_key += tf.cast(tf.matmul(d_scores, scaled[index], transpose_a=True), tf.float32)
                 return index + 1, d_queries.write(index, d_query), d_key, d_value
@@ -249,6 +275,7 @@ def _blocked_tensorflow(query, key, value, mask, scale, causal):
                     tf.zeros(tf.shape(key), tf.float32),
                     tf.zeros(tf.shape(value), tf.float32),
                 ),
+                parallel_iterations=PARALLEL_BLOCKS,
             )
             d_query = from_blocks(d_queries.stack())
             return d_query, tf.cast(d_key, key.dtype), tf.cast(d_value, value.dtype)

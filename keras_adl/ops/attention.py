@@ -285,9 +285,10 @@ def scaled_dot_product_attention(
 
     For rank-4 inputs ``[B, H, T, d]`` the backend's own path runs where it has one: PyTorch's
     and JAX's fused kernels (``scaled_dot_product_attention``, ``dot_product_attention``: cuDNN
-    on a GPU), and on TensorFlow, from ``T`` = 1,024 keys, attention in blocks of 128 queries
-    whose forward and backward passes hold one ``[B, H, 128, T]`` block of scores at a time
-    (memory O(T) instead of O(T²); Rabe & Staats 2021). Elsewhere the composed ops run with a
+    on a GPU), and on TensorFlow, once the scores ``[B, H, S, T]`` would take 1 GiB (2²⁸
+    elements), attention in blocks of 256 queries whose forward and backward passes hold one
+    ``[B, H, 256, T]`` block of scores at a time (memory O(T) instead of O(T²); Rabe & Staats
+    2021), recomputing each block's softmax in the backward pass. Elsewhere the composed ops run with a
     custom gradient that uses ``rowsum(dP ∘ P) = rowsum(dO ∘ O)`` (the identity FlashAttention
     relies on), so the softmax gradient ``dS = P ∘ (dP − rowsum(dO ∘ O))`` reads the small
     ``[.., S, d]`` tensors instead of an extra pass over the ``[.., S, T]`` score tensor. Every
@@ -314,6 +315,14 @@ def scaled_dot_product_attention(
     >>> q = k = v = ops.ones((2, 4, 3, 8))
     >>> tuple(scaled_dot_product_attention(q, k, v, scale=8 ** -0.5).shape)
     (2, 4, 3, 8)
+    >>> tuple(scaled_dot_product_attention(q, k, v, causal=True).shape)
+    (2, 4, 3, 8)
+
+    References:
+        - Vaswani et al. (2017). Attention Is All You Need, eq. 1. arXiv:1706.03762.
+        - Rabe & Staats (2021). Self-attention Does Not Need O(n²) Memory. arXiv:2112.05682.
+        - Dao (2023). FlashAttention-2: Faster Attention with Better Parallelism and Work
+          Partitioning. arXiv:2307.08691.
     """
 
     query, key, value = (ops.convert_to_tensor(x) for x in (query, key, value))
@@ -321,12 +330,21 @@ def scaled_dot_product_attention(
         mask = ops.cast(mask, "bool")
     if scale is None:
         scale = 1.0
-    fast = backend_attention(query, key, value, mask, scale, bool(causal))
-    if fast is not None:
-        return fast
-    if causal:
-        steps = causal_mask(ops.shape(query)[-2], ops.shape(key)[-2])
-        mask = merge_masks(attention_mask=mask, causal=steps)
+    causal = bool(causal)
+
+    def composed():
+        combined = mask
+        if causal:
+            steps = causal_mask(ops.shape(query)[-2], ops.shape(key)[-2])
+            combined = merge_masks(attention_mask=mask, causal=steps)
+        return _composed_attention(query, key, value, combined, scale)
+
+    fast = backend_attention(query, key, value, mask, scale, causal, composed)
+    return composed() if fast is None else fast
+
+
+def _composed_attention(query, key, value, mask, scale):
+    """The composed ops with the custom gradient described in `scaled_dot_product_attention`."""
 
     @ops.custom_gradient
     def attend(query, key, value):

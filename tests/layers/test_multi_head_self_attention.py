@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from keras_adl.layers import MultiHeadSelfAttention
+from keras_adl.ops import _kernels
 from tests.harness import np_, run_layer_test
 
 
@@ -134,11 +135,16 @@ def test_bad_input_raises_clear_errors():
         layer(np.zeros((1, 1, 8), "float32"), cache=layer.initial_cache(1, 4))
 
 
-def test_fast_path_equals_composed_path_with_masks():
+@pytest.mark.parametrize("blocks", [None, 2])
+def test_fast_path_equals_composed_path_with_masks(blocks, monkeypatch):
     # return_attention_scores=False uses scaled_dot_product_attention; True the composed ops.
+    # With `blocks`, TensorFlow's blocked path runs on these short sequences.
+    if blocks:
+        monkeypatch.setattr(_kernels, "BLOCKED_MIN_SCORES", 1)
+        monkeypatch.setattr(_kernels, "QUERY_BLOCK", blocks)
     layer = MultiHeadSelfAttention(num_heads=2)
     x = np.random.rand(2, 5, 8).astype("float32")
-    mask = np.array([[1, 1, 1, 0, 0], [0, 0, 0, 0, 0]], bool)
+    mask = np.array([[0, 1, 1, 1, 0], [0, 0, 0, 0, 0]], bool)
     fast = layer(x, mask=mask, use_causal_mask=True)
     composed, _ = layer(x, mask=mask, use_causal_mask=True, return_attention_scores=True)
     np.testing.assert_allclose(np_(fast), np_(composed), rtol=1e-5, atol=1e-6)
