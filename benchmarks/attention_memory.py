@@ -101,7 +101,7 @@ def measure(system, length, batch, dim, heads, iters, repeats, jit, query_block=
         "system": system,
         "T": length,
         "B": batch,
-        "jit": jit,
+        "jit": model.jit_compile,
         "query_block": _kernels.QUERY_BLOCK if system == "ours" else None,
         "ms": seconds * 1e3,
         "gflops": step_flops(batch, length, dim) / seconds / 1e9,
@@ -129,8 +129,7 @@ def run_one(backend, system, length, batch, args):
         "--dim",
         str(args.dim),
     ]
-    if args.jit:
-        command.append("--jit")
+    command += ["--jit", args.jit]
     if args.query_block:
         command += ["--query-block", str(args.query_block)]
     try:
@@ -192,7 +191,12 @@ def main():
     parser.add_argument("--iters", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dim", type=int, default=DIM)
-    parser.add_argument("--jit", action="store_true", help="jit_compile=True (XLA)")
+    parser.add_argument(
+        "--jit",
+        choices=["auto", "true", "false"],
+        default="auto",
+        help="jit_compile: auto is Keras' choice (XLA on JAX, none on TensorFlow's CPU and PyTorch)",
+    )
     parser.add_argument(
         "--query-block", type=int, help="blocked path at every length, with this block size"
     )
@@ -210,7 +214,7 @@ def main():
             HEADS,
             args.iters,
             args.repeats,
-            args.jit,
+            {"auto": "auto", "true": True, "false": False}[args.jit],
             args.query_block,
         )
         print(json.dumps(figures), flush=True)

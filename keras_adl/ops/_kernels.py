@@ -11,9 +11,9 @@ where it does not apply, so the caller keeps its composed ops:
   every key, so its softmax is exact without FlashAttention's running max and sum; the gradient
   recomputes each block's softmax from Q and K rather than storing it, and takes the softmax
   gradient's row sums from ``rowsum(dO ∘ O)`` (Dao 2023).
-- JAX: ``jax.nn.dot_product_attention``, asked by name for cuDNN's fused kernel on a GPU
-  (float16/bfloat16, head size ≤ 128; cuDNN refuses a keys-only mask ``[B, 1, 1, T]``), and
-  XLA's composition elsewhere.
+- JAX: ``jax.nn.dot_product_attention`` asked by name for cuDNN's fused kernel on a GPU
+  (float16/bfloat16, head size ≤ 128; cuDNN refuses a keys-only mask ``[B, 1, 1, T]``); the
+  composed ops elsewhere, which beat ``jax.nn``'s XLA composition.
 - PyTorch: ``torch.nn.functional.scaled_dot_product_attention``, its flash and
   memory-efficient kernels first (the CPU's fused kernel), its composed math otherwise.
 
@@ -115,22 +115,23 @@ def _zero_empty_rows(context, mask, causal, query_length):
 def _fused_jax(query, key, value, mask, scale, causal):
     import jax
 
-    if query.shape[-1] != value.shape[-1]:
-        return None  # jax.nn.dot_product_attention needs dk = dv
+    if query.shape[-1] != value.shape[-1] or not _cudnn_eligible(query):
+        # XLA's composed attention (what jax.nn picks unless asked) is slower than ours and
+        # holds more memory: 0.57× at T = 2k on a CPU (benchmarks/attention_memory.py).
+        return None
     swap = lambda x: jax.numpy.swapaxes(x, 1, 2)  # noqa: E731  [B, H, T, d] ↔ [B, T, H, d]
-    arguments = dict(mask=mask, scale=scale, is_causal=causal)
-    context = None
-    if _cudnn_eligible(query):
-        # JAX picks XLA's composition unless asked: cuDNN's kernel is requested by name, and
-        # refused at trace time (NotImplementedError, ValueError) for shapes it does not take.
-        try:
-            context = jax.nn.dot_product_attention(
-                swap(query), swap(key), swap(value), implementation="cudnn", **arguments
-            )
-        except (NotImplementedError, ValueError):
-            context = None
-    if context is None:
-        context = jax.nn.dot_product_attention(swap(query), swap(key), swap(value), **arguments)
+    try:
+        context = jax.nn.dot_product_attention(
+            swap(query),
+            swap(key),
+            swap(value),
+            mask=mask,
+            scale=scale,
+            is_causal=causal,
+            implementation="cudnn",
+        )
+    except (NotImplementedError, ValueError):
+        return None  # refused at trace time, e.g. a keys-only mask [B, 1, 1, T]
     return _zero_empty_rows(swap(context), mask, causal, query.shape[2])
 
 

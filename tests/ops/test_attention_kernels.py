@@ -18,7 +18,7 @@ from keras_adl.ops.attention import (
     merge_masks,
     scaled_dot_product_attention,
 )
-from tests.harness import np_, value_and_grads
+from tests.harness import backend, np_, value_and_grads
 
 pytestmark = pytest.mark.portable
 
@@ -93,7 +93,8 @@ def test_the_backend_path_is_the_one_taken(small_blocks, monkeypatch):
     q = np.ones((1, 1, 6, 8), "float32")
     scaled_dot_product_attention(q, q, q, None, 0.5)
     scaled_dot_product_attention(q[0], q[0], q[0], None, 0.5)  # rank 3: the composed ops
-    assert taken == [True, False]
+    # JAX's fused path is cuDNN's, for 16-bit floats on a GPU: float32 keeps the composed ops.
+    assert taken == [backend() != "jax", False]
 
 
 @pytest.mark.tf_only  # JAX and PyTorch take their kernels at every size
