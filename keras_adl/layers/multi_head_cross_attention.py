@@ -1,7 +1,6 @@
 """Multi-head cross-attention: queries from one sequence, keys and values from another."""
 
 import keras
-from keras import ops
 
 from keras_adl.layers._multi_head import MultiHeadAttentionBase
 from keras_adl.ops.attention import merge_masks
@@ -81,7 +80,8 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
         require_built(self, "precompute_key_value")
         check_rank("value", value, 3, "MultiHeadCrossAttention: ")
         hk = self.num_heads * self._key_dim
-        keys, values = ops.split(self.key_value_dense(value), [hk], axis=-1)
+        projected = self.key_value_dense(value)
+        keys, values = projected[..., :hk], projected[..., hk:]  # slices: see the self-attention
         return self._split(keys), self._split(values)
 
     def call(

@@ -151,7 +151,10 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
                 "mask", tuple(mask.shape), 1, "inputs", shape, 1, "The time steps", where
             )
         hk = self.num_heads * self._key_dim
-        query, key, value = ops.split(self.qkv_dense(inputs), [hk, 2 * hk], axis=-1)
+        qkv = self.qkv_dense(inputs)
+        # Slices, not ops.split: PyTorch's split reads its sizes back from a tensor, which a
+        # "meta" tensor cannot do, and Keras then builds the model on real tensors of batch 83.
+        query, key, value = qkv[..., :hk], qkv[..., hk : 2 * hk], qkv[..., 2 * hk :]
         query, key, value = self._split(query), self._split(key), self._split(value)
 
         key_mask, causal = mask, bool(use_causal_mask)

@@ -14,8 +14,8 @@ where it does not apply, so the caller keeps its composed ops:
 - JAX: ``jax.nn.dot_product_attention`` asked by name for cuDNN's fused kernel on a GPU
   (float16/bfloat16, head size ≤ 128; cuDNN refuses a keys-only mask ``[B, 1, 1, T]``); the
   composed ops elsewhere, which beat ``jax.nn``'s XLA composition.
-- PyTorch: ``torch.nn.functional.scaled_dot_product_attention``, its flash and
-  memory-efficient kernels first (the CPU's fused kernel), its composed math otherwise.
+- PyTorch: ``torch.nn.functional.scaled_dot_product_attention`` (flash, memory-efficient, or
+  the CPU's flash kernel, as PyTorch chooses).
 
 References:
     - Rabe & Staats (2021). Self-attention Does Not Need O(n²) Memory. arXiv:2112.05682.
@@ -167,16 +167,14 @@ def _fused_torch(query, key, value, mask, scale, causal):
         attn_mask = torch.where(mask, bias, fill)
     else:
         attn_mask = None
-    arguments = (query.contiguous(), key.contiguous(), value.contiguous())
-    options = dict(attn_mask=attn_mask, is_causal=causal and mask is None, scale=scale)
-    fused = torch.nn.attention.SDPBackend
-    try:
-        # The O(T)-memory kernels first, as Keras asks for flash: on an H200 (bf16, d=64, no
-        # mask) PyTorch's own choice held O(T²) memory (RESULTS.md, issue 48).
-        with torch.nn.attention.sdpa_kernel([fused.FLASH_ATTENTION, fused.EFFICIENT_ATTENTION]):
-            context = torch.nn.functional.scaled_dot_product_attention(*arguments, **options)
-    except RuntimeError:  # neither kernel takes these inputs: PyTorch's composed math
-        context = torch.nn.functional.scaled_dot_product_attention(*arguments, **options)
+    context = torch.nn.functional.scaled_dot_product_attention(
+        query.contiguous(),
+        key.contiguous(),
+        value.contiguous(),
+        attn_mask=attn_mask,
+        is_causal=causal and mask is None,
+        scale=scale,
+    )
     return _zero_empty_rows(context, mask, False, length)  # the mask holds the causal part
 
 
