@@ -130,6 +130,22 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         valid = ops.slice_update(valid, [zero, index], ops.cast(mask, "bool"))
         return cached_keys, cached_values, valid
 
+    def _project(self, inputs):
+        """Queries, keys and values ``[B, H, T, d]`` from the fused projection."""
+        qkv = self.qkv_dense(inputs)
+        heads, key_dim = self.num_heads, self._key_dim
+        if key_dim == self._value_dim:
+            # One reshape and transpose for all three; its gradient is one stack (slices' are
+            # three zero-filled copies: 50 ms of a 330 ms step on PyTorch at T = 512).
+            batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
+            qkv = ops.reshape(qkv, (batch, length, 3, heads, key_dim))
+            return ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
+        # Slices, not ops.split: PyTorch's split reads its sizes back from a tensor, which a
+        # "meta" tensor cannot do, and Keras then builds the model on real tensors of batch 83.
+        hk = heads * key_dim
+        parts = qkv[..., :hk], qkv[..., hk : 2 * hk], qkv[..., 2 * hk :]
+        return tuple(self._split(part) for part in parts)
+
     def call(
         self,
         inputs,
@@ -150,12 +166,7 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
             check_same_dim(
                 "mask", tuple(mask.shape), 1, "inputs", shape, 1, "The time steps", where
             )
-        hk = self.num_heads * self._key_dim
-        qkv = self.qkv_dense(inputs)
-        # Slices, not ops.split: PyTorch's split reads its sizes back from a tensor, which a
-        # "meta" tensor cannot do, and Keras then builds the model on real tensors of batch 83.
-        query, key, value = qkv[..., :hk], qkv[..., hk : 2 * hk], qkv[..., 2 * hk :]
-        query, key, value = self._split(query), self._split(key), self._split(value)
+        query, key, value = self._project(inputs)
 
         key_mask, causal = mask, bool(use_causal_mask)
         if cache is not None:
