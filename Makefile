@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-backends bench bench-memory bench-vision bench-documents bench-contextual bench-multi-worker demo data lint check-dist clean
+.PHONY: install test test-slow test-backends bench bench-attention-memory bench-memory bench-vision bench-documents bench-contextual bench-multi-worker demo data lint check-dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -90,6 +90,13 @@ bench-vision: $(STAMP)
 
 # The document figures: HAN on the needle task against bag-of-words logistic regression, on
 # Debian's fortunes when installed (`make data`), and the hierarchical encoder's throughput.
+# Attention's time and memory against Keras' MHA up to 16k tokens, TensorFlow then JAX and
+# PyTorch on the CPU (about an hour; JAX and PyTorch need the `backends` extra).
+bench-attention-memory: $(STAMP) $(BACKENDS_STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention_memory.py --repeats 3
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention_memory.py --backends torch --iters 1 --repeats 3
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention_memory.py --backends jax --lengths 512 2048 8192 --iters 1 --repeats 3
+
 bench-documents: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/han.py
 

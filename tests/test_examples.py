@@ -59,6 +59,20 @@ def test_attention_benchmark_smoke():
     assert "MultiHeadSelfAttention" in out and "Bahdanau step" in out
 
 
+@pytest.mark.slow  # ~35 s: six processes
+def test_attention_memory_benchmark_smoke():
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "benchmarks", "attention_memory.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
+    rows = [line for line in out.splitlines() if line.startswith("| tensorflow")]
+    assert len(rows) == 6, out  # 2 lengths × 3 systems, each measured in its own process
+    assert not any("failed" in row or "error" in row for row in rows), out
+
+
 @pytest.mark.slow  # ~18 s; the figure itself is in benchmarks/RESULTS.md
 def test_attention_vs_length_benchmark_smoke():
     benchmark = load_script("benchmarks/attention_vs_length.py")
