@@ -131,8 +131,8 @@ class MultiHeadAttentionBase(keras.layers.Layer):
                 query, key, value, _heads(mask), scale, causal=causal
             )
             if query_mask is not None:
-                rows = ops.cast(query_mask, context.dtype)[:, None, :, None]
-                context = context * rows  # [B, H, S, dv]
+                rows = ops.cast(query_mask, "bool")[:, None, :, None]
+                context = ops.where(rows, context, ops.zeros_like(context))  # [B, H, S, dv]
         output = self.output_dense(merge_heads(context))
         return (output, weights) if return_weights else output
 
@@ -159,7 +159,11 @@ class MultiHeadAttentionBase(keras.layers.Layer):
 
 
 def _heads(mask):
-    """A ``[B, S, T]`` mask broadcast over the heads: ``[B, 1, S, T]``."""
-    if mask is not None and len(mask.shape) == 3:
+    """A mask ``[B, S, T]`` (or ``[S, T]``, ``[T]``) as ``[B | 1, 1, S | 1, T]``, over heads."""
+    if mask is None:
+        return None
+    if len(mask.shape) == 3:
         return ops.expand_dims(mask, 1)
+    while len(mask.shape) < 4:
+        mask = ops.expand_dims(mask, 0)
     return mask

@@ -94,7 +94,7 @@ def _row_has_keys(mask, causal, query_length):
     if mask is None:
         return None
     if causal:
-        if mask.shape[2] == 1:
+        if mask.shape[2] == 1 and query_length <= mask.shape[-1]:
             # Row i sees the keys j ≤ i: it has one if any of the first i + 1 keys is valid.
             seen = ops.cumsum(ops.cast(mask, "int32"), axis=-1)[..., :query_length] > 0
             return ops.expand_dims(seen, -1)[..., 0, :, :]
@@ -130,7 +130,7 @@ def _fused_jax(query, key, value, mask, scale, causal):
             is_causal=causal,
             implementation="cudnn",
         )
-    except (NotImplementedError, ValueError):
+    except (NotImplementedError, ValueError, RuntimeError):
         return None  # refused at trace time, e.g. a keys-only mask [B, 1, 1, T]
     return _zero_empty_rows(swap(context), mask, causal, query.shape[2])
 
@@ -141,13 +141,16 @@ def _cudnn_eligible(query):
 
     dtype = keras.backend.standardize_dtype(query.dtype)
     head = query.shape[-1]
-    return (
-        jax.default_backend() == "gpu"
-        and dtype in ("float16", "bfloat16")
-        and head is not None
-        and head <= 128
-        and head % 8 == 0
-    )
+    if jax.default_backend() != "gpu" or dtype not in ("float16", "bfloat16"):
+        return False
+    # cuDNN's flash attention needs an Ampere or later NVIDIA GPU (as Keras checks); a ROCm
+    # device has no compute capability.
+    capability = getattr(jax.devices()[0], "compute_capability", None)
+    try:
+        recent = capability is not None and float(capability) >= 8.0
+    except ValueError:
+        recent = False
+    return recent and head is not None and head <= 128 and head % 8 == 0
 
 
 def _fused_torch(query, key, value, mask, scale, causal):
@@ -204,6 +207,10 @@ def _blocked_tensorflow(query, key, value, mask, scale, causal):
         shape = tf.shape(x)
         return tf.reshape(x, [shape[0], shape[1], padded, shape[4]])[:, :, :length]
 
+    if mask is not None and mask.shape[2] is None:
+        # Rows unknown until run time ([.., 1, T] or [.., S, T]): broadcast them to S.
+        shape = tf.shape(mask)
+        mask = tf.broadcast_to(mask, tf.stack([shape[0], shape[1], length, shape[3]]))
     row_mask = mask is not None and mask.shape[2] != 1
     mask_blocks = to_blocks(tf.cast(mask, tf.int8)) if row_mask else None
     columns = tf.range(key_length)[None, :]

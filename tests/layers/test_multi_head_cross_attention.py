@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from keras_adl.layers import MultiHeadCrossAttention
+from keras_adl.ops import _kernels
 from tests.harness import np_, run_layer_test
 
 
@@ -65,3 +66,24 @@ def test_value_mask_of_the_wrong_length_and_unbuilt_precompute_raise():
             np.zeros((2, 5, 6), "float32"),
             value_mask=np.ones((2, 4), bool),
         )
+
+
+@pytest.mark.parametrize("blocks", [None, 2])
+def test_fast_path_equals_composed_path_with_query_and_memory_masks(blocks, monkeypatch):
+    # return_attention_scores=True takes the composed ops, False the attention op (with
+    # `blocks`, TensorFlow's blocked path); padded queries give exactly the projection's bias.
+    if blocks:
+        monkeypatch.setattr(_kernels, "BLOCKED_MIN_SCORES", 1)
+        monkeypatch.setattr(_kernels, "QUERY_BLOCK", blocks)
+    layer = MultiHeadCrossAttention(num_heads=2)
+    rng = np.random.default_rng(0)
+    query, memory = rng.random((2, 5, 8), "float32"), rng.random((2, 6, 8), "float32")
+    query_mask = np.array([[1, 1, 1, 0, 0], [1, 0, 0, 0, 0]], bool)
+    value_mask = np.array([[1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0]], bool)
+    masks = {"query_mask": query_mask, "value_mask": value_mask}
+    fast = np_(layer(query, memory, **masks))
+    composed, _ = layer(query, memory, return_attention_scores=True, **masks)
+    np.testing.assert_allclose(fast, np_(composed), rtol=1e-5, atol=1e-6)
+    bias = np_(layer.output_dense.bias)
+    np.testing.assert_allclose(fast[0, 3:], np.broadcast_to(bias, (2, 8)), atol=1e-7)
+    np.testing.assert_allclose(fast[1], np.broadcast_to(bias, (5, 8)), atol=1e-7)
