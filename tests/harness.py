@@ -47,6 +47,15 @@ def backend():
     return keras.backend.backend()
 
 
+def force_blocked_attention(monkeypatch, query_block: int) -> None:
+    """TensorFlow's blocked attention at every size, in blocks of ``query_block`` queries, so
+    short test sequences take it (other backends are unaffected)."""
+    from keras_adl.ops import _kernels
+
+    monkeypatch.setattr(_kernels, "BLOCKED_MIN_SCORES", 1)
+    monkeypatch.setattr(_kernels, "QUERY_BLOCK", query_block)
+
+
 def float32_matmul_tolerance(exact: float) -> float:
     """``exact``, or TF32's tolerance where the backend's float32 matmuls default to TF32.
 

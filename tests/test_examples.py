@@ -47,27 +47,21 @@ def test_seq2seq_dates_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
+def _benchmark_smoke(script):
+    """The stdout of ``benchmarks/<script> --smoke``, which must exit cleanly."""
+    command = [sys.executable, os.path.join(ROOT, "benchmarks", script), "--smoke"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=True).stdout
+
+
 @pytest.mark.slow  # ~8 s; the sequences family's example smoke tests stay in the fast suite
 def test_attention_benchmark_smoke():
-    out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", "attention.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    ).stdout
+    out = _benchmark_smoke("attention.py")
     assert "MultiHeadSelfAttention" in out and "Bahdanau step" in out
 
 
 @pytest.mark.slow  # ~35 s: six processes
 def test_attention_memory_benchmark_smoke():
-    out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "benchmarks", "attention_memory.py"), "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    ).stdout
+    out = _benchmark_smoke("attention_memory.py")
     rows = [line for line in out.splitlines() if line.startswith("| tensorflow")]
     assert len(rows) == 6, out  # 2 lengths × 3 systems, each measured in its own process
     assert not any("failed" in row or "error" in row for row in rows), out

@@ -2,8 +2,7 @@ import numpy as np
 import pytest
 
 from keras_adl.layers import MultiHeadCrossAttention
-from keras_adl.ops import _kernels
-from tests.harness import np_, run_layer_test
+from tests.harness import force_blocked_attention, np_, run_layer_test
 
 
 @pytest.mark.portable
@@ -73,8 +72,7 @@ def test_fast_path_equals_composed_path_with_query_and_memory_masks(blocks, monk
     # return_attention_scores=True takes the composed ops, False the attention op (with
     # `blocks`, TensorFlow's blocked path); padded queries give exactly the projection's bias.
     if blocks:
-        monkeypatch.setattr(_kernels, "BLOCKED_MIN_SCORES", 1)
-        monkeypatch.setattr(_kernels, "QUERY_BLOCK", blocks)
+        force_blocked_attention(monkeypatch, blocks)
     layer = MultiHeadCrossAttention(num_heads=2)
     rng = np.random.default_rng(0)
     query, memory = rng.random((2, 5, 8), "float32"), rng.random((2, 6, 8), "float32")

@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 
 from keras_adl.layers import MultiHeadSelfAttention
-from keras_adl.ops import _kernels
-from tests.harness import np_, run_layer_test
+from tests.harness import force_blocked_attention, np_, run_layer_test
 
 
 def test_harness():
@@ -140,8 +139,7 @@ def test_fast_path_equals_composed_path_with_masks(blocks, monkeypatch):
     # return_attention_scores=False uses scaled_dot_product_attention; True the composed ops.
     # With `blocks`, TensorFlow's blocked path runs on these short sequences.
     if blocks:
-        monkeypatch.setattr(_kernels, "BLOCKED_MIN_SCORES", 1)
-        monkeypatch.setattr(_kernels, "QUERY_BLOCK", blocks)
+        force_blocked_attention(monkeypatch, blocks)
     layer = MultiHeadSelfAttention(num_heads=2)
     x = np.random.rand(2, 5, 8).astype("float32")
     mask = np.array([[0, 1, 1, 1, 0], [0, 0, 0, 0, 0]], bool)

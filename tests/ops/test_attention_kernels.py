@@ -19,7 +19,7 @@ from keras_adl.ops.attention import (
     merge_masks,
     scaled_dot_product_attention,
 )
-from tests.harness import backend, np_, value_and_grads
+from tests.harness import backend, force_blocked_attention, np_, value_and_grads
 
 pytestmark = pytest.mark.portable
 
@@ -28,8 +28,7 @@ B, H, S, T, D = 2, 3, 10, 10, 8  # S = 10: the last block of 4 queries is padded
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    monkeypatch.setattr(_kernels, "BLOCKED_MIN_SCORES", 1)
-    monkeypatch.setattr(_kernels, "QUERY_BLOCK", 4)
+    force_blocked_attention(monkeypatch, 4)
 
 
 def _masks(rng, queries=S):
