@@ -37,7 +37,9 @@ def _small():
 @pytest.mark.slow  # ~70 s; the attention family's fast learning tests are the RNN seq2seq on
 # dates, the pointer network and examples/attention_layers.py
 def test_transformer_seq2seq_learns_dates():
-    # 939 seeded steps; 6 epochs reached 0.999 here (benchmarks/RESULTS.md).
+    # 1,252 seeded steps; 6 epochs reached 0.999 here (benchmarks/RESULTS.md). After 3 epochs
+    # the figure sat on the threshold (0.934–0.974 as XLA's fusion changed the rounding); 4 give
+    # 0.996.
     keras.utils.set_random_seed(0)
     train, test = date_arrays(20000, seed=0), date_arrays(500, seed=1)
     model = _compile(transformer_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB)))
@@ -45,7 +47,7 @@ def test_transformer_seq2seq_learns_dates():
         {"source": train["source"], "decoder_input": train["decoder_input"]},
         train["target"],
         batch_size=64,
-        epochs=3,
+        epochs=4,
         verbose=0,
     )
     tokens, _, _ = transformer_greedy_decode(model, test["source"], MAX_LENGTH)
