@@ -47,9 +47,9 @@ def backend_attention(query, key, value, mask, scale, causal, composed=None):
         mask: ``None`` or a boolean tensor broadcastable to ``[B, H, S, T]``.
         scale: float multiplying the scores.
         causal: whether query ``i`` sees only keys ``j ≤ i``.
-        composed: optional callable giving the composed ops' result; on TensorFlow, where the
-            number of keys is unknown until run time, the graph chooses between it and the
-            blocked path by that number.
+        composed: optional callable giving the composed ops' result; on TensorFlow, where a
+            size is unknown until run time, the graph chooses between it and the blocked path
+            by the size of the scores.
     """
     if any(len(x.shape) != 4 for x in (query, key, value)):
         return None
@@ -109,7 +109,7 @@ def _zero_empty_rows(context, mask, causal, query_length):
     has_keys = _row_has_keys(mask, causal, query_length)
     if has_keys is None:
         return context
-    return context * ops.cast(has_keys, context.dtype)
+    return ops.where(has_keys, context, ops.zeros_like(context))
 
 
 def _fused_jax(query, key, value, mask, scale, causal):
