@@ -36,8 +36,6 @@ QUERY_BLOCK = 256
 # Blocks in flight at once outside XLA (TensorFlow's default is 10, i.e. 10 blocks of memory).
 PARALLEL_BLOCKS = 1
 
-_BIG = 1.0e9  # the scores are float32 inside the blocks, whatever the inputs' dtype
-
 
 def backend_attention(query, key, value, mask, scale, causal, composed=None):
     """The backend's exact path for rank-4 inputs, or ``None`` where the composed ops apply.
@@ -93,11 +91,7 @@ def _row_has_keys(mask, causal, query_length):
     """``[..., S | 1, 1]`` boolean: whether a query row can attend to any key, or ``None``."""
     if mask is None:
         return None
-    if causal:
-        if mask.shape[2] == 1 and query_length <= mask.shape[-1]:
-            # Row i sees the keys j ≤ i: it has one if any of the first i + 1 keys is valid.
-            seen = ops.cumsum(ops.cast(mask, "int32"), axis=-1)[..., :query_length] > 0
-            return ops.expand_dims(seen, -1)[..., 0, :, :]
+    if causal:  # only where cuDNN took a mask with the causal flag: the mask is [.., S, T]
         rows = ops.arange(query_length, dtype="int32")[:, None]
         cols = ops.arange(mask.shape[-1], dtype="int32")[None, :]
         mask = ops.logical_and(mask, cols <= rows)
@@ -156,6 +150,8 @@ def _cudnn_eligible(query):
 def _fused_torch(query, key, value, mask, scale, causal):
     import torch
 
+    from keras_adl.ops.attention import large_negative  # imported here: attention imports us
+
     length = query.shape[2]
     if mask is not None:
         mask = ops.cast(mask, "bool")
@@ -166,7 +162,7 @@ def _fused_torch(query, key, value, mask, scale, causal):
             mask = torch.logical_and(mask, cols <= rows)
         # A finite fill keeps a fully masked row finite (zeroed below), where -inf gives NaN.
         bias = torch.zeros((), dtype=query.dtype, device=mask.device)
-        fill = torch.tensor(_fill(query.dtype), dtype=query.dtype, device=mask.device)
+        fill = torch.tensor(large_negative(query.dtype), dtype=query.dtype, device=mask.device)
         attn_mask = torch.where(mask, bias, fill)
     else:
         attn_mask = None
@@ -181,15 +177,10 @@ def _fused_torch(query, key, value, mask, scale, causal):
     return _zero_empty_rows(context, mask, False, length)  # the mask holds the causal part
 
 
-def _fill(dtype):
-    from keras_adl.ops.attention import large_negative
-
-    name = keras.backend.standardize_dtype(dtype)
-    return -3.0e4 if name in ("float16", "bfloat16") else large_negative(name)
-
-
 def _blocked_tensorflow(query, key, value, mask, scale, causal):
     import tensorflow as tf
+
+    from keras_adl.ops.attention import large_negative  # imported here: attention imports us
 
     dtype = query.dtype
     length, key_length = tf.shape(query)[2], tf.shape(key)[2]
@@ -237,7 +228,8 @@ def _blocked_tensorflow(query, key, value, mask, scale, causal):
             if valid is None:
                 return tf.nn.softmax(logits)
             # Masked entries get exactly 0 and a fully masked row all zeros (not uniform).
-            probabilities = tf.nn.softmax(tf.where(valid, logits, -_BIG))
+            fill = large_negative("float32")  # the block's scores are float32
+            probabilities = tf.nn.softmax(tf.where(valid, logits, fill))
             return probabilities * tf.cast(valid, tf.float32)
 
         def forward(index, outputs):

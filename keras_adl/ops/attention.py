@@ -283,18 +283,18 @@ def scaled_dot_product_attention(
 
         S = scale · Q Kᵀ,   P = masked_softmax(S, mask),   O = P V
 
-    For rank-4 inputs ``[B, H, T, d]`` the backend's own path runs where it has one: PyTorch's
-    and JAX's fused kernels (``scaled_dot_product_attention``, ``dot_product_attention``: cuDNN
-    on a GPU), and on TensorFlow, once the scores ``[B, H, S, T]`` would take 1 GiB (2²⁸
-    elements), attention in blocks of 256 queries whose forward and backward passes hold one
-    ``[B, H, 256, T]`` block of scores at a time (memory O(T) instead of O(T²); Rabe & Staats
-    2021), recomputing each block's softmax in the backward pass. Elsewhere the composed ops run with a
-    custom gradient that uses ``rowsum(dP ∘ P) = rowsum(dO ∘ O)`` (the identity FlashAttention
-    relies on), so the softmax gradient ``dS = P ∘ (dP − rowsum(dO ∘ O))`` reads the small
-    ``[.., S, d]`` tensors instead of an extra pass over the ``[.., S, T]`` score tensor. Every
-    path gives the values and gradients of the composed ops (`dot_scores`, `masked_softmax`,
-    `weighted_sum`) to rounding; use those when the weights themselves are needed or dropout
-    is applied to them.
+    For rank-4 inputs ``[B, H, T, d]`` the backend's own path runs where it has one:
+    PyTorch's ``scaled_dot_product_attention``; cuDNN's fused kernel through JAX's
+    ``dot_product_attention`` on a GPU in float16/bfloat16; and on TensorFlow, once the scores
+    ``[B, H, S, T]`` would take 1 GiB (2²⁸ elements), attention in blocks of 256 queries whose
+    forward and backward passes hold one ``[B, H, 256, T]`` block of scores at a time (memory
+    O(T) instead of O(T²); Rabe & Staats 2021), recomputing each block's softmax in the backward
+    pass. Elsewhere the composed ops run with a custom gradient that uses ``rowsum(dP ∘ P) =
+    rowsum(dO ∘ O)`` (the identity FlashAttention relies on), so the softmax gradient
+    ``dS = P ∘ (dP − rowsum(dO ∘ O))`` reads the small ``[.., S, d]`` tensors instead of an
+    extra pass over the ``[.., S, T]`` score tensor. Every path gives the values and gradients
+    of the composed ops (`dot_scores`, `masked_softmax`, `weighted_sum`) to rounding; use those
+    when the weights themselves are needed or dropout is applied to them.
 
     Args:
         query: ``[..., S, dk]`` (e.g. ``[B, H, S, dk]``).
