@@ -37,6 +37,7 @@ import re
 from keras_adl.recipes.base import (
     CORPUS_OPTION,
     FORTUNES_OPTION,
+    MIN_FOR_DEVELOPMENT,
     MODEL_FILE,
     RUN_FILE,
     Option,
@@ -44,6 +45,7 @@ from keras_adl.recipes.base import (
     RecipeError,
     Task,
     compile_for_training,
+    development_rows,
     draw,
     import_keras_tuner,
     lazy_hypermodels,
@@ -51,11 +53,14 @@ from keras_adl.recipes.base import (
     plot_step_log,
     step_log,
     tuned_learning_rate,
+    without_development,
 )
 
 VOCABULARY_FILE = "vocabulary.json"
 TOKENIZER_FILE = "vocab.json"
 SPLIT_SEED = 0
+# cove: the development pairs carved from the training pairs (a tenth, at most this many).
+DEVELOPMENT_PAIRS = 512
 HELD_OUT_FRACTION = 0.02
 HELD_OUT_WINDOWS = 2000  # held-out windows scored after training (and every epoch)
 MAX_WORDS = 32  # words per biLM training window
@@ -122,6 +127,7 @@ class ContextualRecipe(Recipe):
             batch_size=64,
             samples=100000,
             tunable=False,
+            held_out=True,
             options=(
                 Option(
                     "--data",
@@ -145,6 +151,7 @@ class ContextualRecipe(Recipe):
             samples=20000,
             tune_epochs=5,
             tune_samples=20000,
+            held_out=True,
             options=(
                 Option(
                     "--features",
@@ -289,6 +296,18 @@ class ContextualRecipe(Recipe):
             sources, targets, options["validation_split"], seed=SPLIT_SEED
         )
         sources, targets = sources[: run.samples], targets[: run.samples]
+        # The development pairs, carved from the training pairs: their loss picks the best epoch.
+        rows = development_rows(len(sources), DEVELOPMENT_PAIRS)
+        development = None
+        if rows is None:
+            without_development(
+                run,
+                f"{len(sources)} training pairs are too few to set some aside (it takes "
+                f"{MIN_FOR_DEVELOPMENT})",
+            )
+        else:
+            development = [sources[i] for i in rows[1]], [targets[i] for i in rows[1]]
+            sources, targets = [sources[i] for i in rows[0]], [targets[i] for i in rows[0]]
         tokenizer = WordVectorPairTokenizer(words, learn_wordpiece(targets, options["vocab_size"]))
         sources, targets, too_long = fitting_pairs(tokenizer, sources, targets, max_length)
         if not sources:
@@ -326,7 +345,13 @@ class ContextualRecipe(Recipe):
         model = run.build(build)
         batch_size = min(run.batch_size, len(sources))
         data = tokenizer.dataset(sources, targets, batch_size, max_length, max_length)
-        history = self.fit(run, model, data, shuffle=False)
+        validation = None
+        if development is not None:
+            development = fitting_pairs(tokenizer, *development, max_length)[:2]
+            run.record["development_pairs"] = len(development[0])
+        if development and development[0]:
+            validation = held_out_dataset(tokenizer, *development, batch_size, max_length)
+        history = self.fit(run, model, data, shuffle=False, validation_data=validation)
         held = held_out_dataset(tokenizer, held_sources, held_targets, batch_size, max_length)
         figures = model.evaluate(held, verbose=0, return_dict=True)
         metrics = SEQUENCES.evaluate_pairs(
@@ -498,6 +523,17 @@ class ContextualRecipe(Recipe):
         train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
             "fortunes", run.options.get("data"), run.samples
         )
+        train_docs, train_labels, development = DOCUMENTS.development(
+            "fortunes", train_docs, train_labels
+        )
+        if development is None:
+            without_development(
+                run,
+                f"{len(train_docs)} training fortunes are too few to set some aside (it takes "
+                f"{MIN_FOR_DEVELOPMENT})",
+            )
+        else:
+            run.record["development_documents"] = len(development[0])
         run.record.update(
             features=features,
             settings=self.settings(run.task, run.model),
@@ -513,7 +549,12 @@ class ContextualRecipe(Recipe):
         data = self.classifier_dataset(
             shapes, sources["words"], train_docs, train_labels, batch_size, shuffle=True
         )
-        history = self.fit(run, model, data, shuffle=False)
+        validation = None
+        if development is not None:  # its loss picks the best epoch
+            validation = self.classifier_dataset(
+                shapes, sources["words"], *development, batch_size, shuffle=False
+            )
+        history = self.fit(run, model, data, shuffle=False, validation_data=validation)
         held = self.classifier_dataset(
             shapes, sources["words"], test_docs, test_labels, batch_size, shuffle=False
         )
@@ -555,9 +596,19 @@ class ContextualRecipe(Recipe):
 
         features = options.get("features") or "elmo"
         sources = self.sources(features, options)
-        train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
+        train_docs, train_labels, _, _, names, _ = DOCUMENTS.load(
             "fortunes", options.get("data"), samples
         )
+        # The training fortunes train reads, scored on its development split (the test
+        # fortunes stay for the reported figures).
+        train_docs, train_labels, development = DOCUMENTS.development(
+            "fortunes", train_docs, train_labels
+        )
+        if development is None:
+            raise RecipeError(
+                f"tune scores trials on a development split, and {len(train_docs)} training "
+                f"fortunes are too few to set some aside (it takes {MIN_FOR_DEVELOPMENT})"
+            )
         hypermodel = ContextualClassifierHyperModel(self, features, sources, len(names))
         shapes = self.input_shapes(features, sources)
         batch = self.task(task).batch_size
@@ -571,7 +622,7 @@ class ContextualRecipe(Recipe):
                 shapes, sources["words"], train_docs, train_labels, batch, True
             ),
             validation_data=self.classifier_dataset(
-                shapes, sources["words"], test_docs, test_labels, batch, False
+                shapes, sources["words"], *development, batch, False
             ),
             epochs=epochs,
             shuffle=False,

@@ -11,17 +11,21 @@ import json
 import os
 
 from keras_adl.recipes.base import (
+    DEVELOPMENT_SEED,
     FORTUNES_OPTION,
+    MIN_FOR_DEVELOPMENT,
     Option,
     Recipe,
     RecipeError,
     Task,
     compile_for_training,
+    development_rows,
     draw,
     import_keras_tuner,
     lazy_hypermodels,
     override,
     tuned_learning_rate,
+    without_development,
 )
 
 HAN_MODELS = ("han", "han_lstm")
@@ -49,6 +53,9 @@ SIZE_OPTIONS = (
     ),
 )
 NEEDLE_TEST_DOCUMENTS = 1000
+# The development split whose loss picks the best epoch: a tenth of the training documents, at
+# most this many (4 batches: evaluating it costs a few steps an epoch); needle: this many fresh.
+DEVELOPMENT_DOCUMENTS = 256
 NEEDLE_CLASSES = 4
 TEST_FRACTION = 0.2
 SETTINGS = dict(embedding_dim=64, units=64, encoder_units=32, dropout=0.1, learning_rate=2e-3)
@@ -65,6 +72,7 @@ class DocumentsRecipe(Recipe):
             epochs=3,
             batch_size=64,
             samples=4000,
+            held_out=True,
         ),
         Task(
             "fortunes",
@@ -74,6 +82,7 @@ class DocumentsRecipe(Recipe):
             batch_size=64,
             samples=20000,
             options=(FORTUNES_OPTION, *SIZE_OPTIONS),
+            held_out=True,
         ),
         Task(
             "documents",
@@ -91,6 +100,7 @@ class DocumentsRecipe(Recipe):
                 ),
                 *SIZE_OPTIONS,
             ),
+            held_out=True,
         ),
     )
 
@@ -147,11 +157,45 @@ class DocumentsRecipe(Recipe):
             from keras_adl.tasks.corpora import load_documents
 
             docs, labels, names = load_documents(data)
+        # Two documents still split (one each); from 3 on the fraction alone decides.
+        fraction = max(TEST_FRACTION, 1 / max(len(docs), 1))
         (train_docs, train_labels), (test_docs, test_labels) = split_dataset(
-            np.array(docs, dtype=object), labels, TEST_FRACTION, seed=seed
+            np.array(docs, dtype=object), labels, fraction, seed=seed
         )
         train_docs, train_labels = list(train_docs[:samples]), train_labels[:samples]
         return train_docs, train_labels, list(test_docs), test_labels, list(names), None
+
+    @staticmethod
+    def development(task, documents, labels):
+        """``(train_docs, train_labels, development)``: the training documents without the
+        development split, and that split, ``(docs, labels)``, whose loss picks the best epoch
+        (``None`` when fewer than `MIN_FOR_DEVELOPMENT` training documents are given). A
+        seeded tenth of the training documents (at most `DEVELOPMENT_DOCUMENTS`), never
+        the test documents; ``needle``: `DEVELOPMENT_DOCUMENTS` generated with their own
+        seed."""
+        import numpy as np
+
+        if task == "needle":
+            from keras_adl.tasks.needle import needle_documents
+
+            docs, classes, _ = needle_documents(
+                DEVELOPMENT_DOCUMENTS, num_classes=NEEDLE_CLASSES, seed=DEVELOPMENT_SEED
+            )
+            return documents, labels, (docs, classes)
+        rows = development_rows(len(documents), DEVELOPMENT_DOCUMENTS)
+        if rows is None:
+            return documents, labels, None
+        documents, labels = np.array(documents, dtype=object), np.asarray(labels)
+        train, held = rows
+        return list(documents[train]), labels[train], (list(documents[held]), labels[held])
+
+    @staticmethod
+    def development_dataset(tokenizer, development, batch_size):
+        """The development split as Keras' ``validation_data`` (every document once)."""
+        docs, labels = development
+        return tokenizer.dataset(
+            docs, labels, min(batch_size, len(docs)), shuffle=False, drop_remainder=False
+        )
 
     @staticmethod
     def tokenizer(task, documents, max_sentences=None, max_words=None, lengths=None):
@@ -171,6 +215,13 @@ class DocumentsRecipe(Recipe):
         train_docs, train_labels, test_docs, test_labels, names, keys = self.load(
             run.task, run.options.get("data"), run.samples
         )
+        train_docs, train_labels, development = self.development(run.task, train_docs, train_labels)
+        if development is None:
+            without_development(
+                run,
+                f"{len(train_docs)} training documents are too few to set some aside (it "
+                f"takes {MIN_FOR_DEVELOPMENT})",
+            )
         lengths = document_lengths(train_docs)  # counted once: the sizes and the share cut
         options = run.options
         tokenizer = self.tokenizer(
@@ -194,6 +245,8 @@ class DocumentsRecipe(Recipe):
             settings=self.settings(run.task, run.model),
             **cut,
         )
+        if development is not None:
+            run.record["development_documents"] = len(development[0])
         batch_size = min(run.batch_size, len(train_docs))
         model = run.build(
             self.build_model,
@@ -204,7 +257,11 @@ class DocumentsRecipe(Recipe):
             shape=shape,
         )
         data = tokenizer.dataset(train_docs, train_labels, batch_size, seed=0)
-        history = self.fit(run, model, data, shuffle=False)  # shuffled by tf.data
+        validation = None
+        if development is not None:  # its loss picks the best epoch
+            validation = self.development_dataset(tokenizer, development, batch_size)
+        # shuffled by tf.data
+        history = self.fit(run, model, data, shuffle=False, validation_data=validation)
         metrics = self.evaluate(
             model,
             tokenizer,
@@ -269,16 +326,20 @@ class DocumentsRecipe(Recipe):
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
         """Random search over `HierarchicalAttentionHyperModel` on held-out accuracy."""
-        train_docs, train_labels, test_docs, test_labels, names, _ = self.load(
-            task, options.get("data"), samples
-        )
+        train_docs, train_labels, _, _, names, _ = self.load(task, options.get("data"), samples)
+        # The training documents train reads, scored on its development split (the test
+        # documents stay for the reported figures).
+        train_docs, train_labels, development = self.development(task, train_docs, train_labels)
+        if development is None:
+            raise RecipeError(
+                f"tune scores trials on a development split, and {len(train_docs)} training "
+                f"documents are too few to set some aside (it takes {MIN_FOR_DEVELOPMENT})"
+            )
         tokenizer = self.tokenizer(
             task, train_docs, options.get("max_sentences"), options.get("max_words")
         )
-        batch = min(self.task(task).batch_size, len(train_docs), len(test_docs))
-        validation = tokenizer.dataset(
-            test_docs, test_labels, batch, shuffle=False, drop_remainder=False
-        )
+        batch = min(self.task(task).batch_size, len(train_docs))
+        validation = self.development_dataset(tokenizer, development, batch)
         return self.search(
             self.hypermodel(
                 task,

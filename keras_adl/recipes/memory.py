@@ -7,6 +7,7 @@ Tasks (fresh random sequences every step): ``copy``, ``repeat_copy``, ``associat
 """
 
 from keras_adl.recipes.base import (
+    DEVELOPMENT_SEED,
     Recipe,
     Task,
     draw,
@@ -82,6 +83,10 @@ SETTINGS = {
 }
 CLIPNORM = 50.0
 HELD_OUT = 256
+# Fresh sequences of their own seed (the figures' are seed 1) whose loss picks the best epoch:
+# two evaluation batches of `DEVELOPMENT_BATCH` an epoch.
+DEVELOPMENT_SEQUENCES = 128
+DEVELOPMENT_BATCH = 64
 LONGER_LENGTHS = (30, 50)  # copy: generalisation beyond the training lengths 1-20
 
 
@@ -174,6 +179,7 @@ class MemoryRecipe(Recipe):
             samples=20000,
             tune_samples=5000,
             model_batch_sizes=MODEL_BATCH_SIZES.get(name, ()),
+            held_out=True,
         )
         for name, description in (
             ("copy", "copy a sequence of 1-20 random 8-bit vectors"),
@@ -216,8 +222,25 @@ class MemoryRecipe(Recipe):
         run.record["settings"] = self.settings(run.task, run.model)
         steps = max(run.samples // run.batch_size, 1)
         data = task_dataset(run.task, run.batch_size, seed=0)
-        history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
+        run.record["development_sequences"] = DEVELOPMENT_SEQUENCES
+        history = self.fit(
+            run,
+            model,
+            data,
+            steps_per_epoch=steps,
+            shuffle=False,
+            validation_data=self.development(run.task),
+            validation_batch_size=DEVELOPMENT_BATCH,
+        )
         return model, history, self.evaluate(run.task, run.model, model, run.out)
+
+    @staticmethod
+    def development(task, count=DEVELOPMENT_SEQUENCES):
+        """``(inputs, targets, weights)``: ``count`` sequences of ``task`` drawn with their own
+        seed, neither the training stream's (seed 0) nor the figures' (seed 1)."""
+        from keras_adl.tasks.algorithmic import GENERATORS
+
+        return tuple(GENERATORS[task](count, seed=DEVELOPMENT_SEED))
 
     def evaluate(self, task, model_name, model, out):
         """Held-out bit errors per sequence (and, for copy, at longer lengths) and a picture."""
@@ -261,10 +284,10 @@ class MemoryRecipe(Recipe):
         return MemorySequenceHyperModel(*task_dims(task), cell=model_name, task=task)
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
-        from keras_adl.tasks.algorithmic import GENERATORS, task_dataset
+        from keras_adl.tasks.algorithmic import task_dataset
 
         batch_size = self.task(task).batch_size_of(model_name)
-        validation = GENERATORS[task](max(samples // 5, 64), seed=1)
+        validation = self.development(task, max(samples // 5, 64))  # not the figures' seed
         return self.search(
             self.hypermodel(task, model_name),
             ("val_bit_errors", "min"),

@@ -34,17 +34,21 @@ import os
 import re
 
 from keras_adl.recipes.base import (
+    DEVELOPMENT_SEED,
     FORTUNES_OPTION,
+    MIN_FOR_DEVELOPMENT,
     Option,
     Recipe,
     RecipeError,
     Task,
+    development_rows,
     draw,
     import_keras_tuner,
     lazy_hypermodels,
     override,
     plot_step_log,
     step_log,
+    without_development,
 )
 
 VOCABULARY_FILE = "vocab.json"
@@ -53,6 +57,10 @@ HELD_OUT_FRACTION = 0.02
 SPLIT_SEED = 0
 MAX_PREDICTIONS = 10
 EVALUATION_BATCHES = 20
+# The development split whose loss picks the best epoch: a tenth of the distinct training
+# documents, at most `DEVELOPMENT_DOCUMENTS`, read as `DEVELOPMENT_BATCHES` batches an epoch.
+DEVELOPMENT_DOCUMENTS = 500
+DEVELOPMENT_BATCHES = 4
 WARMUP_FRACTION = 0.1
 # Encoder/decoder sizes (the issue's 2-layer, d = 128 model), the peak learning rate of the
 # warm-up + cosine decay schedule and the warm-up's share of the steps; for the GPT
@@ -160,6 +168,7 @@ class PretrainingRecipe(Recipe):
             batch_size=64,
             samples=1_000_000,  # at most this many training documents
             options=(*CORPUS_OPTIONS, SEGMENTS_OPTION, *SIZE_OPTIONS),
+            held_out=True,
         ),
         Task(
             "pretrain_lm",
@@ -169,6 +178,7 @@ class PretrainingRecipe(Recipe):
             batch_size=32,
             samples=1_000_000,
             options=(*CORPUS_OPTIONS, *SIZE_OPTIONS),
+            held_out=True,
         ),
         Task(
             "finetune",
@@ -177,6 +187,7 @@ class PretrainingRecipe(Recipe):
             epochs=10,
             batch_size=32,
             samples=20000,
+            held_out=True,
             options=(
                 Option("--init", "a pretrain_mlm (bert) or pretrain_lm (gpt) run", "dir"),
                 Option(
@@ -289,6 +300,50 @@ class PretrainingRecipe(Recipe):
         held_out = [documents[i] for i in order[:held]]
         train = [documents[i] for i in order[held:]][:samples]
         return train, held_out
+
+    @staticmethod
+    def development(documents):
+        """``(train, development)``: the training documents without the development split, and
+        that split, a seeded tenth of the distinct documents (at most `DEVELOPMENT_DOCUMENTS`;
+        every copy of a repeated one leaves training), or ``(documents, None)`` below
+        `MIN_FOR_DEVELOPMENT` distinct documents."""
+        distinct = list(dict.fromkeys(documents))
+        rows = development_rows(len(distinct), DEVELOPMENT_DOCUMENTS)
+        if rows is None:
+            return documents, None
+        development = [distinct[i] for i in rows[1]]
+        held = set(development)
+        return [d for d in documents if d not in held], development
+
+    def development_data(
+        self,
+        task,
+        tokenizer,
+        development,
+        batch_size,
+        length,
+        segments=SEGMENTS,
+        batches=DEVELOPMENT_BATCHES,
+    ):
+        """The development documents as Keras' ``validation_data`` of ``task``: ``batches``
+        masked-LM batches of ``length`` pieces, drawn once, or at most as many batches of
+        causal-LM windows; ``None`` when they hold too little text for that (no sentence
+        pair, or too few words for one window)."""
+        import tensorflow as tf
+
+        if task == "pretrain_mlm":
+            if segments == "pairs" and not self.mlm_examples(development, segments):
+                return None
+            data = self.mlm_dataset(
+                tokenizer, development, batch_size, length, DEVELOPMENT_SEED, segments
+            )
+            return data.take(batches).cache()
+        try:
+            inputs, targets = self.lm_windows_of(tokenizer, development, length)
+        except RecipeError:
+            return None
+        most = batches * batch_size
+        return tf.data.Dataset.from_tensor_slices((inputs[:most], targets[:most])).batch(batch_size)
 
     @staticmethod
     def learn_tokenizer(texts, vocab_size):
@@ -496,10 +551,26 @@ class PretrainingRecipe(Recipe):
             return self._finetune(run)
         sizes = self.model_sizes(run.options)  # refused before the corpus is read
         blocks = run.options.get("segments") == "pairs"
-        train, held_out = self.corpus(run.options.get("data"), run.samples, blocks)
+        given, held_out = self.corpus(run.options.get("data"), run.samples, blocks)
+        train, development = self.development(given)
         tokenizer = self.learn_tokenizer(train, run.options["vocab_size"])
         with open(run.path(VOCABULARY_FILE), "w") as f:
             json.dump(tokenizer.get_config(), f)
+        segments = run.options.get("segments", SEGMENTS)
+        validation = None
+        if development is not None:  # its loss picks the best epoch
+            length = self.settings(run.task, run.model)["sequence_length"]
+            validation = self.development_data(
+                run.task, tokenizer, development, run.batch_size, length, segments
+            )
+        if validation is None:
+            reason = f"{len(set(given))} distinct training documents are too few to set some aside (it takes {MIN_FOR_DEVELOPMENT})"
+            if development is not None:
+                train = given  # back into training
+                reason = f"the {len(development)} documents set aside hold too little text to score"
+            without_development(run, reason)
+        else:
+            run.record["development_documents"] = len(development)
         settings = dict(self.settings(run.task, run.model), **sizes)
         run.record.update(
             settings=settings,
@@ -509,10 +580,10 @@ class PretrainingRecipe(Recipe):
             vocabulary=tokenizer.size,
         )
         if run.task == "pretrain_mlm":
-            return self._pretrain_mlm(run, tokenizer, train, held_out, settings)
-        return self._pretrain_lm(run, tokenizer, train, held_out, settings)
+            return self._pretrain_mlm(run, tokenizer, train, held_out, settings, validation)
+        return self._pretrain_lm(run, tokenizer, train, held_out, settings, validation)
 
-    def _pretrain_mlm(self, run, tokenizer, train, held_out, settings):
+    def _pretrain_mlm(self, run, tokenizer, train, held_out, settings, validation=None):
         import numpy as np
 
         length = settings["sequence_length"]
@@ -531,7 +602,9 @@ class PretrainingRecipe(Recipe):
         )
         data = self.mlm_dataset(tokenizer, train, run.batch_size, length, 0, segments)
         log = step_log(run, ("loss", "mlm_accuracy"))
-        history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
+        history = self.fit(
+            run, model, data, steps_per_epoch=steps, shuffle=False, validation_data=validation
+        )
         texts = [s for d in held_out for s in sentences_of(d)]
         _pictures(run, model, log, tokenizer, texts, length, "masked LM")
         evaluation = self.mlm_dataset(tokenizer, held_out, run.batch_size, length, 1, segments)
@@ -550,7 +623,7 @@ class PretrainingRecipe(Recipe):
             metrics["held_out_next_sentence_accuracy"] = float(figures["nsp_accuracy"])
         return model, history, metrics
 
-    def _pretrain_lm(self, run, tokenizer, train, held_out, settings):
+    def _pretrain_lm(self, run, tokenizer, train, held_out, settings, validation=None):
         import numpy as np
         import tensorflow as tf
 
@@ -574,7 +647,9 @@ class PretrainingRecipe(Recipe):
         )
         data = self.lm_dataset(inputs, targets, run.batch_size)
         log = step_log(run, ("loss", "perplexity"))
-        history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
+        history = self.fit(
+            run, model, data, steps_per_epoch=steps, shuffle=False, validation_data=validation
+        )
         texts = [s for d in held_out for s in sentences_of(d)]
         _pictures(run, model, log, tokenizer, texts, length, "causal LM")
         figures = model.evaluate(
@@ -603,7 +678,13 @@ class PretrainingRecipe(Recipe):
         if init:  # a wrong --init is refused before the fortunes are read
             self.init_run(init, run.model)
         fortunes = self._fortunes(run.options, run.samples)
-        train_docs, train_labels, test_docs, test_labels, names, _ = fortunes
+        train_docs, train_labels, test_docs, test_labels, names, _, development = fortunes
+        if development is None:
+            without_development(
+                run,
+                f"{len(train_docs)} training fortunes are too few to set some aside (it takes "
+                f"{MIN_FOR_DEVELOPMENT})",
+            )
         settings = self.settings(run.task, run.model)
         tokenizer, sizes = self._finetune_start(run.options, run.model, train_docs)
         settings.update(sizes)
@@ -645,7 +726,20 @@ class PretrainingRecipe(Recipe):
         run.record["steps_per_epoch"] = steps
         accuracy = "classes_accuracy" if run.model == "gpt" else "accuracy"
         log = step_log(run, ("loss", accuracy))
-        history = self.fit(run, model, data.repeat(), steps_per_epoch=steps, shuffle=False)
+        validation = None
+        if development is not None:  # its loss picks the best epoch
+            run.record["development_documents"] = len(development[0])
+            validation = self.text_classes(
+                tokenizer, *development, 128, length, False, run.model, lm_targets, windows
+            )
+        history = self.fit(
+            run,
+            model,
+            data.repeat(),
+            steps_per_epoch=steps,
+            shuffle=False,
+            validation_data=validation,
+        )
         _pictures(run, model, log, tokenizer, test_docs, length, "fine-tuning")
         metrics = {
             "held_out_accuracy": self.classifier_accuracy(
@@ -667,9 +761,16 @@ class PretrainingRecipe(Recipe):
 
     @staticmethod
     def _fortunes(options, samples):
+        """The documents family's fortunes split, its training fortunes without the
+        development split: ``(train_docs, train_labels, test_docs, test_labels, names, _,
+        development)``."""
         from keras_adl.recipes.documents import RECIPE as DOCUMENTS
 
-        return DOCUMENTS.load("fortunes", options.get("data"), samples)
+        train_docs, train_labels, *rest = DOCUMENTS.load("fortunes", options.get("data"), samples)
+        train_docs, train_labels, development = DOCUMENTS.development(
+            "fortunes", train_docs, train_labels
+        )
+        return (train_docs, train_labels, *rest, development)
 
     def _finetune_start(self, options, model_name, train_docs):
         """``(tokenizer, sizes)`` of fine-tuning: with ``--init``, the pretraining run's
@@ -726,7 +827,6 @@ class PretrainingRecipe(Recipe):
         masked-token accuracy (``pretrain_mlm``), perplexity (``pretrain_lm``) or fortune
         accuracy (``finetune``: Keras' validation accuracy, window by window, each window with
         its fortune's label)."""
-        import tensorflow as tf
 
         from keras_adl.recipes.pretraining import PretrainingHyperModel
 
@@ -739,7 +839,13 @@ class PretrainingRecipe(Recipe):
         segments = options.get("segments", SEGMENTS)
         if task == "finetune":
             fortunes = self._fortunes(options, samples)
-            train_docs, train_labels, test_docs, test_labels, names, _ = fortunes
+            train_docs, train_labels, _, _, names, _, development = fortunes
+            if development is None:
+                raise RecipeError(
+                    f"tune scores trials on a development split, and {len(train_docs)} "
+                    f"training fortunes are too few to set some aside (it takes "
+                    f"{MIN_FOR_DEVELOPMENT})"
+                )
             init = options.get("init")
             tokenizer, sizes = self._finetune_start(options, model_name, train_docs)
             if init and options.get("weights") == "pretrained":
@@ -769,8 +875,7 @@ class PretrainingRecipe(Recipe):
             # by each fortune's summed log-probabilities as `train` reports.
             validation = self.text_classes(
                 tokenizer,
-                test_docs,
-                test_labels,
+                *development,
                 128,
                 length,
                 False,
@@ -782,23 +887,34 @@ class PretrainingRecipe(Recipe):
             objective = (accuracy, "max")
         else:
             blocks = options.get("segments") == "pairs"
-            train, held_out = self.corpus(options.get("data"), samples, blocks)
+            # The training documents train reads, scored on its development split (the
+            # held-out documents stay for the reported figures).
+            train, development = self.development(
+                self.corpus(options.get("data"), samples, blocks)[0]
+            )
             tokenizer = self.learn_tokenizer(train, options["vocab_size"])
             length = SIZES["sequence_length"]
             sizes = {}
+            validation = None
+            if development is not None:
+                validation = self.development_data(
+                    task, tokenizer, development, batch_size, length, segments, EVALUATION_BATCHES
+                )
+            if validation is None:
+                raise RecipeError(
+                    f"tune scores trials on a development split, and the corpus is too small "
+                    f"to set one aside (it takes {MIN_FOR_DEVELOPMENT} distinct training "
+                    f"documents with text for a batch)"
+                )
             if task == "pretrain_mlm":
                 examples = self.mlm_examples(train, segments)
                 steps = options.get("steps") or max(1, examples // batch_size)
                 data = self.mlm_dataset(tokenizer, train, batch_size, length, 0, segments)
-                validation = self.mlm_dataset(tokenizer, held_out, batch_size, length, 1, segments)
-                validation = validation.take(EVALUATION_BATCHES).cache()
                 objective = ("val_mlm_accuracy", "max")
             else:
                 inputs, targets = self.lm_windows_of(tokenizer, train, length)
-                held = self.lm_windows_of(tokenizer, held_out, length)
                 steps = options.get("steps") or max(1, len(inputs) // batch_size)
                 data = self.lm_dataset(inputs, targets, batch_size)
-                validation = tf.data.Dataset.from_tensor_slices(held).batch(128)
                 objective = ("val_perplexity", "min")
         hypermodel = PretrainingHyperModel(
             task,

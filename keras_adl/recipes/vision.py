@@ -12,16 +12,21 @@ defined on first use.
 import os
 
 from keras_adl.recipes.base import (
+    DEVELOPMENT_SEED,
+    MIN_FOR_DEVELOPMENT,
     Option,
     Recipe,
+    RecipeError,
     Task,
     compile_for_training,
     cosine_decay,
+    development_rows,
     draw,
     import_keras_tuner,
     lazy_hypermodels,
     override,
     tuned_learning_rate,
+    without_development,
 )
 
 RAM_MODELS = ("ram", "ram_random")
@@ -31,6 +36,10 @@ DRAM_MODELS = ("dram", "dram_random")
 CAPTION_LENGTH = 3  # digits per strip; the caption adds END
 HELD_OUT_STRIPS = 500
 PLACEMENT_SEED = 123  # the fixed placement of the held-out digits
+# The development split whose loss picks the best epoch: a tenth of the training digits (at most
+# this many), placed once (seed `DEVELOPMENT_SEED`), and for the strips tasks this many strips.
+DEVELOPMENT_DIGITS = 1000
+DEVELOPMENT_STRIPS = 256
 _DATA = Option(
     "--data",
     "a directory of MNIST/Fashion-MNIST IDX files (default: sklearn's digits at 16x16)",
@@ -38,7 +47,9 @@ _DATA = Option(
 )
 # What the three digit tasks share: batches of 64, every training digit (sklearn's 1437, or up
 # to 60000 from IDX files), the same for tune, and --data.
-_DIGIT_TASK = dict(batch_size=64, samples=60000, tune_samples=60000, options=(_DATA,))
+_DIGIT_TASK = dict(
+    batch_size=64, samples=60000, tune_samples=60000, options=(_DATA,), held_out=True
+)
 
 # RAM: the sizes of the glimpse network and core, the policy's σ, Adam's learning rate (constant
 # by default: a decay within the budget starved the cluttered policy; `TASK_SCHEDULES` sets
@@ -165,6 +176,41 @@ def load_digits(data_dir=None):
         return load_idx_dataset(data_dir, "train"), load_idx_dataset(data_dir, "test")
     images, labels = load_sklearn_digits(16)
     return split_dataset(images, labels, 0.2, seed=0)
+
+
+def development_split(train_x, train_y):
+    """``((train_x, train_y), development)``: the training digits without the development
+    split, and that split ``(images, labels)`` (a seeded tenth of them, at most
+    `DEVELOPMENT_DIGITS`; ``None`` below `MIN_FOR_DEVELOPMENT` digits), never test digits."""
+    rows = development_rows(len(train_x), DEVELOPMENT_DIGITS)
+    if rows is None:
+        return (train_x, train_y), None
+    train, held = rows
+    return (train_x[train], train_y[train]), (train_x[held], train_y[held])
+
+
+def development_data(task, development, digit_size):
+    """The development digits as ``task``'s model reads them, placed once (Keras'
+    ``validation_data``): translated canvases and labels, or strips with their captions (and,
+    for Show-Attend-Tell, the teacher-forced decoder input)."""
+    images, labels = development
+    if task in ("digit_strips", "digit_strips_glimpses"):
+        from keras_adl.tasks.digit_strips import caption_arrays, digit_strips
+
+        strips, captions, _ = digit_strips(
+            images, labels, DEVELOPMENT_STRIPS, CAPTION_LENGTH, rng=DEVELOPMENT_SEED
+        )
+        decoder_input, targets = caption_arrays(captions)
+        if task == "digit_strips":
+            return {"image": strips, "decoder_input": decoder_input}, targets
+        return strips, targets
+    from keras_adl.tasks.translated_digits import translate_digits
+
+    layout = ram_layout(task, digit_size)
+    canvases, classes, _ = translate_digits(
+        images, labels, layout["canvas_size"], layout["num_clutter"], rng=DEVELOPMENT_SEED
+    )
+    return canvases, classes
 
 
 def compile_baseline(model_name, image_shape, learning_rate, jit_compile=True, **settings):
@@ -309,8 +355,20 @@ class VisionRecipe(Recipe):
     def train(self, run):
         (train_x, train_y), test = load_digits(run.options.get("data"))
         train_x, train_y = train_x[: run.samples], train_y[: run.samples]
+        (train_x, train_y), development = development_split(train_x, train_y)
         batch_size = min(run.batch_size, len(train_x))
         digit_size = int(train_x.shape[1])
+        # Its loss picks the best epoch (Keras' validation data).
+        fit = dict(validation_batch_size=batch_size)
+        if development is None:
+            without_development(
+                run,
+                f"{len(train_x)} training digits are too few to set some aside (it takes "
+                f"{MIN_FOR_DEVELOPMENT})",
+            )
+        else:
+            fit["validation_data"] = development_data(run.task, development, digit_size)
+            run.record["development_digits"] = len(development[0])
         # a decaying rate decays over the run: `DigitStrips`' and `TranslatedDigits`' batches
         steps_per_epoch = len(train_x) // batch_size
         model = run.build(
@@ -330,7 +388,7 @@ class VisionRecipe(Recipe):
             from keras_adl.tasks.digit_strips import DigitStrips
 
             data = DigitStrips(train_x, train_y, batch_size, num_digits=CAPTION_LENGTH, seed=0)
-            history = self.fit(run, model, data)
+            history = self.fit(run, model, data, **fit)
             return model, history, self.evaluate_captioning(model, test, run.out)
         if run.task == "digit_strips_glimpses":
             from keras_adl.tasks.digit_strips import DigitStrips
@@ -338,7 +396,7 @@ class VisionRecipe(Recipe):
             data = DigitStrips(
                 train_x, train_y, batch_size, CAPTION_LENGTH, seed=0, teacher_forcing=False
             )
-            history = self.fit(run, model, data)
+            history = self.fit(run, model, data, **fit)
             return model, history, self.evaluate_dram(model, run.model, test, run.out)
         from keras_adl.tasks.translated_digits import TranslatedDigits
 
@@ -352,7 +410,7 @@ class VisionRecipe(Recipe):
             num_clutter=layout["num_clutter"],
             seed=0,
         )
-        history = self.fit(run, model, data)
+        history = self.fit(run, model, data, **fit)
         metrics = self.evaluate_ram(model, run.task, run.model, test, layout, run.out)
         return model, history, metrics
 
@@ -523,23 +581,29 @@ class VisionRecipe(Recipe):
         )
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
-        (train_x, train_y), (test_x, test_y) = load_digits(options.get("data"))
-        train_x, train_y = train_x[:samples], train_y[:samples]
+        (train_x, train_y), _ = load_digits(options.get("data"))
+        # The training digits train reads, scored on its development split (the test digits
+        # stay for the reported figures).
+        (train_x, train_y), development = development_split(train_x[:samples], train_y[:samples])
+        if development is None:
+            raise RecipeError(
+                f"tune scores trials on a development split, and {len(train_x)} training "
+                f"digits are too few to set some aside (it takes {MIN_FOR_DEVELOPMENT})"
+            )
         digit_size = int(train_x.shape[1])
-        batch = min(self.task(task).batch_size, len(train_x), len(test_x))
+        batch = min(self.task(task).batch_size, len(train_x))
         hypermodel = self.hypermodel(task, model_name, digit_size)
+        validation = development_data(task, development, digit_size)
         if task == "digit_strips":
             from keras_adl.tasks.digit_strips import DigitStrips
 
             data = DigitStrips(train_x, train_y, batch, num_digits=CAPTION_LENGTH, seed=0)
-            validation = DigitStrips(test_x, test_y, batch, num_digits=CAPTION_LENGTH, seed=1)
             objective = "val_loss"
         elif task == "digit_strips_glimpses":
             from keras_adl.tasks.digit_strips import DigitStrips
 
             plain = dict(num_digits=CAPTION_LENGTH, teacher_forcing=False)
             data = DigitStrips(train_x, train_y, batch, seed=0, **plain)
-            validation = DigitStrips(test_x, test_y, batch, seed=1, **plain)
             objective = ("val_sequence_accuracy", "max")
         else:
             from keras_adl.tasks.translated_digits import TranslatedDigits
@@ -547,7 +611,6 @@ class VisionRecipe(Recipe):
             layout = ram_layout(task, digit_size)
             place = dict(canvas_size=layout["canvas_size"], num_clutter=layout["num_clutter"])
             data = TranslatedDigits(train_x, train_y, batch, seed=0, **place)
-            validation = TranslatedDigits(test_x, test_y, batch, seed=1, shuffle=False, **place)
             objective = ("val_accuracy", "max")
         return self.search(
             hypermodel,
