@@ -93,7 +93,11 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     start = time.perf_counter()
     vocab_size = args.vocab_size if tokens == "subword" else None  # word: every word, as before
     tokenizer = TextPairTokenizer.build(
-        *train, level=tokens, vocab_size=vocab_size, cased_target=tokens == "subword"
+        *train,
+        level=tokens,
+        vocab_size=vocab_size,
+        cased_target=tokens == "subword",
+        copy_through=args.copy_through if tokens == "subword" else "off",
     )
     vocabulary_seconds = time.perf_counter() - start
     sources, targets, too_long = fitting_pairs(tokenizer, *train, args.max_length)
@@ -116,6 +120,7 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
         "steps": limit.steps,
         "epochs": len(history.history["loss"]),
         "final_loss": float(history.history["loss"][-1]),
+        "copy_through": list(tokenizer.copy.classes),
         "source_vocabulary": tokenizer.source_size,
         "target_vocabulary": tokenizer.target_size,
         "train_pairs": len(sources),
@@ -170,6 +175,12 @@ def main(argv=None):
     parser.add_argument("--vocab-size", type=int, default=4000)
     parser.add_argument("--max-length", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument(
+        "--copy-through",
+        default="auto",
+        choices=("auto", "off"),
+        help="subword systems: copy placeholders… exactly (the recipe's default, auto)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="TensorFlow threads (0: all)")
     parser.add_argument("--out", help="write every figure and output to this JSON file")
@@ -190,6 +201,7 @@ def main(argv=None):
     from keras_adl.recipes.sequences import SPLIT_SEED, VALIDATION_SPLIT
     from keras_adl.tasks.gettext_catalogs import load_gettext_pairs
     from keras_adl.tasks.text_pairs import split_pairs
+    from keras_adl.text.copy_through import copied_spans
     from keras_adl.text.normalization import word_tokens
 
     sources, targets = load_gettext_pairs(args.lang)
@@ -226,6 +238,7 @@ def main(argv=None):
         scores = translation_scores(outputs, references, lengths)
         normalized = translation_scores(canonical(outputs), normalized_references, lengths)
         scores["normalized"] = {k: normalized[k] for k in ("bleu", "chrf", "exact_match")}
+        scores["copied_spans"] = copied_spans(held_sources, held_targets, outputs)
         scores["sentence_chrf"] = [
             sacrebleu.sentence_chrf(o, [r]).score for o, r in zip(outputs, references)
         ]
@@ -235,7 +248,8 @@ def main(argv=None):
         print(
             f"{system}: raw text BLEU {scores['bleu']:.1f} chrF {scores['chrf']:.1f} exact "
             f"{scores['exact_match']:.3f}; normalized BLEU {normalized['bleu']:.1f} chrF "
-            f"{normalized['chrf']:.1f} ({json.dumps(facts)})",
+            f"{normalized['chrf']:.1f}; spans reproduced "
+            f"{scores['copied_spans']['all']['reproduced']} ({json.dumps(facts)})",
             flush=True,
         )
         if args.out:

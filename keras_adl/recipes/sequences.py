@@ -113,6 +113,15 @@ class SequencesRecipe(Recipe):
                     choices=("keep", "fold"),
                 ),
                 Option(
+                    "--copy-through",
+                    "auto: placeholders (%s, {0}, $VAR) and, where the training pairs keep them "
+                    "unchanged, options, function names, numbers and addresses are copied "
+                    "exactly from the source (subword; the default there); off: translated "
+                    "like any text",
+                    str,
+                    choices=("auto", "off"),
+                ),
+                Option(
                     "--vocab-size",
                     "WordPiece pieces learned per side (subword), or the most frequent tokens "
                     "kept per side (word, char)",
@@ -273,6 +282,7 @@ class SequencesRecipe(Recipe):
             level=options["tokens"],
             vocab_size=options["vocab_size"],
             cased_target=cased,
+            copy_through="off" if options.get("copy_through") == "off" else "auto",
         )
         sources, targets, too_long = fitting_pairs(tokenizer, sources, targets, max_length)
         if not sources:
@@ -288,6 +298,7 @@ class SequencesRecipe(Recipe):
             data=options["data"],
             tokens=options["tokens"],
             target_case="keep" if cased else "fold",
+            copy_through=list(tokenizer.copy.classes),
             source_vocabulary=tokenizer.source_size,
             target_vocabulary=tokenizer.target_size,
             train_pairs=len(sources),
@@ -362,7 +373,7 @@ class SequencesRecipe(Recipe):
             tokens, attention, _ = self.decode_fn(model_name)(model, ids, max_length)
             if not first:
                 first.extend(keras.ops.convert_to_numpy(x)[0] for x in (attention, tokens))
-            return tokenizer.decode_target(tokens)
+            return tokenizer.decode_target(tokens, batch)
 
         return in_batches(sources, translate_batch), *first
 
@@ -598,10 +609,13 @@ def score_pairs(tokenizer, sources, targets, predictions):
     With a cased target the headline figures are sacreBLEU's on raw text (case and
     punctuation as written, only NFC and single spaces); ``normalized`` adds the figures of both
     sides case-folded with punctuation split off (`joined_words`), comparable with runs whose
-    target was folded."""
+    target was folded. At the subword level ``copied_spans`` gives the share of the
+    placeholders, options… that the references keep unchanged and the predictions reproduce
+    exactly (`keras_adl.text.copy_through.copied_spans`)."""
     import tensorflow as tf
 
     from keras_adl.metrics import translation_scores
+    from keras_adl.text.copy_through import copied_spans
     from keras_adl.text.normalization import joined_words, word_tokens
 
     def strings(tensor):
@@ -616,6 +630,8 @@ def score_pairs(tokenizer, sources, targets, predictions):
             strings(joined_words(tf.constant(references))),
         )
         scores["normalized"] = {k: folded[k] for k in ("bleu", "chrf", "exact_match")}
+    if tokenizer.level == "subword":  # placeholders, options… kept unchanged by the reference
+        scores["copied_spans"] = copied_spans(sources, targets, predictions)
     return scores
 
 
@@ -635,7 +651,9 @@ def fitting_pairs(tokenizer, sources, targets, max_length):
     import tensorflow as tf
 
     source_counts = tokenizer.token_counts(tf.constant(sources), "source").numpy()
-    target_counts = tokenizer.token_counts(tf.constant(targets), "target").numpy()
+    target_counts = tokenizer.token_counts(
+        tf.constant(targets), "target", tf.constant(sources)
+    ).numpy()
     keep = (source_counts <= max_length) & (target_counts + 1 <= max_length)
     kept = [i for i, k in enumerate(keep) if k]
     return [sources[i] for i in kept], [targets[i] for i in kept], int(len(sources) - len(kept))
@@ -782,7 +800,7 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
         tokens = tf.convert_to_tensor(tokens)
         counts = tf.cast(tokenizer.token_counts(inputs, "source"), tf.int32)
         return {
-            "output": tokenizer.decode_target(tokens),
+            "output": tokenizer.decode_target(tokens, inputs),
             "tokens": tokens,
             "attention": attention,
             "log_likelihood": score,

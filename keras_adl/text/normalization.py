@@ -55,8 +55,11 @@ def word_tokens(strings):
 # Spaces delimit words; punctuation, symbols and each character of the scripts written
 # without spaces are words of their own.
 SCRIPTS_WITHOUT_SPACES = r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}"
-_SUBWORD_DELIMITER = _SPACES + r"|\pP|\pS|" + SCRIPTS_WITHOUT_SPACES
-_SUBWORD_KEPT = r"\pP|\pS|" + SCRIPTS_WITHOUT_SPACES
+# The slots of `keras_adl.text.copy_through` (private use characters): words of their own too.
+SLOT_CHARACTERS = r"[\x{E000}-\x{E00F}]"
+SINGLE_CHARACTER_WORDS = SCRIPTS_WITHOUT_SPACES + "|" + SLOT_CHARACTERS
+_SUBWORD_DELIMITER = _SPACES + r"|\pP|\pS|" + SINGLE_CHARACTER_WORDS
+_SUBWORD_KEPT = r"\pP|\pS|" + SINGLE_CHARACTER_WORDS
 
 
 def subword_words(strings):
@@ -104,7 +107,7 @@ _BREAKING_SPACES = (
     r"\x{3000}]+"
 )
 _NO_BREAK_SPACES = r"[\x{A0}\x{2007}\x{202F}]"
-_SURFACE_KEPT = r"\pP|\pS|" + _NO_BREAK_SPACES + "|" + SCRIPTS_WITHOUT_SPACES
+_SURFACE_KEPT = r"\pP|\pS|" + _NO_BREAK_SPACES + "|" + SINGLE_CHARACTER_WORDS
 _SURFACE_DELIMITER = _BREAKING_SPACES + "|" + _SURFACE_KEPT
 
 

@@ -16,8 +16,10 @@ import tensorflow_text as tf_text
 
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, SPECIAL_TOKENS, START, UNK
 from keras_adl.text._vocabulary import count_vocabulary, lookup_table
-from keras_adl.text.normalization import normalize_words, word_tokens
+from keras_adl.text.copy_through import SLOTS, CopyThrough, choose_classes
+from keras_adl.text.normalization import SPACE_MARK, normalize_words, word_tokens
 from keras_adl.text.wordpiece import (
+    JOINER,
     SurfaceWordPieceTokenizer,
     WordPieceTokenizer,
     learn_wordpiece,
@@ -41,6 +43,9 @@ class TextPairTokenizer:
         cased_target: subword level only: the target side keeps its case and spacing
             (`keras_adl.text.wordpiece.SurfaceWordPieceTokenizer`), so `decode_target` writes
             text as the language writes it; the source side is normalised either way.
+        copy_through: subword level only: names of `keras_adl.text.copy_through.CLASSES`
+            (placeholders, options…) whose spans are slotted in sources and targets and copied
+            back exactly from the source by `decode_target` (`CopyThrough`); empty by default.
 
     Example:
 
@@ -54,13 +59,23 @@ class TextPairTokenizer:
     ['unknown', '##s']
     """
 
-    def __init__(self, source_vocabulary, target_vocabulary, level="subword", cased_target=False):
+    def __init__(
+        self,
+        source_vocabulary,
+        target_vocabulary,
+        level="subword",
+        cased_target=False,
+        copy_through=(),
+    ):
         if level not in LEVELS:
             raise ValueError(f"`level` must be one of {LEVELS}; received {level!r}.")
         if cased_target and level != "subword":
             raise ValueError(f"`cased_target` needs the subword level; received level {level!r}.")
+        if copy_through and level != "subword":
+            raise ValueError(f"`copy_through` needs the subword level; received level {level!r}.")
         self.level = level
         self.cased_target = bool(cased_target)
+        self.copy = CopyThrough(copy_through or ())
         self.source_vocabulary = list(source_vocabulary)
         self.target_vocabulary = list(target_vocabulary)
         if level == "subword":
@@ -94,7 +109,14 @@ class TextPairTokenizer:
 
     @classmethod
     def build(
-        cls, sources, targets, level="subword", vocab_size=None, min_count=1, cased_target=False
+        cls,
+        sources,
+        targets,
+        level="subword",
+        vocab_size=None,
+        min_count=1,
+        cased_target=False,
+        copy_through=(),
     ):
         """Learns the vocabularies from training pairs.
 
@@ -106,17 +128,52 @@ class TextPairTokenizer:
                 frequent tokens kept per side (default: all).
             min_count: word and character levels: tokens seen fewer times are left out.
             cased_target: as in the constructor.
+            copy_through: as in the constructor, ``"off"`` (none), or ``"auto"``: the classes
+                these pairs keep unchanged (`keras_adl.text.copy_through.choose_classes`).
+                The vocabularies are learned from the slotted text and hold every slot.
         """
+        if copy_through in (None, "off"):
+            copy_through = ()
+        elif copy_through == "auto":
+            copy_through = (
+                choose_classes(list(sources), list(targets)) if level == "subword" else ()
+            )
         if level == "subword":
             size = vocab_size or DEFAULT_SUBWORD_VOCAB_SIZE
+            copy = CopyThrough(copy_through or ())
+            if copy.classes:
+                slotted, spans = copy.protect(tf.constant(list(sources), tf.string))
+                protected = copy.protect_targets(tf.constant(list(targets), tf.string), spans)
+                targets = [t.decode() for t in protected.numpy()]
+                sources = [s.decode() for s in slotted.numpy()]
+            source = learn_wordpiece(sources, size)
             target = learn_wordpiece(targets, size, surface=cased_target)
-            return cls(learn_wordpiece(sources, size), target, level, cased_target)
+            if copy.classes:  # every slot, seen in training or not, is a piece
+                source = source + [s for s in SLOTS if s not in source]
+                marked = (
+                    [m + s for s in SLOTS for m in ("", SPACE_MARK, JOINER)]
+                    if cased_target
+                    else SLOTS
+                )
+                target = target + [s for s in marked if s not in target]
+            return cls(source, target, level, cased_target, copy.classes)
         probe = cls([], [], level)
 
         def count(texts):
             return count_vocabulary(texts, probe._tokenize, min_count, vocab_size)
 
         return cls(count(sources), count(targets), level)
+
+    def _slotted(self, side, strings, sources=None):
+        """``strings`` with the copy-through spans slotted: a source's own, a target's those
+        equal to a span of its ``sources`` (targets unchanged without them)."""
+        if not self.copy.classes:
+            return strings
+        if side == "source":
+            return self.copy.protect(strings)[0]
+        if sources is None:
+            return strings
+        return self.copy.protect_targets(strings, self.copy.protect(sources)[1])
 
     def _ragged_ids(self, side, strings):
         if self.level == "subword":
@@ -125,8 +182,8 @@ class TextPairTokenizer:
         table = self._source_table if side == "source" else self._target_table
         return table.lookup(self._tokenize(strings))
 
-    def _ids(self, side, strings, length, add_start=False, add_end=False):
-        ids = self._ragged_ids(side, strings)
+    def _ids(self, side, strings, length, add_start=False, add_end=False, sources=None):
+        ids = self._ragged_ids(side, self._slotted(side, strings, sources))
         column = tf.concat([tf.shape(strings)[0:1], [1]], 0)
 
         def marker(value):
@@ -144,18 +201,25 @@ class TextPairTokenizer:
         ``length`` (a truncated target loses its ``</s>``)."""
         return self._ids("source", strings, length)
 
-    def encode_target(self, strings, length):
-        """``(decoder_input, target)`` ``[B, length]``: ``<s> y`` and ``y </s>``."""
+    def encode_target(self, strings, length, sources=None):
+        """``(decoder_input, target)`` ``[B, length]``: ``<s> y`` and ``y </s>``. With
+        copy-through, pass the pairs' ``sources`` ``[B]`` so the spans they share are slotted."""
         return (
-            self._ids("target", strings, length, add_start=True),
-            self._ids("target", strings, length, add_end=True),
+            self._ids("target", strings, length, add_start=True, sources=sources),
+            self._ids("target", strings, length, add_end=True, sources=sources),
         )
 
-    def decode_target(self, ids):
+    def decode_target(self, ids, sources=None):
         """Strings from target ids ``[B, L]`` (specials dropped; words joined by spaces,
-        pieces joined into words)."""
+        pieces joined into words). With copy-through, pass the ``sources`` ``[B]`` the ids
+        translate: each slot becomes its span (without them slots are dropped)."""
         if self.level == "subword":
-            return self._target_pieces.detokenize(ids)
+            text = self._target_pieces.detokenize(ids)
+            if not self.copy.classes:
+                return text
+            if sources is None:
+                return self.copy.restore(text, self.copy.protect(tf.fill(tf.shape(text), ""))[1])
+            return self.copy.restore(text, self.copy.protect(sources)[1])
         tokens = tf.gather(self._target_tokens, tf.cast(ids, tf.int32))
         separator = " " if self.level == "word" else ""
         joined = tf.strings.reduce_join(tokens, axis=-1, separator=separator)
@@ -173,18 +237,26 @@ class TextPairTokenizer:
 
     def source_tokens(self, strings):
         """The tokens of source strings ``[B]`` as the model sees them (ragged strings: the
-        pieces, words or characters, before truncation), e.g. to label an attention picture
-        or count an input's length."""
+        pieces, words or characters, before truncation; a copy-through slot is written as its
+        span), e.g. to label an attention picture or count an input's length."""
         if self.level == "subword":
-            return self._source_pieces.pieces(strings)
+            pieces = self._source_pieces.pieces(self._slotted("source", strings))
+            if not self.copy.classes:
+                return pieces
+            spans = self.copy.protect(strings)[1]
+            restored = self.copy.restore(
+                pieces.flat_values, tf.gather(spans, pieces.value_rowids())
+            )
+            return pieces.with_flat_values(restored)
         return self._tokenize(strings)
 
-    def token_counts(self, strings, side="source"):
+    def token_counts(self, strings, side="source", sources=None):
         """The number of tokens of each string ``[B]`` on ``side`` (``"source"`` or
-        ``"target"``), before any truncation: int64 ``[B]``."""
+        ``"target"``), before any truncation: int64 ``[B]`` (targets slotted as
+        `encode_target` slots them with the same ``sources``)."""
         if side not in ("source", "target"):
             raise ValueError(f"`side` must be 'source' or 'target'; received {side!r}.")
-        return self._ragged_ids(side, strings).row_lengths()
+        return self._ragged_ids(side, self._slotted(side, strings, sources)).row_lengths()
 
     def normalize_target(self, strings):
         """Target strings as `decode_target` writes them (normalised words joined by spaces;
@@ -203,13 +275,18 @@ class TextPairTokenizer:
             "source": self.source_vocabulary,
             "target": self.target_vocabulary,
             "cased_target": self.cased_target,
+            "copy_through": list(self.copy.classes),
         }
 
     @classmethod
     def from_config(cls, config):
         # Runs written before the cased target read as they were trained (case folded).
         return cls(
-            config["source"], config["target"], config["level"], config.get("cased_target", False)
+            config["source"],
+            config["target"],
+            config["level"],
+            config.get("cased_target", False),
+            config.get("copy_through", ()),
         )
 
     @property
@@ -230,7 +307,7 @@ class TextPairTokenizer:
             dataset = dataset.shuffle(len(sources), seed=seed)
 
         def encode(source, target):
-            decoder_input, target_ids = self.encode_target(target, target_length)
+            decoder_input, target_ids = self.encode_target(target, target_length, source)
             return {
                 "source": self.encode_source(source, source_length),
                 "decoder_input": decoder_input,
@@ -263,13 +340,23 @@ class WordVectorPairTokenizer(TextPairTokenizer):
     [[4, 5, 4, 3, 0]]
     """
 
-    def __init__(self, source_vocabulary, target_vocabulary, level="subword", cased_target=False):
+    def __init__(
+        self,
+        source_vocabulary,
+        target_vocabulary,
+        level="subword",
+        cased_target=False,
+        copy_through=(),
+    ):
         from keras_adl.text.normalization import plain_words
 
         if cased_target:
             raise ValueError("WordVectorPairTokenizer: CoVe's targets are case folded.")
+        if copy_through:
+            raise ValueError("WordVectorPairTokenizer: CoVe's sources are words; no copy-through.")
         self.level = "subword"
         self.cased_target = False
+        self.copy = CopyThrough(())  # CoVe's encoder reads words: nothing is slotted
         self.source_vocabulary = list(source_vocabulary)
         self.target_vocabulary = list(target_vocabulary)
         self._target_pieces = WordPieceTokenizer(self.target_vocabulary)

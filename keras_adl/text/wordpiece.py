@@ -28,7 +28,7 @@ import tensorflow_text as tf_text
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, SPECIAL_TOKENS, UNK
 from keras_adl.text.normalization import (
-    SCRIPTS_WITHOUT_SPACES,
+    SINGLE_CHARACTER_WORDS,
     SPACE_MARK,
     joined_words,
     subword_words,
@@ -90,11 +90,11 @@ def learn_wordpiece(texts, vocab_size, max_unique_chars=2000, surface=False):
         include_joiner_token=True,
         joiner=JOINER,
     )
-    # A character of a script written without spaces is always a word of its own, so its
-    # continuation piece ("##日") could never be used.
+    # A character of a script written without spaces (or a copy-through slot) is always a word
+    # of its own, so its continuation piece ("##日") could never be used.
     unusable = tf.strings.regex_full_match(
         [p[len(JOINER) :] if p.startswith(JOINER) else "" for p in pieces] or [""],
-        SCRIPTS_WITHOUT_SPACES,
+        SINGLE_CHARACTER_WORDS,
     ).numpy()
     if surface:  # a marked character ("▁日") may go on with one: nothing is unusable
         unusable = [False] * len(pieces)

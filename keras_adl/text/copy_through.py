@@ -1,0 +1,234 @@
+"""Copy-through: the spans a translator keeps unchanged are copied exactly, not translated.
+
+Format placeholders (``%s``, ``%(name)s``, ``{0}``, ``$HOME``), command-line options
+(``--verbose``, ``-v``), function names (``iconv()``), numbers like ``0x1F`` or ``1.0.2`` and
+addresses (``https://…``, ``bug@example.org``) pass through a translation unchanged, but a
+subword model has to spell them piece by piece and sometimes misspells them (``%(name)s`` →
+``%(nom)s``). Copy-through replaces each such span of the source with a numbered slot, one
+character of Unicode's private use area (the first span ``\\ue000``, the second ``\\ue001``,
+…), the model translates the slotted text, and each slot in its output is replaced by the span
+it numbers. A slot's span is copied byte for byte, and the model only has to decide where it
+goes. In the training targets, a span equal to one of the source's spans becomes that span's
+slot; one the translator changed stays text.
+
+This is the placeholder protection of production translation systems: exact by construction
+for the spans it covers, where a learned copy mechanism (pointer-generator networks, See et al.
+2017) learns to copy any word and copies nothing exactly by guarantee.
+
+Classes of spans (`CLASSES`): ``format`` is always protected (a translation that changes a
+placeholder breaks the program). The others are protected when the training pairs keep them
+unchanged often enough (`choose_classes`, `MIN_COPY_RATE`), because on some data a class is
+translated (``--output=FILE`` → ``--output=DATEI``: only the option's name is a span).
+
+Everything runs in-graph (tensorflow-text's RE2 splitting), inside ``tf.data`` and inside an
+exported serving function alike.
+"""
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from keras_adl.text.normalization import SLOT_CHARACTERS
+
+# RE2 patterns (no look-behind: an option's left boundary is checked on the text before it).
+CLASSES = {
+    # printf (``%s``, ``%-10.2lf``, ``%1$s``, ``%%``; no space flag: "100% sure" is text),
+    # Python's ``%(name)s``, ``{0}`` / ``{name}`` / ``{0:.2f}``, shell and Perl ``$VAR``.
+    "format": (
+        r"%(?:\([A-Za-z0-9_]{1,30}\))?[-+#0']*(?:[0-9]+\$)?(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
+        r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn%]"
+        r"|\{[A-Za-z0-9_]{0,30}(?:[.:!][^{}\s]{0,20})?\}"
+        r"|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*"
+    ),
+    # The option's name only (its ``=VALUE`` is often translated), after a space, a bracket,
+    # a quote or the start.
+    "option": r"--?[A-Za-z0-9][A-Za-z0-9_-]*",
+    "call": r"[A-Za-z_][A-Za-z0-9_.]*\(\)",
+    "number": r"\b0[xX][0-9A-Fa-f]+\b|\b[0-9]+(?:\.[0-9]+)+\b",
+    "address": (
+        r"(?:https?|ftp)://[^\s<>\"]*[^\s<>\".,;:!?)]"
+        r"|[A-Za-z0-9._+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"
+    ),
+}
+ALWAYS = ("format",)
+# A class is protected when at least this share of its spans in the training sources appears
+# unchanged in their targets, over at least MIN_SPANS spans.
+MIN_COPY_RATE = 0.95
+MIN_SPANS = 20
+# Slots per text: the first MAX_SLOTS spans are slotted, any further ones stay text.
+MAX_SLOTS = 16
+SLOT_BASE = 0xE000
+SLOTS = tuple(chr(SLOT_BASE + k) for k in range(MAX_SLOTS))
+SLOT_PATTERN = SLOT_CHARACTERS
+_OPTION_BOUNDARY = r"(?s).*[\s(\[{\"'`=,;|“‘«]"
+
+
+def _check_classes(classes):
+    classes = tuple(classes)
+    unknown = [c for c in classes if c not in CLASSES]
+    if unknown:
+        raise ValueError(
+            f"copy-through `classes` must be among {tuple(CLASSES)}; received {unknown}."
+        )
+    return classes
+
+
+class CopyThrough:
+    """Slots the spans of `CLASSES` named by ``classes`` in sources and targets, and puts
+    them back into outputs (in-graph).
+
+    Args:
+        classes: names of `CLASSES` (in any order; an empty tuple slots nothing).
+
+    Example:
+
+    >>> copy = CopyThrough(["format", "option"])
+    >>> slotted, spans = copy.protect(tf.constant(["Cannot open %s: use --force"]))
+    >>> slotted.numpy()[0].decode() == "Cannot open \\ue000: use \\ue001"
+    True
+    >>> copy.protect_targets(tf.constant(["%s : --force"]), spans).numpy()[0].decode()
+    '\\ue000 : \\ue001'
+    >>> copy.restore(tf.constant(["Ouverture de \\ue000 impossible : \\ue001"]), spans).numpy()[0]
+    b'Ouverture de %s impossible : --force'
+    """
+
+    def __init__(self, classes):
+        self.classes = tuple(c for c in CLASSES if c in _check_classes(classes))
+        self._pattern = "|".join(f"(?:{CLASSES[c]})" for c in self.classes)
+        self._option = "option" in self.classes
+
+    def _spans(self, strings):
+        """``(pieces, is_span)``: ``strings`` ``[B]`` cut into spans and the text between
+        them (ragged ``[B, (pieces)]``), and whether each piece is a span."""
+        pieces = tf_text.regex_split(strings, self._pattern, self._pattern)
+        flat = pieces.flat_values
+        is_span = tf.strings.regex_full_match(flat, self._pattern)
+        if self._option:
+            # An option needs a boundary on its left ("re-read" holds no option).
+            option = tf.strings.regex_full_match(flat, CLASSES["option"])
+            others = "|".join(f"(?:{CLASSES[c]})" for c in self.classes if c != "option")
+            other = tf.strings.regex_full_match(flat, others) if others else tf.zeros_like(option)
+            previous = tf.concat([[""], flat[:-1]], 0)
+            first = tf.equal(
+                tf.range(tf.size(flat, tf.int64), dtype=tf.int64),
+                tf.gather(pieces.row_splits, pieces.value_rowids()),
+            )
+            bounded = first | tf.strings.regex_full_match(previous, _OPTION_BOUNDARY)
+            is_span = is_span & (other | ~option | bounded)
+        return pieces, pieces.with_flat_values(is_span)
+
+    def protect(self, strings):
+        """Sources ``[B]`` with their spans slotted: ``(slotted [B], spans [B, (n)])``, the
+        spans in order (ragged strings, at most `MAX_SLOTS` a row). Characters of the slots'
+        range already in the text become U+FFFD."""
+        strings = tf.strings.regex_replace(strings, SLOT_PATTERN, "\ufffd")
+        if not self.classes:
+            empty = tf.RaggedTensor.from_row_lengths(
+                tf.zeros([0], tf.string), tf.zeros(tf.shape(strings)[:1], tf.int64)
+            )
+            return strings, empty
+        pieces, is_span = self._spans(strings)
+        ordinal = tf.math.cumsum(tf.cast(is_span, tf.int32), axis=1) - 1
+        slotted = is_span.flat_values & (ordinal.flat_values < MAX_SLOTS)
+        slot = tf.gather(
+            tf.constant(SLOTS), tf.clip_by_value(ordinal.flat_values, 0, MAX_SLOTS - 1)
+        )
+        text = tf.where(slotted, slot, pieces.flat_values)
+        joined = tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)
+        spans = tf.ragged.boolean_mask(pieces, pieces.with_flat_values(slotted))
+        return joined, spans
+
+    def protect_targets(self, strings, spans):
+        """Targets ``[B]`` with each span equal to one of its source's ``spans`` (from
+        `protect`) replaced by that span's slot (the first equal one)."""
+        strings = tf.strings.regex_replace(strings, SLOT_PATTERN, "\ufffd")
+        if not self.classes:
+            return strings
+        pieces, is_span = self._spans(strings)
+        flat = pieces.flat_values
+        rows = pieces.value_rowids()
+        table = spans.to_tensor(default_value="", shape=[None, MAX_SLOTS])
+        present = tf.sequence_mask(spans.row_lengths(), MAX_SLOTS)
+        equal = tf.equal(flat[:, None], tf.gather(table, rows)) & tf.gather(present, rows)
+        found = is_span.flat_values & tf.reduce_any(equal, axis=1)
+        slot = tf.gather(tf.constant(SLOTS), tf.argmax(tf.cast(equal, tf.int32), axis=1))
+        text = tf.where(found, slot, flat)
+        return tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)
+
+    def restore(self, outputs, spans):
+        """Outputs ``[B]`` with each slot replaced by the span it numbers in its source's
+        ``spans``; a slot the source does not have is dropped."""
+        pieces = tf_text.regex_split(outputs, SLOT_PATTERN, SLOT_PATTERN)
+        flat = pieces.flat_values
+        rows = pieces.value_rowids()
+        is_slot = tf.strings.regex_full_match(flat, SLOT_PATTERN)
+        code = tf.strings.unicode_decode(flat, "UTF-8").to_tensor(default_value=0)[:, :1]
+        index = tf.cast(tf.reshape(code, [-1]) - SLOT_BASE, tf.int64)
+        index = tf.where(is_slot, index, 0)
+        valid = is_slot & (index < tf.gather(spans.row_lengths(), rows))
+        position = tf.gather(spans.row_splits, rows) + index
+        values = tf.concat([spans.flat_values, [""]], 0)
+        fill = tf.gather(values, tf.where(valid, position, tf.size(spans.flat_values, tf.int64)))
+        text = tf.where(is_slot, fill, flat)
+        return tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)
+
+    def get_config(self):
+        return {"classes": list(self.classes)}
+
+
+def span_counts(sources, targets, classes=tuple(CLASSES), batch_size=4096):
+    """For each class: ``(spans, kept)``, the number of its spans in ``sources`` (lists of
+    str; options with their left boundary) and how many of them appear unchanged in the
+    ``targets`` of the same pairs."""
+    counts = {}
+    for name in _check_classes(classes):
+        copy = CopyThrough([name])
+        spans, kept = 0, 0
+        for start in range(0, len(sources), batch_size):
+            _, found = copy.protect(tf.constant(sources[start : start + batch_size]))
+            for row, target in zip(found.to_list(), targets[start : start + batch_size]):
+                spans += len(row)
+                kept += sum(span.decode() in target for span in row)
+        counts[name] = (spans, kept)
+    return counts
+
+
+def choose_classes(sources, targets):
+    """The classes to protect for these training pairs: `ALWAYS`, and each other class whose
+    spans the targets keep unchanged at least `MIN_COPY_RATE` of the time over at least
+    `MIN_SPANS` spans."""
+    counts = span_counts(sources, targets, [c for c in CLASSES if c not in ALWAYS])
+    chosen = [c for c, (n, kept) in counts.items() if n >= MIN_SPANS and kept >= MIN_COPY_RATE * n]
+    return tuple(c for c in CLASSES if c in ALWAYS or c in chosen)
+
+
+def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
+    """How many of the spans a reference keeps unchanged a prediction reproduces exactly.
+
+    Args:
+        sources, references, predictions: lists of str of one length.
+        classes: the `CLASSES` to count (all by default, protected or not).
+
+    Returns:
+        A dict: for each class and for ``"all"``, ``{"spans": n, "reproduced": share}``: the
+        spans of the sources found unchanged in their references (``n``), and the share of
+        them found unchanged in the predictions (``None`` when ``n`` is 0). A span counts as
+        found when the text holds it as a substring.
+    """
+    if not len(sources) == len(references) == len(predictions):
+        raise ValueError(
+            "copied_spans: `sources`, `references` and `predictions` must have one length; "
+            f"received {len(sources)}, {len(references)} and {len(predictions)}."
+        )
+    figures, total, total_kept = {}, 0, 0
+    for name in _check_classes(classes):
+        _, spans = CopyThrough([name]).protect(tf.constant(list(sources), tf.string))
+        n = kept = 0
+        for row, reference, prediction in zip(spans.to_list(), references, predictions):
+            for span in (s.decode() for s in row):
+                if span in reference:
+                    n += 1
+                    kept += span in prediction
+        figures[name] = {"spans": n, "reproduced": kept / n if n else None}
+        total, total_kept = total + n, total_kept + kept
+    figures["all"] = {"spans": total, "reproduced": total_kept / total if total else None}
+    return figures

@@ -1,0 +1,183 @@
+"""Copy-through: spans a translation keeps unchanged are slotted, then copied back exactly."""
+
+import json
+
+import pytest
+import tensorflow as tf
+
+from keras_adl.recipes.sequences import make_text_pair_serving_fn
+from keras_adl.text import CopyThrough, TextPairTokenizer
+from keras_adl.text.copy_through import (
+    CLASSES,
+    MAX_SLOTS,
+    SLOTS,
+    choose_classes,
+    copied_spans,
+    span_counts,
+)
+from keras_adl.text.tokenizer import WordVectorPairTokenizer
+
+ALL = CopyThrough(CLASSES)
+NBSP = "\u00a0"
+
+
+def _strings(tensor):
+    return [t.decode() for t in tensor.numpy()]
+
+
+def _spans(copy, text):
+    return [s.decode() for s in copy.protect(tf.constant([text]))[1].to_list()[0]]
+
+
+@pytest.mark.parametrize(
+    "text, spans",
+    [
+        ("Cannot open %s: %d", ["%s", "%d"]),
+        ("%(name)s, %-10.2lf, %1$s and %%", ["%(name)s", "%-10.2lf", "%1$s", "%%"]),
+        ("{0} of {name} at {0:.2f}", ["{0}", "{name}", "{0:.2f}"]),
+        ("set $HOME or ${XDG_DATA_HOME}", ["$HOME", "${XDG_DATA_HOME}"]),
+        ("Unknown option --verbose; try -v (or -x)", ["--verbose", "-v", "-x"]),
+        ("re-read the e-mail, x86-64", []),  # a hyphen inside a word opens no option
+        ("100% sure, 50 % done", []),  # no space flag: a percent sign in prose stays text
+        ("iconv() failed at 0x1F in 1.2.3", ["iconv()", "0x1F", "1.2.3"]),
+        (
+            "see https://example.org/a?b=1. or bug@example.org",
+            ["https://example.org/a?b=1", "bug@example.org"],
+        ),
+    ],
+)
+def test_spans_of_each_class(text, spans):
+    assert _spans(ALL, text) == spans
+
+
+def test_protect_then_restore_gives_the_text_back_in_every_script():
+    texts = [
+        f"Fichier{NBSP}: %s introuvable{NBSP}!",
+        "ÉCHEC de --force sur %(chemin)s",
+        "Не удалось открыть %s: %s",
+        "无法打开文件 %s。使用 --help",
+        "",
+        " ".join(["%d"] * (MAX_SLOTS + 3)),  # spans past the last slot stay text
+    ]
+    slotted, spans = ALL.protect(tf.constant(texts))
+    assert _strings(ALL.restore(slotted, spans)) == texts
+    assert spans.row_lengths().numpy().tolist() == [1, 2, 2, 2, 0, MAX_SLOTS]
+    assert _strings(slotted)[2] == f"Не удалось открыть {SLOTS[0]}: {SLOTS[1]}"
+
+
+def test_slot_characters_in_the_input_cannot_pose_as_slots():
+    slotted, spans = ALL.protect(tf.constant([f"{SLOTS[3]} and %s"]))
+    assert _strings(slotted) == [f"\ufffd and {SLOTS[0]}"]
+    assert _strings(ALL.restore(tf.constant([f"{SLOTS[0]} {SLOTS[3]}"]), spans)) == ["%s "]
+
+
+def test_targets_slot_only_the_spans_their_source_has():
+    copy = CopyThrough(["format", "option"])
+    sources = tf.constant(["Write %s to --output=FILE", "%d files"])
+    targets = tf.constant(["Schreibe %s nach --output=DATEI (%u)", "%d Dateien, %d"])
+    _, spans = copy.protect(sources)
+    slotted = _strings(copy.protect_targets(targets, spans))
+    # The option's name is a span, its translated value text; %u is not in the source.
+    assert slotted == [
+        f"Schreibe {SLOTS[0]} nach {SLOTS[1]}=DATEI (%u)",
+        f"{SLOTS[0]} Dateien, {SLOTS[0]}",
+    ]
+    assert _strings(copy.restore(tf.constant(slotted), spans)) == _strings(targets)
+
+
+def test_a_slot_the_source_lacks_is_dropped_and_no_classes_slot_nothing():
+    _, spans = ALL.protect(tf.constant(["%s", "plain"]))
+    out = ALL.restore(tf.constant([f"a {SLOTS[0]} {SLOTS[1]}", f"b {SLOTS[0]}"]), spans)
+    assert _strings(out) == ["a %s ", "b "]
+    none = CopyThrough([])
+    slotted, spans = none.protect(tf.constant(["%s --force"]))
+    assert _strings(slotted) == ["%s --force"] and spans.to_list() == [[]]
+
+
+def test_unknown_class_is_refused():
+    with pytest.raises(ValueError, match="copy-through `classes` must be among .*'printf'"):
+        CopyThrough(["printf"])
+
+
+def test_classes_are_chosen_by_how_often_the_targets_keep_them():
+    sources = [f"Use --opt{i} with %s and 0x{i:X}" for i in range(40)]
+    kept = [f"Nutze --opt{i} mit %s und 0x{i:X}" for i in range(40)]
+    assert span_counts(sources, kept, ["option", "number"]) == {
+        "option": (40, 40),
+        "number": (40, 40),
+    }
+    assert choose_classes(sources, kept) == ("format", "option", "number")
+    # Options translated in 3 of 40 pairs (92.5% kept): below the 95% bar; format is always on.
+    changed = [t.replace(f"--opt{i}", "--Option") if i < 3 else t for i, t in enumerate(kept)]
+    assert choose_classes(sources, changed) == ("format", "number")
+    assert choose_classes(sources[:5], kept[:5]) == ("format",)  # too few spans to judge
+
+
+def test_copied_spans_counts_what_the_reference_keeps_and_the_prediction_reproduces():
+    sources = ["Open %s with --force", "Read %d of %d", "No span"]
+    references = ["Öffne %s mit --force", "%d von %d gelesen", "Kein"]
+    predictions = ["Öffne %s mit --forc", "%d von %u gelesen", "Kein"]
+    figures = copied_spans(sources, references, predictions)
+    assert figures["format"] == {"spans": 3, "reproduced": 1.0}  # "%d" is still in row 2
+    assert figures["option"] == {"spans": 1, "reproduced": 0.0}
+    assert figures["call"] == {"spans": 0, "reproduced": None}
+    assert figures["all"] == {"spans": 4, "reproduced": 0.75}
+    with pytest.raises(ValueError, match="one length"):
+        copied_spans(sources, references, predictions[:2])
+
+
+PAIRS = [
+    ("Cannot open %s: %s", f"Impossible d'ouvrir %s{NBSP}: %s"),
+    ("Unknown option --verbose", "Option --verbose inconnue"),
+    ("File not found.", "Fichier introuvable."),
+    ("Use -v for more", "Utilisez -v pour plus"),
+] * 10
+
+
+def _tokenizer(**kwargs):
+    sources, targets = zip(*PAIRS)
+    return TextPairTokenizer.build(
+        list(sources), list(targets), vocab_size=200, cased_target=True, **kwargs
+    )
+
+
+def test_tokenizer_copies_spans_it_never_saw_exactly():
+    tok = _tokenizer(copy_through=("format", "option"))
+    assert set(SLOTS) <= set(tok.source_vocabulary) and set(SLOTS) <= set(tok.target_vocabulary)
+    source = tf.constant(["Cannot open %(Datei_Name)s: --dry-run"])  # spans never seen
+    target = tf.constant([f"Impossible d'ouvrir %(Datei_Name)s{NBSP}: --dry-run"])
+    _, ids = tok.encode_target(target, 16, source)
+    assert tok.encode_source(source, 16).numpy()[0, 2] == 4 + tok.source_vocabulary.index(SLOTS[0])
+    assert _strings(tok.decode_target(ids, source)) == _strings(target)
+    labels = [t.decode() for t in tok.source_tokens(source)[0].numpy()]
+    assert labels == ["cannot", "open", "%(Datei_Name)s", ":", "--dry-run"]
+    # Target lengths are counted as encode_target cuts them: slotted with their sources.
+    assert tok.token_counts(target, "target", source).numpy()[0] == int((ids.numpy() > 0).sum()) - 1
+    restored = TextPairTokenizer.from_config(json.loads(json.dumps(tok.to_config())))
+    assert restored.copy.classes == ("format", "option")
+    assert _strings(restored.decode_target(ids, source)) == _strings(target)
+
+
+def test_tokenizer_without_copy_through_is_unchanged_and_old_configs_load():
+    plain, auto = _tokenizer(), _tokenizer(copy_through="auto")
+    assert plain.copy.classes == () and auto.copy.classes == ("format", "option")
+    config = plain.to_config()
+    del config["copy_through"]  # a run written before copy-through
+    assert TextPairTokenizer.from_config(config).copy.classes == ()
+    with pytest.raises(ValueError, match="`copy_through` needs the subword level"):
+        TextPairTokenizer(["a"], ["b"], level="word", copy_through=["format"])
+    cove = WordVectorPairTokenizer(["the"], ["le"])  # CoVe's words: saved and reloaded as is
+    assert WordVectorPairTokenizer.from_config(cove.to_config()).copy.classes == ()
+
+
+def test_serving_function_puts_the_source_spans_back():
+    tok = _tokenizer(copy_through="auto")
+    sources = tf.constant(["Cannot open %s: %s", "Use -v for more"])
+    references = [f"Impossible d'ouvrir %s{NBSP}: %s", "Utilisez -v pour plus"]
+    _, teacher = tok.encode_target(tf.constant(references), 12, sources)
+
+    def decode(model, ids, max_length):  # a perfect "model": the reference's ids
+        return teacher, tf.zeros([2, max_length, 12]), tf.zeros([2])
+
+    serve = make_text_pair_serving_fn(None, tok, 12, 12, decode=decode)
+    assert _strings(serve(sources)["output"]) == references
