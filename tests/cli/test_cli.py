@@ -572,7 +572,8 @@ def test_train_export_predict_users_documents(tmp_path, capsys):
     )
     assert code == 0, err
     run = json.load(open(os.path.join(run_dir, "run.json")))
-    assert run["class_names"] == ["politics", "sports"] and run["train_documents"] == 38
+    assert run["class_names"] == ["politics", "sports"] and run["train_documents"] == 34
+    assert run["development_documents"] == 4 and run["best_epoch"] == 1  # 38 less a tenth
     assert {"held_out_accuracy", "held_out_documents"} == set(run["metrics"])
     assert "goal" in json.load(open(os.path.join(run_dir, "tokenizer.json")))["vocabulary"]
     html = open(os.path.join(run_dir, "attention.html"), encoding="utf-8").read()
