@@ -173,7 +173,15 @@ def load_digits(data_dir=None):
     from keras_adl.tasks.splits import split_dataset
 
     if data_dir:
-        return load_idx_dataset(data_dir, "train"), load_idx_dataset(data_dir, "test")
+        splits = load_idx_dataset(data_dir, "train"), load_idx_dataset(data_dir, "test")
+        for (_, labels), split in zip(splits, ("train", "t10k")):
+            if labels.size and (labels.min() < 0 or labels.max() > 9):
+                raise ValueError(
+                    f"{os.path.join(data_dir, split + '-labels-idx1-ubyte')}: the vision tasks "
+                    f"read ten digit classes, labels 0-9; received labels from "
+                    f"{labels.min()} to {labels.max()}."
+                )
+        return splits
     images, labels = load_sklearn_digits(16)
     return split_dataset(images, labels, 0.2, seed=0)
 

@@ -93,3 +93,62 @@ def write_cases(directory, cases, suffix):
             f.write(data)
         written.append((name, path, expected))
     return written
+
+
+def _idx(array, type_code=0x08):
+    """An IDX file's bytes: the magic number, the dimensions, the big-endian values."""
+    import numpy as np
+
+    dtypes = {0x08: ">u1", 0x0D: ">f4"}
+    header = bytes([0, 0, type_code, array.ndim]) + np.asarray(array.shape, ">u4").tobytes()
+    return header + np.asarray(array, dtypes[type_code]).tobytes()
+
+
+def idx_cases():
+    """Directories of MNIST-style IDX files (the vision tasks' ``--data``): ``[(name, {file
+    name: bytes}, expectation)]``; ``"labels"`` loads but is not ten digit classes."""
+    import gzip
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+
+    def images(count, size=28, *extra):
+        return rng.integers(0, 256, (count, size, size, *extra), dtype=np.uint8)
+
+    def labels(count, high=10):
+        return rng.integers(0, high, count, dtype=np.uint8)
+
+    def files(train_x, train_y, test_x, test_y, gz=False):
+        named = {
+            "train-images-idx3-ubyte": train_x,
+            "train-labels-idx1-ubyte": train_y,
+            "t10k-images-idx3-ubyte": test_x,
+            "t10k-labels-idx1-ubyte": test_y,
+        }
+        named = {k: v if isinstance(v, bytes) else _idx(v) for k, v in named.items()}
+        return {k + ".gz": gzip.compress(v) for k, v in named.items()} if gz else named
+
+    good = (images(40), labels(40), images(10), labels(10))
+    return [
+        ("MNIST-shaped", files(*good), "ok"),
+        ("gzip-compressed", files(*good, gz=True), "ok"),
+        ("20×20 images", files(images(40, 20), labels(40), images(10, 20), labels(10)), "ok"),
+        ("labels given as images", files(labels(40), labels(40), *good[2:]), "error"),
+        ("float32 images", files(_idx(images(40) / 255.0, 0x0D), *good[1:]), "error"),
+        ("RGB images", files(images(40, 28, 3), *good[1:]), "error"),
+        ("fewer labels than images", files(good[0], labels(39), *good[2:]), "error"),
+        ("a PNG renamed", files(b"\x89PNG\r\n\x1a\n" + bytes(64), *good[1:]), "error"),
+        ("truncated", files(_idx(good[0])[:-100], *good[1:]), "error"),
+        ("broken gzip", files(b"\x1f\x8b" + bytes(40), *good[1:]), "error"),
+        ("labels beyond 9", files(good[0], labels(40, 40), *good[2:]), "labels"),
+    ]
+
+
+def write_idx_case(directory, files):
+    """Writes one `idx_cases` directory; returns its path."""
+    os.makedirs(directory, exist_ok=True)
+    for name, data in files.items():
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
+    return directory

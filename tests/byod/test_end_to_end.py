@@ -7,7 +7,14 @@ import os
 import pytest
 
 from keras_adl.cli import main
-from tests.byod.inputs import document_cases, pair_cases, text_cases, write_cases
+from tests.byod.inputs import (
+    document_cases,
+    idx_cases,
+    pair_cases,
+    text_cases,
+    write_cases,
+    write_idx_case,
+)
 
 RUNS = [
     # (task, cases, suffix, case, options, trains)
@@ -19,10 +26,12 @@ RUNS = [
     ("pairs", pair_cases, ".tsv", "ten pairs", [], True),
     ("documents", document_cases, ".tsv", "a class of one example", [], True),
     ("documents", document_cases, ".tsv", "two documents", [], False),
+    ("word2vec", text_cases, ".txt", "large vocabulary", ["--min-count", "1"], True),
+    ("pairs", pair_cases, ".tsv", "mixed scripts", [], True),
 ]
 
 
-@pytest.mark.slow  # eight runs of keras-adl train, about a minute
+@pytest.mark.slow  # ten runs of keras-adl train, about two minutes
 @pytest.mark.parametrize(
     "task, cases, suffix, case, options, trains", RUNS, ids=[f"{r[0]}-{r[3]}" for r in RUNS]
 )
@@ -43,6 +52,33 @@ def test_train_on_an_awkward_input(tmp_path, capsys, task, cases, suffix, case, 
     with open(os.path.join(out, "run.json")) as f:
         record = json.load(f)
     assert record["status"] == "finished" and record["metrics"] is not None
+    import keras
+
+    import keras_adl  # noqa: F401
+
+    model = keras.saving.load_model(os.path.join(out, "model.keras"))
+    assert not non_finite_variables(model)
+
+
+@pytest.mark.slow  # two runs of keras-adl train translated_digits, under a minute
+@pytest.mark.parametrize("case, trains", [("20×20 images", True), ("labels beyond 9", False)])
+def test_train_vision_on_an_awkward_idx_directory(tmp_path, capsys, case, trains):
+    from keras_adl.training.divergence import non_finite_variables
+
+    files = {name: data for name, data, _ in idx_cases()}[case]
+    directory = write_idx_case(str(tmp_path / "idx"), files)
+    out = str(tmp_path / "run")
+    code = main(["train", "translated_digits", "--data", directory, "--out", out, "--epochs", "1"])
+    err = capsys.readouterr().err
+    if not trains:
+        assert code == 1 and err.startswith("keras-adl: error: ") and directory in err
+        assert len([line for line in err.splitlines() if line.strip()]) == 1
+        assert not os.path.exists(out)
+        return
+    assert code == 0, err
+    with open(os.path.join(out, "run.json")) as f:
+        record = json.load(f)
+    assert record["status"] == "finished" and 0.0 <= record["metrics"]["held_out_error"] <= 1.0
     import keras
 
     import keras_adl  # noqa: F401

@@ -7,7 +7,14 @@ import pytest
 from keras_adl.tasks.corpora import load_documents
 from keras_adl.tasks.text_corpora import load_corpus
 from keras_adl.tasks.text_pairs import load_text_pairs
-from tests.byod.inputs import document_cases, pair_cases, text_cases, write_cases
+from tests.byod.inputs import (
+    document_cases,
+    idx_cases,
+    pair_cases,
+    text_cases,
+    write_cases,
+    write_idx_case,
+)
 
 GROUPS = {
     "text": (text_cases, ".txt", load_corpus),
@@ -51,3 +58,26 @@ def test_a_bom_and_crlf_do_not_reach_the_text(tmp_path):
     assert sources[0] == "File not found." and targets[0] == "Fichier introuvable."
     path.write_bytes(cases["CRLF"])
     assert load_text_pairs(str(path))[1][0] == "Fichier introuvable."
+
+
+IDX = idx_cases()
+
+
+@pytest.mark.parametrize("index", range(len(IDX)), ids=[case[0] for case in IDX])
+def test_an_awkward_idx_directory_loads_or_fails_in_one_line_naming_the_file(tmp_path, index):
+    from keras_adl.recipes.vision import load_digits
+
+    name, files, expected = IDX[index]
+    directory = write_idx_case(str(tmp_path / "idx"), files)
+    if expected == "ok":
+        (train_x, train_y), (test_x, test_y) = load_digits(directory)
+        assert train_x.dtype == "float32" and 0.0 <= train_x.min() and train_x.max() <= 1.0
+        assert len(train_x) == len(train_y) == 40 and len(test_x) == len(test_y) == 10
+        assert train_x.shape[1] == train_x.shape[2] == (20 if "20" in name else 28)
+        return
+    with pytest.raises(ValueError) as caught:
+        load_digits(directory)
+    message = str(caught.value)
+    assert "\n" not in message and directory in message
+    if expected == "labels":
+        assert "labels 0-9" in message and "train-labels-idx1-ubyte" in message
