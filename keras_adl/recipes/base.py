@@ -286,6 +286,16 @@ class Run:
             return bool(flag)
         return bool(gather_from_workers(strategy, int(bool(flag)))[0])
 
+    def chief_value(self, value):
+        """The integer ``value`` as the chief holds it, on every worker (a collective under a
+        multi-worker strategy; ``value`` itself otherwise)."""
+        from keras_adl.training.distribute import gather_from_workers, is_multi_worker
+
+        strategy = self.get_strategy()
+        if not is_multi_worker(strategy):
+            return int(value)
+        return int(gather_from_workers(strategy, int(value))[0])
+
     def check_workers_agree(self, what, value):
         """Raises `RecipeError` unless every worker holds the same integer ``value`` (a
         collective under a multi-worker strategy; nothing to check otherwise)."""
@@ -466,8 +476,9 @@ class Recipe:
         ``learning_rate`` replaces the optimizer's peak rate after the restore. With
         ``validation_data`` the held-out loss is watched every epoch (`BestEpoch`): the best
         epoch's weights become the model, and ``run.patience`` stops the run early;
-        ``run.minutes`` bounds the training time (`TimeBudget`). ``run.json`` records why
-        training ended (``ended_by``) and the best epoch.
+        ``run.minutes`` bounds the training time (`TimeBudget`) and a constant learning rate
+        then decays linearly to zero over it. ``run.json`` records why training ended
+        (``ended_by``) and the best epoch.
 
         Raises:
             RecipeError: the workers of a multi-worker run see different checkpoints, or the
@@ -496,7 +507,9 @@ class Recipe:
         self.set_learning_rate(run, model)  # after the restore, which loads the saved rate
         if not run.is_chief:
             fit_kwargs["verbose"] = 0
-        stop, best, budget, callbacks = _fit_callbacks(run, checkpoint, directory, global_step)
+        stop, best, budget, callbacks = _fit_callbacks(
+            run, model, checkpoint, directory, global_step
+        )
         history = None
         data = stream(global_step)
         per_call = getattr(model, "steps_per_execution", 1) or 1
@@ -692,7 +705,7 @@ def steps_per_call(steps, most):
     return next(d for d in range(most, 0, -1) if steps % d == 0)
 
 
-def _fit_callbacks(run, checkpoint, directory, global_step):
+def _fit_callbacks(run, model, checkpoint, directory, global_step):
     """``(stop, best, budget, callbacks)`` of `Recipe.fit`, in the order they must run: the
     divergence check first (it freezes the checkpoint), the best epoch before the checkpoint
     (whose epoch-end save records it), the time budget after (it checks where a checkpoint
@@ -705,9 +718,35 @@ def _fit_callbacks(run, checkpoint, directory, global_step):
     callbacks = [stop, best, checkpoint]
     budget = None
     if run.minutes:
-        budget = TimeBudget(run.minutes, checkpoint, run.checkpoint_every, run.chief_decides)
+        peak = _budget_peak(run, model, checkpoint)
+        budget = TimeBudget(
+            run.minutes,
+            checkpoint,
+            run.checkpoint_every,
+            run.chief_decides,
+            anneal_from=peak,
+            share=run.chief_value,
+        )
         callbacks.append(budget)
     return stop, best, budget, [*callbacks, *run.callbacks]
+
+
+def _budget_peak(run, model, checkpoint):
+    """The peak rate a ``--minutes`` run decays from (`TimeBudget`), or ``None`` when the
+    optimizer follows a schedule of its own: ``--learning-rate`` if given, else the peak a
+    resumed run recorded (the optimizer holds the decayed rate), else the optimizer's rate."""
+    import keras
+
+    from keras_adl.training.divergence import peak_learning_rate
+
+    optimizer = getattr(model.optimizer, "inner_optimizer", model.optimizer)
+    if isinstance(optimizer._learning_rate, keras.optimizers.schedules.LearningRateSchedule):
+        return None
+    peak = run.learning_rate or checkpoint.state.get("peak_learning_rate")
+    peak = float(peak or peak_learning_rate(optimizer))
+    checkpoint.state["peak_learning_rate"] = peak
+    run.record.update(learning_rate=peak, learning_rate_schedule="linear to 0 over --minutes")
+    return peak
 
 
 def _set_steps_per_call(model, count):

@@ -98,29 +98,41 @@ class TimeBudget(keras.callbacks.Callback):
     checked where the checkpoint saves (every ``every`` steps and at every epoch's end), so the
     run stops where a checkpoint stands.
 
+    With ``anneal_from`` (a peak learning rate) the optimizer's constant rate also decays
+    linearly from that peak to zero over the budget, set at the same checks (and when
+    training begins, so a resumed run goes on from its rate): the schedule of budgeted
+    training (Li, Yumer & Ramanan 2020, "Budgeted Training"), which the run's length in steps,
+    unknown in advance, cannot give.
+
     Args:
         minutes: the budget.
         checkpoint: the run's `StepCheckpoint` (its ``state["elapsed"]`` holds the seconds
             spent before this process).
         every: the checkpoint's steps between saves (``None``: epoch ends only).
         decide: ``flag -> flag`` shared by every worker (the chief's); identity on one machine.
+        anneal_from: the peak rate to decay from, or ``None`` to leave the rate alone.
+        share: ``int -> int`` shared by every worker (the chief's), for the elapsed time the
+            rate follows; identity on one machine.
 
     Attributes:
         stopped: whether the budget ended the run.
     """
 
-    def __init__(self, minutes, checkpoint, every=None, decide=None):
+    def __init__(self, minutes, checkpoint, every=None, decide=None, anneal_from=None, share=None):
         super().__init__()
         if not (isinstance(minutes, (int, float)) and 0 < minutes < math.inf):
             raise ValueError(f"--minutes must be a positive number; received {minutes!r}")
         self.seconds = 60.0 * minutes
         self.checkpoint, self.every = checkpoint, every
         self.decide = decide or (lambda flag: flag)
+        self.share = share or (lambda value: value)
+        self.anneal_from = None if anneal_from is None else float(anneal_from)
         self.stopped = False
         self._seen = 0  # the checkpoint's global step at the last batch end
 
     def on_train_begin(self, logs=None):
         self._seen = self.checkpoint.global_step
+        self._anneal()
 
     def on_train_batch_end(self, batch, logs=None):
         step = self.checkpoint.global_step  # counted by the checkpoint, which runs first
@@ -132,7 +144,19 @@ class TimeBudget(keras.callbacks.Callback):
         if not self.model.stop_training:
             self._check()
 
+    def rate_at(self, seconds):
+        """The annealed rate after ``seconds`` of training."""
+        return self.anneal_from * max(0.0, 1.0 - seconds / self.seconds)
+
+    def _anneal(self):
+        if self.anneal_from is None:
+            return
+        milliseconds = self.share(int(1000 * self.checkpoint.elapsed()))  # the chief's clock
+        optimizer = getattr(self.model.optimizer, "inner_optimizer", self.model.optimizer)
+        optimizer.learning_rate = self.rate_at(milliseconds / 1000.0)
+
     def _check(self):
+        self._anneal()
         if self.decide(self.checkpoint.elapsed() >= self.seconds):
             self.stopped = True
             self.model.stop_training = True

@@ -284,3 +284,67 @@ def test_patience_needs_a_held_out_split_and_stopping_values_are_checked():
         check_run_options(dates, minutes=-1)
     with pytest.raises(RecipeError, match="--learning-rate must be a positive number"):
         check_run_options(dates, learning_rate=float("nan"))
+
+
+class _InterruptAt(keras.callbacks.Callback):
+    def __init__(self, batch):
+        super().__init__()
+        self.batch = batch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if batch + 1 == self.batch:
+            raise KeyboardInterrupt
+
+
+class _Clock:
+    """A stand-in for the run's `StepCheckpoint`: its training time is set by hand."""
+
+    def __init__(self):
+        self.seconds, self.global_step, self.state = 0.0, 0, {}
+
+    def elapsed(self):
+        return self.seconds
+
+
+def test_minutes_decay_a_constant_rate_linearly_to_zero_on_the_chiefs_clock():
+    from keras_adl.training.budget import TimeBudget
+
+    model, clock, shared = _model(rate=0.02), _Clock(), []
+
+    def chief(milliseconds):  # the collective: every worker gets the chief's value
+        shared.append(milliseconds)
+        return 15_000
+
+    budget = TimeBudget(1.0, clock, every=None, anneal_from=0.02, share=chief)
+    budget.set_model(model)
+    budget.on_train_begin()  # a resumed run starts at the rate its time gives: 15 s of 60
+    assert float(model.optimizer.learning_rate) == pytest.approx(0.015)
+    clock.seconds = 45.0
+    budget.share = lambda milliseconds: milliseconds
+    budget.on_epoch_end(0)
+    assert float(model.optimizer.learning_rate) == pytest.approx(0.005) and not budget.stopped
+    clock.seconds = 61.0
+    budget.on_epoch_end(1)
+    assert float(model.optimizer.learning_rate) == 0.0 and budget.stopped
+    assert shared == [0]  # what this worker's clock said, before the chief's replaced it
+
+
+def test_a_minutes_run_records_its_peak_and_resumes_from_it(tmp_path):
+    x, y = _data()
+    out = str(tmp_path)
+    run = _run(out, checkpoint_every=4, callbacks=(_InterruptAt(6),), minutes=60.0)
+    model = _model(rate=0.02)
+    with pytest.raises(KeyboardInterrupt):
+        Recipe().fit(run, model, x, y, batch_size=4, verbose=0)
+    assert 0 < float(model.optimizer.learning_rate) < 0.02  # decayed a little
+    run = _run(out, checkpoint_every=None, minutes=60.0)
+    resumed = _model(rate=0.02)
+    Recipe().fit(run, resumed, x, y, batch_size=4, verbose=0)
+    # The checkpoint holds a decayed rate; the peak came back from its state.
+    assert run.record["learning_rate"] == pytest.approx(0.02)
+    assert run.record["learning_rate_schedule"] == "linear to 0 over --minutes"
+    assert 0 < float(resumed.optimizer.learning_rate) < 0.02
+    scheduled = _run(str(tmp_path / "s"), checkpoint_every=None, minutes=60.0)
+    model = _model(rate=keras.optimizers.schedules.ExponentialDecay(0.02, 10, 0.5))
+    Recipe().fit(scheduled, model, x, y, batch_size=4, verbose=0)
+    assert "learning_rate_schedule" not in scheduled.record  # its own schedule is kept
