@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 
@@ -170,6 +171,24 @@ def test_han_documents_example_smoke(tmp_path):
     assert 0.0 <= result["accuracy"] <= 1.0 and 0.0 <= result["hit_rate"] <= 1.0
     assert os.path.getsize(result["png"]) > 1000 and "<span" in open(result["html"]).read()
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
+
+
+@pytest.mark.slow  # ~50 s: 36 man pages rendered, two HAN runs of one epoch
+@pytest.mark.skipif(
+    shutil.which("man") is None or not os.path.isdir("/usr/share/man/man2"),
+    reason="needs man-db and Debian's man pages",
+)
+def test_han_length_benchmark_smoke(tmp_path):
+    benchmark = load_script("benchmarks/han_length.py")
+    results = benchmark.main(["--smoke", "--out", str(tmp_path)])
+    assert [r["length"] for r in results] == [30, 100]
+    for r in results:
+        assert r["train"] + r["test"] == 36 and 0.0 <= r["tfidf"]["test_accuracy"] <= 1.0
+        (han,) = r["han"]
+        assert len(han["curve"]) == 1 and 0.0 <= han["test_accuracy"] <= 1.0
+        assert han["S"] * han["W"] <= 4096
+    # Truncation keeps every page and only shortens it.
+    assert results[0]["mean_words"] <= 30 < results[1]["mean_words"] <= 100
 
 
 @pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
