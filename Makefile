@@ -118,13 +118,13 @@ demo: $(STAMP)
 
 # Optional real data from Debian (not needed by the tests): the Fashion-MNIST IDX files, in
 # /usr/share/datasets/fashion-mnist (keras_adl.tasks.image_sources.find_fashion_mnist), and the
-# fortunes text files. sudo only when not root.
+# fortunes text files, and the manual pages of benchmarks/han_length.py. sudo only when not root.
 data:
 	@if command -v apt-get >/dev/null 2>&1; then \
 		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base wamerican; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base wamerican man-db manpages manpages-dev; \
 	else \
-		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base and wamerican another way," \
+		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base, wamerican, man-db, manpages and manpages-dev another way," \
 			"or pass your own MNIST/Fashion-MNIST IDX files to load_idx_dataset."; \
 	fi
 
