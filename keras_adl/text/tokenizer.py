@@ -182,8 +182,26 @@ class TextPairTokenizer:
         table = self._source_table if side == "source" else self._target_table
         return table.lookup(self._tokenize(strings))
 
-    def _ids(self, side, strings, length, add_start=False, add_end=False, sources=None):
-        ids = self._ragged_ids(side, self._slotted(side, strings, sources))
+    def slot_pairs(self, sources, targets, batch_size=4096):
+        """Training pairs (lists of str) with their copy-through spans slotted, as
+        `encode_source` and `encode_target` slot them: ``(sources, targets)``, lists of str
+        (unchanged without copy-through)."""
+        if not self.copy.classes:
+            return list(sources), list(targets)
+        slotted_sources, slotted_targets = [], []
+        for start in range(0, len(sources), batch_size):
+            batch = tf.constant(list(sources[start : start + batch_size]), tf.string)
+            slotted, spans = self.copy.protect(batch)
+            ends = tf.constant(list(targets[start : start + batch_size]), tf.string)
+            slotted_sources += [text.decode() for text in slotted.numpy()]
+            protected = self.copy.protect_targets(ends, spans).numpy()
+            slotted_targets += [text.decode() for text in protected]
+        return slotted_sources, slotted_targets
+
+    def _ids(self, side, strings, length, add_start=False, add_end=False, sources=None, slot=True):
+        if slot:
+            strings = self._slotted(side, strings, sources)
+        ids = self._ragged_ids(side, strings)
         column = tf.concat([tf.shape(strings)[0:1], [1]], 0)
 
         def marker(value):
@@ -301,17 +319,18 @@ class TextPairTokenizer:
         self, sources, targets, batch_size, source_length, target_length, shuffle=True, seed=0
     ):
         """A ``tf.data.Dataset`` of ``({"source", "decoder_input"}, target)`` fixed-shape
-        batches, tokenized in-graph (the last partial batch is dropped so shapes never change)."""
-        dataset = tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
+        batches, tokenized in-graph (the last partial batch is dropped so shapes never change).
+        Copy-through slots the pairs once, before the dataset, not in every epoch's map."""
+        sources, targets = self.slot_pairs(sources, targets)
+        dataset = tf.data.Dataset.from_tensor_slices((sources, targets))
         if shuffle:
             dataset = dataset.shuffle(len(sources), seed=seed)
 
         def encode(source, target):
-            decoder_input, target_ids = self.encode_target(target, target_length, source)
             return {
-                "source": self.encode_source(source, source_length),
-                "decoder_input": decoder_input,
-            }, target_ids
+                "source": self._ids("source", source, source_length, slot=False),
+                "decoder_input": self._ids("target", target, target_length, True, slot=False),
+            }, self._ids("target", target, target_length, add_end=True, slot=False)
 
         return (
             dataset.batch(batch_size, drop_remainder=True)

@@ -181,3 +181,16 @@ def test_serving_function_puts_the_source_spans_back():
 
     serve = make_text_pair_serving_fn(None, tok, 12, 12, decode=decode)
     assert _strings(serve(sources)["output"]) == references
+
+
+def test_dataset_slots_once_and_gives_the_ids_of_encode():
+    tok = _tokenizer(copy_through="auto")
+    sources, targets = [s for s, _ in PAIRS[:4]], [t for _, t in PAIRS[:4]]
+    (inputs, labels), *_ = tok.dataset(sources, targets, 4, 10, 10, shuffle=False)
+    decoder_input, target = tok.encode_target(tf.constant(targets), 10, tf.constant(sources))
+    assert (inputs["source"].numpy() == tok.encode_source(tf.constant(sources), 10).numpy()).all()
+    assert (inputs["decoder_input"].numpy() == decoder_input.numpy()).all()
+    assert (labels.numpy() == target.numpy()).all()
+    slotted_sources, slotted_targets = tok.slot_pairs(sources, targets)
+    assert slotted_sources[0] == f"Cannot open {SLOTS[0]}: {SLOTS[1]}"
+    assert slotted_targets[0] == f"Impossible d'ouvrir {SLOTS[0]}{NBSP}: {SLOTS[0]}"
