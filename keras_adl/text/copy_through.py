@@ -5,8 +5,9 @@ Format placeholders (``%s``, ``%(name)s``, ``{0}``, ``$HOME``), command-line opt
 addresses (``https://…``, ``bug@example.org``) pass through a translation unchanged, but a
 subword model has to spell them piece by piece and sometimes misspells them (``%(name)s`` →
 ``%(nom)s``). Copy-through replaces each such span of the source with a numbered slot, one
-character of Unicode's private use area (the first span ``\\ue000``, the second ``\\ue001``,
-…), the model translates the slotted text, and each slot in its output is replaced by the span
+character of Unicode's private use area (the first span ``\\ue000``, the second distinct span
+``\\ue001``, …; equal spans share a slot, as a target writes ``%s`` whatever their count),
+the model translates the slotted text, and each slot in its output is replaced by the span
 it numbers. A slot's span is copied byte for byte, and the model only has to decide where it
 goes. In the training targets, a span equal to one of the source's spans becomes that span's
 slot; one the translator changed stays text.
@@ -118,7 +119,8 @@ class CopyThrough:
 
     def protect(self, strings):
         """Sources ``[B]`` with their spans slotted: ``(slotted [B], spans [B, (n)])``, the
-        spans in order (ragged strings, at most `MAX_SLOTS` a row). Characters of the slots'
+        distinct spans in order of first occurrence, slot ``k`` the ``k``-th (ragged strings,
+        at most `MAX_SLOTS` a row; further distinct spans stay text). Characters of the slots'
         range already in the text become U+FFFD."""
         strings = tf.strings.regex_replace(strings, SLOT_PATTERN, "\ufffd")
         if not self.classes:
@@ -127,14 +129,34 @@ class CopyThrough:
             )
             return strings, empty
         pieces, is_span = self._spans(strings)
-        ordinal = tf.math.cumsum(tf.cast(is_span, tf.int32), axis=1) - 1
-        slotted = is_span.flat_values & (ordinal.flat_values < MAX_SLOTS)
+        # Equal spans share one slot (the target writes "%s" whatever the source's count):
+        # a span's slot is the number of distinct spans before its first occurrence.
+        found = tf.ragged.boolean_mask(pieces, is_span)  # [B, (n)]
+        table = found.to_tensor(default_value="")
+        table = tf.pad(table, [[0, 0], [0, 1]])  # one empty column: argmax needs a column
+        n = tf.shape(table)[1]
+        valid = tf.sequence_mask(found.row_lengths(), n)
+        equal = tf.equal(table[:, :, None], table[:, None, :]) & valid[:, None, :]
+        earlier = tf.linalg.band_part(tf.ones([n, n], tf.bool), -1, 0)  # i <= j
+        first = tf.argmax(tf.cast(equal & earlier[None], tf.int32), axis=2)  # [B, n]
+        new = tf.equal(first, tf.range(n, dtype=tf.int64)[None]) & valid
+        unique = tf.math.cumsum(tf.cast(new, tf.int64), axis=1) - 1
+        slot_of = tf.gather(unique, first, batch_dims=1)  # [B, n]
+        ordinal = tf.RaggedTensor.from_tensor(slot_of, lengths=found.row_lengths())
+        slotted = ordinal.flat_values < MAX_SLOTS
         slot = tf.gather(
             tf.constant(SLOTS), tf.clip_by_value(ordinal.flat_values, 0, MAX_SLOTS - 1)
         )
-        text = tf.where(slotted, slot, pieces.flat_values)
-        joined = tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)
-        spans = tf.ragged.boolean_mask(pieces, pieces.with_flat_values(slotted))
+        # Scatter the spans' slots back among all pieces.
+        span_positions = tf.where(is_span.flat_values)[:, 0]
+        replaced = tf.tensor_scatter_nd_update(
+            pieces.flat_values,
+            tf.boolean_mask(span_positions, slotted)[:, None],
+            tf.boolean_mask(slot, slotted),
+        )
+        joined = tf.strings.reduce_join(pieces.with_flat_values(replaced), axis=1)
+        kept = tf.RaggedTensor.from_tensor(new & (unique < MAX_SLOTS), lengths=found.row_lengths())
+        spans = tf.ragged.boolean_mask(found, kept)
         return joined, spans
 
     def protect_targets(self, strings, spans):
@@ -210,7 +232,7 @@ def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
 
     Returns:
         A dict: for each class and for ``"all"``, ``{"spans": n, "reproduced": share}``: the
-        spans of the sources found unchanged in their references (``n``), and the share of
+        distinct spans of each source found unchanged in its reference (``n``), and the share of
         them found unchanged in the predictions (``None`` when ``n`` is 0). A span counts as
         found when the text holds it as a substring.
     """
