@@ -201,7 +201,7 @@ def _task_parser(command, recipe, task):
             type=float,
             default=None,
             help="stop once this much training time is spent (counted across resumes, "
-            "checked where checkpoints are written); a constant learning rate decays "
+            "checked where checkpoints are written); on pairs the learning rate also decays "
             "linearly to zero over it",
         )
         parser.add_argument(

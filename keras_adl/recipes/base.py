@@ -170,6 +170,9 @@ class Task:
         tunable: whether ``keras-adl tune`` runs on it.
         held_out: whether its training watches a held-out loss every epoch (``--patience``
             and best-epoch keeping).
+        budget_decay: whether ``--minutes`` also decays a constant learning rate linearly to
+            zero over the budget (`keras_adl.training.budget.TimeBudget`); off where a decay
+            hurts (the RAM's policy needs its constant rate to the end).
     """
 
     name: str
@@ -184,6 +187,7 @@ class Task:
     tunable: bool = True
     model_batch_sizes: tuple = ()
     held_out: bool = False
+    budget_decay: bool = False
 
     def batch_size_of(self, model):
         """The default batch size of ``model`` on this task."""
@@ -476,8 +480,8 @@ class Recipe:
         ``learning_rate`` replaces the optimizer's peak rate after the restore. With
         ``validation_data`` the held-out loss is watched every epoch (`BestEpoch`): the best
         epoch's weights become the model, and ``run.patience`` stops the run early;
-        ``run.minutes`` bounds the training time (`TimeBudget`) and a constant learning rate
-        then decays linearly to zero over it. ``run.json`` records why training ended
+        ``run.minutes`` bounds the training time (`TimeBudget`), and on a task with
+        ``budget_decay`` a constant learning rate then decays linearly to zero over it. ``run.json`` records why training ended
         (``ended_by``) and the best epoch.
 
         Raises:
@@ -507,8 +511,9 @@ class Recipe:
         self.set_learning_rate(run, model)  # after the restore, which loads the saved rate
         if not run.is_chief:
             fit_kwargs["verbose"] = 0
+        decay = any(t.budget_decay for t in self.tasks if t.name == run.task)
         stop, best, budget, callbacks = _fit_callbacks(
-            run, model, checkpoint, directory, global_step
+            run, model, checkpoint, directory, global_step, decay
         )
         history = None
         data = stream(global_step)
@@ -705,7 +710,7 @@ def steps_per_call(steps, most):
     return next(d for d in range(most, 0, -1) if steps % d == 0)
 
 
-def _fit_callbacks(run, model, checkpoint, directory, global_step):
+def _fit_callbacks(run, model, checkpoint, directory, global_step, decay=False):
     """``(stop, best, budget, callbacks)`` of `Recipe.fit`, in the order they must run: the
     divergence check first (it freezes the checkpoint), the best epoch before the checkpoint
     (whose epoch-end save records it), the time budget after (it checks where a checkpoint
@@ -717,8 +722,8 @@ def _fit_callbacks(run, model, checkpoint, directory, global_step):
     best = BestEpoch(checkpoint, directory, run.patience, write=run.is_chief)
     callbacks = [stop, best, checkpoint]
     budget = None
+    peak = _budget_peak(run, model, checkpoint, decay)
     if run.minutes:
-        peak = _budget_peak(run, model, checkpoint)
         budget = TimeBudget(
             run.minutes,
             checkpoint,
@@ -731,10 +736,12 @@ def _fit_callbacks(run, model, checkpoint, directory, global_step):
     return stop, best, budget, [*callbacks, *run.callbacks]
 
 
-def _budget_peak(run, model, checkpoint):
-    """The peak rate a ``--minutes`` run decays from (`TimeBudget`), or ``None`` when the
-    optimizer follows a schedule of its own: ``--learning-rate`` if given, else the peak a
-    resumed run recorded (the optimizer holds the decayed rate), else the optimizer's rate."""
+def _budget_peak(run, model, checkpoint, decay):
+    """The peak rate a ``--minutes`` run of a ``decay`` task decays from (`TimeBudget`), or
+    ``None`` (no ``--minutes``, a task without the decay, or an optimizer following a schedule
+    of its own): ``--learning-rate`` if given, else the peak a resumed run recorded (the
+    optimizer holds the decayed rate), else the optimizer's rate. A run resumed without the
+    decay goes on from the recorded peak, not from the decayed rate."""
     import keras
 
     from keras_adl.training.divergence import peak_learning_rate
@@ -744,6 +751,11 @@ def _budget_peak(run, model, checkpoint):
         return None
     peak = run.learning_rate or checkpoint.state.get("peak_learning_rate")
     peak = float(peak or peak_learning_rate(optimizer))
+    if not (decay and run.minutes):
+        if "peak_learning_rate" in checkpoint.state and run.learning_rate is None:
+            optimizer.learning_rate = peak
+            run.record["learning_rate"] = peak
+        return None
     checkpoint.state["peak_learning_rate"] = peak
     run.record.update(learning_rate=peak, learning_rate_schedule="linear to 0 over --minutes")
     return peak

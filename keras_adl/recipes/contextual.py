@@ -349,6 +349,10 @@ class ContextualRecipe(Recipe):
         if development is not None:
             development = fitting_pairs(tokenizer, *development, max_length)[:2]
             run.record["development_pairs"] = len(development[0])
+            if not development[0]:
+                without_development(
+                    run, f"every development pair is longer than --max-length {max_length}"
+                )
         if development and development[0]:
             validation = held_out_dataset(tokenizer, *development, batch_size, max_length)
         history = self.fit(run, model, data, shuffle=False, validation_data=validation)

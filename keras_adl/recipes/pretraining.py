@@ -564,7 +564,10 @@ class PretrainingRecipe(Recipe):
                 run.task, tokenizer, development, run.batch_size, length, segments
             )
         if validation is None:
-            reason = f"{len(set(given))} distinct training documents are too few to set some aside (it takes {MIN_FOR_DEVELOPMENT})"
+            reason = (
+                f"{len(set(given))} distinct training documents are too few to set some aside "
+                f"(it takes {MIN_FOR_DEVELOPMENT})"
+            )
             if development is not None:
                 train = given  # back into training
                 reason = f"the {len(development)} documents set aside hold too little text to score"

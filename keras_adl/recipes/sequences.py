@@ -87,6 +87,7 @@ class SequencesRecipe(Recipe):
             samples=100000,  # at most this many training pairs (a seeded subset)
             tunable=False,
             held_out=True,
+            budget_decay=True,  # --minutes 30 is how a user trains it
             options=(
                 Option(
                     "--data",
@@ -609,7 +610,7 @@ def score_pairs(tokenizer, sources, targets, predictions):
     With a cased target the headline figures are sacreBLEU's on raw text (case and
     punctuation as written, only NFC and single spaces); ``normalized`` adds the figures of both
     sides case-folded with punctuation split off (`joined_words`), comparable with runs whose
-    target was folded. At the subword level ``copied_spans`` gives the share of the
+    target was folded. With a cased target ``copied_spans`` gives the share of the
     placeholders, options… that the references keep unchanged and the predictions reproduce
     exactly (`keras_adl.text.copy_through.copied_spans`)."""
     import tensorflow as tf
@@ -630,7 +631,7 @@ def score_pairs(tokenizer, sources, targets, predictions):
             strings(joined_words(tf.constant(references))),
         )
         scores["normalized"] = {k: folded[k] for k in ("bleu", "chrf", "exact_match")}
-    if tokenizer.level == "subword":  # placeholders, options… kept unchanged by the reference
+    if getattr(tokenizer, "cased_target", False):  # spans the reference keeps, as written
         scores["copied_spans"] = copied_spans(sources, targets, predictions)
     return scores
 

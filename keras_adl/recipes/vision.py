@@ -176,10 +176,11 @@ def load_digits(data_dir=None):
         splits = load_idx_dataset(data_dir, "train"), load_idx_dataset(data_dir, "test")
         for (_, labels), split in zip(splits, ("train", "t10k")):
             if labels.size and (labels.min() < 0 or labels.max() > 9):
+                path = os.path.join(data_dir, f"{split}-labels-idx1-ubyte")
+                path = path if os.path.isfile(path) else path + ".gz"  # the one it read
                 raise ValueError(
-                    f"{os.path.join(data_dir, split + '-labels-idx1-ubyte')}: the vision tasks "
-                    f"read ten digit classes, labels 0-9; received labels from "
-                    f"{labels.min()} to {labels.max()}."
+                    f"{path}: the vision tasks read ten digit classes, labels 0-9; received "
+                    f"labels from {labels.min()} to {labels.max()}."
                 )
         return splits
     images, labels = load_sklearn_digits(16)

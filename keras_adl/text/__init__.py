@@ -2,8 +2,8 @@
 
 `DocumentTokenizer`, `TextPairTokenizer` and `WordPieceTokenizer` (with `learn_wordpiece`, the
 subword vocabulary every text family shares) tokenize in-graph with tensorflow-text.
-`TextPairTokenizer` can slot the spans a translation keeps unchanged (`CopyThrough`: placeholders,
-options) so they are copied exactly. `TextPairTokenizer` and `WordPieceTokenizer` first apply the Unicode normalisation of
+`TextPairTokenizer` can slot the spans a translation keeps unchanged (`CopyThrough`:
+placeholders, options) so they are copied exactly. `TextPairTokenizer` and `WordPieceTokenizer` first apply the Unicode normalisation of
 `keras_adl.text.normalization` (NFKC and full case folding); `DocumentTokenizer` applies NFC
 and Unicode lower-casing (its class docstring gives the rules). `CharVocabulary` is plain
 numpy. The tensorflow-text tokenizers are imported on first use, so

@@ -25,10 +25,12 @@ Everything runs in-graph (tensorflow-text's RE2 splitting), inside ``tf.data`` a
 exported serving function alike.
 """
 
+import re
+
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from keras_adl.text.normalization import SLOT_CHARACTERS
+from keras_adl.text.normalization import MAX_SLOTS, SLOT_BASE, SLOT_CHARACTERS
 
 # RE2 patterns (no look-behind: an option's left boundary is checked on the text before it).
 CLASSES = {
@@ -36,7 +38,7 @@ CLASSES = {
     # Python's ``%(name)s``, ``{0}`` / ``{name}`` / ``{0:.2f}``, shell and Perl ``$VAR``.
     "format": (
         r"%(?:\([A-Za-z0-9_]{1,30}\))?[-+#0']*(?:[0-9]+\$)?(?:[0-9]+|\*)?(?:\.(?:[0-9]+|\*))?"
-        r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspn%]"
+        r"(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGaAcspnmCS%]"
         r"|\{[A-Za-z0-9_]{0,30}(?:[.:!][^{}\s]{0,20})?\}"
         r"|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*"
     ),
@@ -55,12 +57,12 @@ ALWAYS = ("format",)
 # unchanged in their targets, over at least MIN_SPANS spans.
 MIN_COPY_RATE = 0.95
 MIN_SPANS = 20
-# Slots per text: the first MAX_SLOTS spans are slotted, any further ones stay text.
-MAX_SLOTS = 16
-SLOT_BASE = 0xE000
+# Slots per text (MAX_SLOTS, from keras_adl.text.normalization): the first MAX_SLOTS distinct
+# spans are slotted, any further ones stay text.
 SLOTS = tuple(chr(SLOT_BASE + k) for k in range(MAX_SLOTS))
 SLOT_PATTERN = SLOT_CHARACTERS
-_OPTION_BOUNDARY = r"(?s).*[\s(\[{\"'`=,;|“‘«]"
+# RE2's \s is ASCII only: the no-break spaces of French typography are \pZ.
+_OPTION_BOUNDARY = r"(?s).*[\s\pZ(\[{\"'`=,;|“‘«]"
 
 
 def _check_classes(classes):
@@ -130,24 +132,19 @@ class CopyThrough:
             return strings, empty
         pieces, is_span = self._spans(strings)
         # Equal spans share one slot (the target writes "%s" whatever the source's count):
-        # a span's slot is the number of distinct spans before its first occurrence.
+        # a span's slot is the number of distinct spans of its row before its first occurrence.
         found = tf.ragged.boolean_mask(pieces, is_span)  # [B, (n)]
-        table = found.to_tensor(default_value="")
-        table = tf.pad(table, [[0, 0], [0, 1]])  # one empty column: argmax needs a column
-        n = tf.shape(table)[1]
-        valid = tf.sequence_mask(found.row_lengths(), n)
-        equal = tf.equal(table[:, :, None], table[:, None, :]) & valid[:, None, :]
-        earlier = tf.linalg.band_part(tf.ones([n, n], tf.bool), -1, 0)  # i <= j
-        first = tf.argmax(tf.cast(equal & earlier[None], tf.int32), axis=2)  # [B, n]
-        new = tf.equal(first, tf.range(n, dtype=tf.int64)[None]) & valid
-        unique = tf.math.cumsum(tf.cast(new, tf.int64), axis=1) - 1
-        slot_of = tf.gather(unique, first, batch_dims=1)  # [B, n]
-        ordinal = tf.RaggedTensor.from_tensor(slot_of, lengths=found.row_lengths())
-        slotted = ordinal.flat_values < MAX_SLOTS
-        slot = tf.gather(
-            tf.constant(SLOTS), tf.clip_by_value(ordinal.flat_values, 0, MAX_SLOTS - 1)
-        )
-        # Scatter the spans' slots back among all pieces.
+        flat = found.flat_values
+        rows = tf.strings.as_string(found.value_rowids())
+        _, first_key = tf.unique(tf.strings.join([rows, flat], separator="\x01"))
+        position = tf.range(tf.size(flat, tf.int64), dtype=tf.int64)
+        first = tf.math.unsorted_segment_min(position, first_key, tf.size(flat))
+        first = tf.gather(first, first_key)  # where each span's text first occurs in its row
+        new = tf.equal(first, position)
+        ordinal = tf.math.cumsum(found.with_flat_values(tf.cast(new, tf.int64)), axis=1) - 1
+        slot_of = tf.gather(ordinal.flat_values, first)
+        slotted = slot_of < MAX_SLOTS
+        slot = tf.gather(tf.constant(SLOTS), tf.clip_by_value(slot_of, 0, MAX_SLOTS - 1))
         span_positions = tf.where(is_span.flat_values)[:, 0]
         replaced = tf.tensor_scatter_nd_update(
             pieces.flat_values,
@@ -155,8 +152,7 @@ class CopyThrough:
             tf.boolean_mask(slot, slotted),
         )
         joined = tf.strings.reduce_join(pieces.with_flat_values(replaced), axis=1)
-        kept = tf.RaggedTensor.from_tensor(new & (unique < MAX_SLOTS), lengths=found.row_lengths())
-        spans = tf.ragged.boolean_mask(found, kept)
+        spans = tf.ragged.boolean_mask(found, found.with_flat_values(new & slotted))
         return joined, spans
 
     def protect_targets(self, strings, spans):
@@ -198,9 +194,9 @@ class CopyThrough:
 
 
 def span_counts(sources, targets, classes=tuple(CLASSES), batch_size=4096):
-    """For each class: ``(spans, kept)``, the number of its spans in ``sources`` (lists of
-    str; options with their left boundary) and how many of them appear unchanged in the
-    ``targets`` of the same pairs."""
+    """For each class: ``(spans, kept)``, the number of its distinct spans in each of
+    ``sources`` (lists of str; options with their left boundary), summed, and how many of them
+    appear unchanged in the ``targets`` of the same pairs (as `copied_spans` finds them)."""
     counts = {}
     for name in _check_classes(classes):
         copy = CopyThrough([name])
@@ -209,7 +205,7 @@ def span_counts(sources, targets, classes=tuple(CLASSES), batch_size=4096):
             _, found = copy.protect(tf.constant(sources[start : start + batch_size]))
             for row, target in zip(found.to_list(), targets[start : start + batch_size]):
                 spans += len(row)
-                kept += sum(span.decode() in target for span in row)
+                kept += sum(_holds(target, span.decode(), name) for span in row)
         counts[name] = (spans, kept)
     return counts
 
@@ -223,6 +219,18 @@ def choose_classes(sources, targets):
     return tuple(c for c in CLASSES if c in ALWAYS or c in chosen)
 
 
+# A span is held by a text when no word character continues it on either side (``-o`` is not in
+# ``--output``; ``1.2`` is not in ``1.2.3``); placeholders may touch letters (``%sbytes``).
+_EDGES = {"option": (r"[\w-]", r"[\w-]"), "number": (r"[\w.]", r"\w|\.\w")}
+
+
+def _holds(text, span, name):
+    if name not in _EDGES:
+        return span in text
+    before, after = _EDGES[name]
+    return re.search(f"(?<!{before}){re.escape(span)}(?!{after})", text) is not None
+
+
 def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
     """How many of the spans a reference keeps unchanged a prediction reproduces exactly.
 
@@ -234,7 +242,8 @@ def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
         A dict: for each class and for ``"all"``, ``{"spans": n, "reproduced": share}``: the
         distinct spans of each source found unchanged in its reference (``n``), and the share of
         them found unchanged in the predictions (``None`` when ``n`` is 0). A span counts as
-        found when the text holds it as a substring.
+        found when the text holds it and, for options and numbers, no word character continues
+        it (``-o`` is not found in ``--output``). ``"all"`` sums the classes.
     """
     if not len(sources) == len(references) == len(predictions):
         raise ValueError(
@@ -247,9 +256,9 @@ def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
         n = kept = 0
         for row, reference, prediction in zip(spans.to_list(), references, predictions):
             for span in (s.decode() for s in row):
-                if span in reference:
+                if _holds(reference, span, name):
                     n += 1
-                    kept += span in prediction
+                    kept += _holds(prediction, span, name)
         figures[name] = {"spans": n, "reproduced": kept / n if n else None}
         total, total_kept = total + n, total_kept + kept
     figures["all"] = {"spans": total, "reproduced": total_kept / total if total else None}

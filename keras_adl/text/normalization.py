@@ -56,7 +56,8 @@ def word_tokens(strings):
 # without spaces are words of their own.
 SCRIPTS_WITHOUT_SPACES = r"\p{Han}|\p{Hiragana}|\p{Katakana}|\p{Thai}|\p{Lao}|\p{Khmer}|\p{Myanmar}"
 # The slots of `keras_adl.text.copy_through` (private use characters): words of their own too.
-SLOT_CHARACTERS = r"[\x{E000}-\x{E00F}]"
+SLOT_BASE, MAX_SLOTS = 0xE000, 16
+SLOT_CHARACTERS = f"[\\x{{{SLOT_BASE:X}}}-\\x{{{SLOT_BASE + MAX_SLOTS - 1:X}}}]"
 SINGLE_CHARACTER_WORDS = SCRIPTS_WITHOUT_SPACES + "|" + SLOT_CHARACTERS
 _SUBWORD_DELIMITER = _SPACES + r"|\pP|\pS|" + SINGLE_CHARACTER_WORDS
 _SUBWORD_KEPT = r"\pP|\pS|" + SINGLE_CHARACTER_WORDS

@@ -236,8 +236,10 @@ class TextPairTokenizer:
             if not self.copy.classes:
                 return text
             if sources is None:
-                return self.copy.restore(text, self.copy.protect(tf.fill(tf.shape(text), ""))[1])
-            return self.copy.restore(text, self.copy.protect(sources)[1])
+                sources = tf.fill(tf.shape(text), "")
+            text = self.copy.restore(text, self.copy.protect(sources)[1])
+            # A folded target writes normalised words: so do the spans put back.
+            return text if self.cased_target else self._target_pieces.normalize(text)
         tokens = tf.gather(self._target_tokens, tf.cast(ids, tf.int32))
         separator = " " if self.level == "word" else ""
         joined = tf.strings.reduce_join(tokens, axis=-1, separator=separator)

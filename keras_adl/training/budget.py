@@ -99,8 +99,8 @@ class TimeBudget(keras.callbacks.Callback):
     run stops where a checkpoint stands.
 
     With ``anneal_from`` (a peak learning rate) the optimizer's constant rate also decays
-    linearly from that peak to zero over the budget, set at the same checks (and when
-    training begins, so a resumed run goes on from its rate): the schedule of budgeted
+    linearly from that peak to zero over the budget, in steps: it is set at the same checks
+    (and when training begins, so a resumed run goes on from its rate): the schedule of budgeted
     training (Li, Yumer & Ramanan 2020, "Budgeted Training"), which the run's length in steps,
     unknown in advance, cannot give.
 

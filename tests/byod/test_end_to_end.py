@@ -25,7 +25,7 @@ RUNS = [
     ("pairs", pair_cases, ".tsv", "one pair", [], False),
     ("pairs", pair_cases, ".tsv", "ten pairs", [], True),
     ("documents", document_cases, ".tsv", "a class of one example", [], True),
-    ("documents", document_cases, ".tsv", "two documents", [], False),
+    ("documents", document_cases, ".tsv", "two documents", [], True),  # one to train, one to test
     ("word2vec", text_cases, ".txt", "large vocabulary", ["--min-count", "1"], True),
     ("pairs", pair_cases, ".tsv", "mixed scripts", [], True),
 ]

@@ -38,6 +38,7 @@ def _spans(copy, text):
         ("set $HOME or ${XDG_DATA_HOME}", ["$HOME", "${XDG_DATA_HOME}"]),
         ("Unknown option --verbose; try -v (or -x)", ["--verbose", "-v", "-x"]),
         ("re-read the e-mail, x86-64", []),  # a hyphen inside a word opens no option
+        (f"«{NBSP}--verbose{NBSP}» and failed: %m", ["--verbose", "%m"]),  # RE2's \s is ASCII
         ("100% sure, 50 % done", []),  # no space flag: a percent sign in prose stays text
         ("iconv() failed at 0x1F in 1.2.3", ["iconv()", "0x1F", "1.2.3"]),
         (
@@ -119,7 +120,7 @@ def test_classes_are_chosen_by_how_often_the_targets_keep_them():
 def test_copied_spans_counts_what_the_reference_keeps_and_the_prediction_reproduces():
     sources = ["Open %s with --force", "Read %d of %d", "No span"]
     references = ["Öffne %s mit --force", "%d von %d gelesen", "Kein"]
-    predictions = ["Öffne %s mit --forc", "%d von %u gelesen", "Kein"]
+    predictions = ["Öffne %s mit --forced", "%d von %u gelesen", "Kein"]  # --force is not in it
     figures = copied_spans(sources, references, predictions)
     # Distinct spans of a pair count once: "%d" is in row 2's prediction.
     assert figures["format"] == {"spans": 2, "reproduced": 1.0}
@@ -198,3 +199,19 @@ def test_dataset_slots_once_and_gives_the_ids_of_encode():
     slotted_sources, slotted_targets = tok.slot_pairs(sources, targets)
     assert slotted_sources[0] == f"Cannot open {SLOTS[0]}: {SLOTS[0]}"
     assert slotted_targets[0] == f"Impossible d'ouvrir {SLOTS[0]}{NBSP}: {SLOTS[0]}"
+
+
+def test_a_folded_target_writes_the_spans_back_normalised():
+    sources, targets = zip(*PAIRS)
+    tok = TextPairTokenizer.build(
+        list(sources), list(targets), vocab_size=200, copy_through=("format", "option")
+    )
+    source = tf.constant(["Cannot open %(Name)s: --dry-run"])
+    _, ids = tok.encode_target(
+        tf.constant(["Impossible d'ouvrir %(Name)s : --dry-run"]), 16, source
+    )
+    decoded = _strings(tok.decode_target(ids, source))
+    assert decoded == _strings(
+        tok.normalize_target(tf.constant(["Impossible d'ouvrir %(Name)s : --dry-run"]))
+    )
+    assert decoded == ["impossible d ' ouvrir % ( name ) s : - - dry - run"]

@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_adl.recipes.base import Recipe, RecipeError, Run, save_model, steps_per_call
+from keras_adl.recipes.base import Recipe, RecipeError, Run, Task, save_model, steps_per_call
 from keras_adl.training.checkpoint import list_checkpoints
 from keras_adl.training.divergence import (
     ScaledSchedule,
@@ -329,22 +329,42 @@ def test_minutes_decay_a_constant_rate_linearly_to_zero_on_the_chiefs_clock():
     assert shared == [0]  # what this worker's clock said, before the chief's replaced it
 
 
+class _Decaying(Recipe):
+    tasks = (Task("t", ("m",), "a task whose --minutes decay the rate", budget_decay=True),)
+
+
 def test_a_minutes_run_records_its_peak_and_resumes_from_it(tmp_path):
     x, y = _data()
-    out = str(tmp_path)
-    run = _run(out, checkpoint_every=4, callbacks=(_InterruptAt(6),), minutes=60.0)
+    out, peak = str(tmp_path), float(np.float32(0.02))
+    run = _run(out, checkpoint_every=4, callbacks=(_InterruptAt(6),), minutes=1.0)
     model = _model(rate=0.02)
     with pytest.raises(KeyboardInterrupt):
-        Recipe().fit(run, model, x, y, batch_size=4, verbose=0)
-    assert 0 < float(model.optimizer.learning_rate) < 0.02  # decayed a little
-    run = _run(out, checkpoint_every=None, minutes=60.0)
+        _Decaying().fit(run, model, x, y, batch_size=4, verbose=0)
+    assert 0 < float(model.optimizer.learning_rate) < peak  # decayed a little
+    run = _run(out, checkpoint_every=None, minutes=1.0)
     resumed = _model(rate=0.02)
-    Recipe().fit(run, resumed, x, y, batch_size=4, verbose=0)
+    _Decaying().fit(run, resumed, x, y, batch_size=4, verbose=0)
     # The checkpoint holds a decayed rate; the peak came back from its state.
-    assert run.record["learning_rate"] == pytest.approx(0.02)
+    assert run.record["learning_rate"] == peak
     assert run.record["learning_rate_schedule"] == "linear to 0 over --minutes"
-    assert 0 < float(resumed.optimizer.learning_rate) < 0.02
-    scheduled = _run(str(tmp_path / "s"), checkpoint_every=None, minutes=60.0)
+    assert 0 < float(resumed.optimizer.learning_rate) < peak
+    # Resumed without --minutes: the recorded peak, not the decayed rate.
+    run = _run(out, checkpoint_every=4, callbacks=(_InterruptAt(6),), minutes=1.0)
+    run.epochs = 5
+    with pytest.raises(KeyboardInterrupt):
+        _Decaying().fit(run, _model(rate=0.02), x, y, batch_size=4, verbose=0)
+    run = _run(out, checkpoint_every=None)
+    run.epochs = 5
+    plain = _model(rate=0.02)
+    _Decaying().fit(run, plain, x, y, batch_size=4, verbose=0)
+    assert float(plain.optimizer.learning_rate) == peak and run.record["learning_rate"] == peak
+    # A task without budget_decay, or an optimizer with a schedule of its own: no decay.
+    constant = _run(str(tmp_path / "c"), checkpoint_every=None, minutes=1.0)
+    model = _model(rate=0.02)
+    Recipe().fit(constant, model, x, y, batch_size=4, verbose=0)
+    assert float(model.optimizer.learning_rate) == peak
+    assert "learning_rate_schedule" not in constant.record
+    scheduled = _run(str(tmp_path / "s"), checkpoint_every=None, minutes=1.0)
     model = _model(rate=keras.optimizers.schedules.ExponentialDecay(0.02, 10, 0.5))
-    Recipe().fit(scheduled, model, x, y, batch_size=4, verbose=0)
-    assert "learning_rate_schedule" not in scheduled.record  # its own schedule is kept
+    _Decaying().fit(scheduled, model, x, y, batch_size=4, verbose=0)
+    assert "learning_rate_schedule" not in scheduled.record
