@@ -20,16 +20,16 @@ the λ sweep.
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+from _machine import machine  # noqa: E402
 
 from keras_adl.conventions import END  # noqa: E402
 from keras_adl.metrics import alignment_hit_rate, exact_match  # noqa: E402
@@ -102,20 +102,6 @@ def run(strength, seed, train, test, args):
         "steps": int(args.epochs * len(data)),
         "seconds": seconds,
     }
-
-
-def machine():
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    return (
-        f"{os.cpu_count()} CPU ({cpu}), {platform.system()} {platform.machine()}; "
-        f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
-        f"Keras {keras.__version__}"
-    )
 
 
 def parse_args(argv=None):

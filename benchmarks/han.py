@@ -36,17 +36,18 @@ Three parts (``--part``, default all):
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from _machine import machine  # noqa: E402
 
 from keras_adl.layers import AttentionPooling, HierarchicalAttention  # noqa: E402
 from keras_adl.metrics import sentence_attention_hit_rate  # noqa: E402
@@ -66,20 +67,6 @@ MODEL = "han"
 # --quick: tiny sizes replacing the recipe's (needle and fortunes parts).
 QUICK_OVERRIDES = dict(embedding_dim=8, units=8, encoder_units=4)
 LR_C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
-
-
-def machine():
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    return (
-        f"{os.cpu_count()} CPU ({cpu}), {platform.system()} {platform.machine()}, no GPU; "
-        f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
-        f"Keras {keras.__version__}"
-    )
 
 
 # ------------------------------------------------------------------------------- anchors

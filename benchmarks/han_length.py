@@ -38,7 +38,6 @@ import gzip
 import hashlib
 import json
 import os
-import platform
 import random
 import re
 import shutil
@@ -49,30 +48,14 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
+from _machine import machine  # noqa: E402
 
 SECTIONS = ("1", "2", "3", "5", "7", "8")
 LR_C_GRID = (1.0, 10.0, 100.0, 1000.0)
 MAN_ROOT = "/usr/share/man"
-
-
-def machine():
-    import keras
-    import sklearn
-    import tensorflow as tf
-
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    return (
-        f"{os.cpu_count()} CPU ({cpu}), {platform.system()} {platform.machine()}, no GPU; "
-        f"Python {platform.python_version()}, TensorFlow {tf.__version__}, "
-        f"Keras {keras.__version__}, scikit-learn {sklearn.__version__}"
-    )
 
 
 # ------------------------------------------------------------------------------- corpus
@@ -417,7 +400,7 @@ def main(argv=None):
         for length in args.lengths
     ]
     print(f"\nCommand: `{' '.join(['python'] + sys.argv)}`")
-    print(f"Machine: {machine()}")
+    print(f"Machine: {machine('sklearn')}")
     print_tables(results, documents, labels, names, args)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
