@@ -182,12 +182,14 @@ def test_train_export_predict_ram(tmp_path, capsys):
     metrics = json.load(open(os.path.join(run_dir, "run.json")))["metrics"]
     assert {"held_out_error", "held_out_glimpses_on_digit"} == set(metrics)
     assert os.path.getsize(os.path.join(run_dir, "glimpses.png")) > 1000
-    # the task's cosine decay spans this run: 1 epoch of 128 // 64 batches
+    # the task's cosine decay spans this run: 1 epoch of 115 // 64 batches (13 of the 128
+    # digits are the development split)
     import keras
 
+    assert json.load(open(os.path.join(run_dir, "run.json")))["development_digits"] == 13
     optimizer = keras.models.load_model(os.path.join(run_dir, "model.keras")).optimizer
     schedule = keras.optimizers.schedules.deserialize(optimizer.get_config()["learning_rate"])
-    assert schedule.decay_steps == 2
+    assert schedule.decay_steps == 1
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     images, labels = load_sklearn_digits(16)
     canvases, _, _ = translate_digits(images[:2], labels[:2], 32, rng=0)
@@ -222,11 +224,12 @@ def test_train_export_predict_dram(tmp_path, capsys):
     } == set(metrics)
     assert 0 < metrics["held_out_pixels_seen"] <= 1
     assert os.path.getsize(os.path.join(run_dir, "glimpses.png")) > 1000
-    # the learning rate decays over this run: 1 epoch of 128 // 64 batches
+    # the learning rate decays over this run
     with zipfile.ZipFile(os.path.join(run_dir, "model.keras")) as archive:
         config = json.loads(archive.read("config.json"))
     schedule = config["compile_config"]["optimizer"]["config"]["learning_rate"]
-    assert schedule["class_name"] == "CosineDecay" and schedule["config"]["decay_steps"] == 2
+    # 1 epoch of 115 // 64 batches: 13 of the 128 digits are the development split
+    assert schedule["class_name"] == "CosineDecay" and schedule["config"]["decay_steps"] == 1
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     images, labels = load_sklearn_digits(16)
     strips, _, _ = digit_strips(images, labels, 2, rng=0)
