@@ -189,6 +189,20 @@ class CopyThrough:
         text = tf.where(is_slot, fill, flat)
         return tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)
 
+    def slot_pairs(self, sources, targets, batch_size=4096):
+        """Pairs (lists of str) slotted as `protect` and `protect_targets` slot them, in
+        batches: ``(sources, targets)``, lists of str (copies when no class is protected)."""
+        if not self.classes:
+            return list(sources), list(targets)
+        slotted_sources, slotted_targets = [], []
+        for start in range(0, len(sources), batch_size):
+            batch = tf.constant(list(sources[start : start + batch_size]), tf.string)
+            slotted, spans = self.protect(batch)
+            ends = tf.constant(list(targets[start : start + batch_size]), tf.string)
+            slotted_sources += [text.decode() for text in slotted.numpy()]
+            slotted_targets += [text.decode() for text in self.protect_targets(ends, spans).numpy()]
+        return slotted_sources, slotted_targets
+
     def get_config(self):
         return {"classes": list(self.classes)}
 

@@ -141,11 +141,7 @@ class TextPairTokenizer:
         if level == "subword":
             size = vocab_size or DEFAULT_SUBWORD_VOCAB_SIZE
             copy = CopyThrough(copy_through or ())
-            if copy.classes:
-                slotted, spans = copy.protect(tf.constant(list(sources), tf.string))
-                protected = copy.protect_targets(tf.constant(list(targets), tf.string), spans)
-                targets = [t.decode() for t in protected.numpy()]
-                sources = [s.decode() for s in slotted.numpy()]
+            sources, targets = copy.slot_pairs(sources, targets)
             source = learn_wordpiece(sources, size)
             target = learn_wordpiece(targets, size, surface=cased_target)
             if copy.classes:  # every slot, seen in training or not, is a piece
@@ -182,21 +178,10 @@ class TextPairTokenizer:
         table = self._source_table if side == "source" else self._target_table
         return table.lookup(self._tokenize(strings))
 
-    def slot_pairs(self, sources, targets, batch_size=4096):
+    def slot_pairs(self, sources, targets):
         """Training pairs (lists of str) with their copy-through spans slotted, as
-        `encode_source` and `encode_target` slot them: ``(sources, targets)``, lists of str
-        (unchanged without copy-through)."""
-        if not self.copy.classes:
-            return list(sources), list(targets)
-        slotted_sources, slotted_targets = [], []
-        for start in range(0, len(sources), batch_size):
-            batch = tf.constant(list(sources[start : start + batch_size]), tf.string)
-            slotted, spans = self.copy.protect(batch)
-            ends = tf.constant(list(targets[start : start + batch_size]), tf.string)
-            slotted_sources += [text.decode() for text in slotted.numpy()]
-            protected = self.copy.protect_targets(ends, spans).numpy()
-            slotted_targets += [text.decode() for text in protected]
-        return slotted_sources, slotted_targets
+        `encode_source` and `encode_target` slot them (`CopyThrough.slot_pairs`)."""
+        return self.copy.slot_pairs(sources, targets)
 
     def _ids(self, side, strings, length, add_start=False, add_end=False, sources=None, slot=True):
         if slot:
