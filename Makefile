@@ -117,7 +117,7 @@ demo: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) examples/seq2seq_dates.py --out runs/dates
 
 # Optional real data from Debian (not needed by the tests): the Fashion-MNIST IDX files, in
-# /usr/share/datasets/fashion-mnist (keras_adl.tasks.image_sources.find_fashion_mnist), and the
+# /usr/share/datasets/fashion-mnist (keras_adl.data.image_sources.find_fashion_mnist), and the
 # fortunes text files, and the manual pages of benchmarks/han_length.py. sudo only when not root.
 data:
 	@if command -v apt-get >/dev/null 2>&1; then \

@@ -2,7 +2,7 @@
 
 `show_attend_tell` is trained identically (same seed, data, steps) with λ = 1 (the authors'
 value, the recipe's) and λ = 0 on captioned strips of 3 scikit-learn digits
-(`keras_adl.tasks.digit_strips`, 16×48 pixels, captions ``<s> d1 d2 d3 </s>``). Training
+(`keras_adl.data.digit_strips`, 16×48 pixels, captions ``<s> d1 d2 d3 </s>``). Training
 digits and held-out digits are disjoint images. Reported on held-out strips: exact match of the greedy caption, token accuracy over the
 digits, the alignment hit rate (does step t's most-attended region lie in digit t? from the
 teacher-forced attention) and the regulariser's value ``mean_B Σ_i (1 − Σ_t α_ti)²`` without
@@ -32,6 +32,8 @@ import numpy as np  # noqa: E402
 from _machine import machine  # noqa: E402
 
 from keras_adl.conventions import END  # noqa: E402
+from keras_adl.data.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
+from keras_adl.data.image_sources import load_sklearn_digits  # noqa: E402
 from keras_adl.metrics import alignment_hit_rate, exact_match  # noqa: E402
 from keras_adl.models import (  # noqa: E402
     caption_attention,
@@ -40,8 +42,6 @@ from keras_adl.models import (  # noqa: E402
 )
 from keras_adl.ops import doubly_stochastic_penalty  # noqa: E402
 from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE  # noqa: E402
-from keras_adl.tasks.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
-from keras_adl.tasks.image_sources import load_sklearn_digits  # noqa: E402
 
 TASK, MODEL = "digit_strips", "show_attend_tell"
 NUM_DIGITS = CAPTION_LENGTH

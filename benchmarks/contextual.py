@@ -124,7 +124,7 @@ def characters(args):
     seen = np.array([r != UNK for r in rows])
     word_level = table[rows]
     figures = {"stems": len(groups), "forms": len(forms), "forms_in_vocabulary": int(seen.sum())}
-    from keras_adl.tasks.text_corpora import load_corpus, tokenize_documents
+    from keras_adl.data.text_corpora import load_corpus, tokenize_documents
 
     corpus_words = {w for document in tokenize_documents(load_corpus(None)) for w in document}
     unseen = sorted({w.lower() for w in dictionary} - corpus_words)

@@ -39,10 +39,10 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
+from keras_adl.data.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
 from keras_adl.metrics import exact_match, glimpse_coverage, reading_order  # noqa: E402
 from keras_adl.plotting import plot_glimpse_path  # noqa: E402
 from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE, load_digits  # noqa: E402
-from keras_adl.tasks.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
 
 TASK = "digit_strips_glimpses"
 HELD_OUT_SEED = 10_000  # the strips of benchmarks/captioning.py

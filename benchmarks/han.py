@@ -49,6 +49,9 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from _machine import machine  # noqa: E402
 
+from keras_adl.data.fortunes import load_fortunes  # noqa: E402
+from keras_adl.data.needle import CLASS_WORDS, NEEDLE_WORD, needle_documents  # noqa: E402
+from keras_adl.data.splits import split_dataset  # noqa: E402
 from keras_adl.layers import AttentionPooling, HierarchicalAttention  # noqa: E402
 from keras_adl.metrics import sentence_attention_hit_rate  # noqa: E402
 from keras_adl.models import han_attention, han_classifier  # noqa: E402
@@ -59,9 +62,6 @@ from keras_adl.recipes.documents import (  # noqa: E402
     RECIPE,
     SHAPES,
 )
-from keras_adl.tasks.fortunes import load_fortunes  # noqa: E402
-from keras_adl.tasks.needle import CLASS_WORDS, NEEDLE_WORD, needle_documents  # noqa: E402
-from keras_adl.tasks.splits import split_dataset  # noqa: E402
 
 MODEL = "han"
 # --quick: tiny sizes replacing the recipe's (needle and fortunes parts).

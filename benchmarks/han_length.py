@@ -176,7 +176,7 @@ def tfidf_logistic_regression(train_docs, train_labels, test_docs, test_labels):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    from keras_adl.tasks.splits import split_dataset
+    from keras_adl.data.splits import split_dataset
 
     def fit(docs, labels, c):
         vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2)

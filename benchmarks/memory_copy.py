@@ -50,6 +50,13 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
+from keras_adl.data.algorithmic import (  # noqa: E402
+    GENERATORS,
+    associative_recall_batch,
+    copy_batch,
+    repeat_copy_batch,
+    task_dataset,
+)
 from keras_adl.recipes.memory import (  # noqa: E402
     CLIPNORM,
     MEMORY_LEARNING_RATE,
@@ -57,13 +64,6 @@ from keras_adl.recipes.memory import (  # noqa: E402
     RECIPE,
     RMSPROP_LEARNING_RATE,
     compile_memory_model,
-)
-from keras_adl.tasks.algorithmic import (  # noqa: E402
-    GENERATORS,
-    associative_recall_batch,
-    copy_batch,
-    repeat_copy_batch,
-    task_dataset,
 )
 
 # An optimiser's rate when --optimizer replaces the recipe's: the recipe's Adam rate for the

@@ -26,8 +26,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
 
+from keras_adl.data.algorithmic import copy_batch  # noqa: E402
 from keras_adl.recipes.memory import RECIPE  # noqa: E402
-from keras_adl.tasks.algorithmic import copy_batch  # noqa: E402
 
 TASK = "copy"
 # --smoke: tiny sizes (replacing the recipe's), one repeat, sequences of 3 vectors.

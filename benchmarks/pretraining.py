@@ -51,8 +51,8 @@ WINDOW_BATCH = 32
 def masking(tokenizer, train, args):
     import numpy as np
 
+    from keras_adl.data.pretraining import FIRST_PIECE, MASK
     from keras_adl.recipes.pretraining import RECIPE, SIZES
-    from keras_adl.tasks.pretraining import FIRST_PIECE, MASK
 
     selected = eligible = special = 0
     as_mask = kept = random = 0
@@ -390,8 +390,8 @@ def lm(tokenizer, train, held_out, args):
     import numpy as np
     import tensorflow as tf
 
+    from keras_adl.data.pretraining import lm_windows
     from keras_adl.recipes.pretraining import RECIPE, SIZES
-    from keras_adl.tasks.pretraining import lm_windows
 
     length = SIZES["sequence_length"]
     inputs, targets = lm_windows(RECIPE.token_lists(tokenizer, train), length)

@@ -50,6 +50,9 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
+from keras_adl.data.image_sources import load_sklearn_digits  # noqa: E402
+from keras_adl.data.splits import split_dataset  # noqa: E402
+from keras_adl.data.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
 from keras_adl.metrics import glimpses_on_digit  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
     BASELINE_MODELS,
@@ -59,9 +62,6 @@ from keras_adl.recipes.vision import (  # noqa: E402
     load_digits,
     ram_layout,
 )
-from keras_adl.tasks.image_sources import load_sklearn_digits  # noqa: E402
-from keras_adl.tasks.splits import split_dataset  # noqa: E402
-from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
 
 # Each setting is a recipe task, and the size of scikit-learn's digits it reads: the cluttered
 # settings upscale them to 28×28, MNIST's size (the recipe reads them at 16).

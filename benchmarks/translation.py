@@ -4,7 +4,7 @@ against a translation memory, on one seeded held-out split.
     python benchmarks/translation.py --lang fr --minutes 10 --out fr.json
     python benchmarks/translation.py --lang de --minutes 10 --systems tm attention_seq2seq/subword
 
-The data is `keras_adl.tasks.gettext_catalogs.load_gettext_pairs(lang)` (the ``.mo`` catalogs
+The data is `keras_adl.data.gettext_catalogs.load_gettext_pairs(lang)` (the ``.mo`` catalogs
 installed on the machine), held out as ``keras-adl train pairs --data gettext:LANG`` holds it
 out (the recipe's seed and fraction; all the other pairs train, as ``--samples`` allows). Systems:
 
@@ -197,10 +197,10 @@ def main(argv=None):
     if args.threads:
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    from keras_adl.data.gettext_catalogs import load_gettext_pairs
+    from keras_adl.data.text_pairs import split_pairs
     from keras_adl.metrics import translation_scores
     from keras_adl.recipes.sequences import SPLIT_SEED, VALIDATION_SPLIT
-    from keras_adl.tasks.gettext_catalogs import load_gettext_pairs
-    from keras_adl.tasks.text_pairs import split_pairs
     from keras_adl.text.copy_through import copied_spans
     from keras_adl.text.normalization import word_tokens
 

@@ -5,7 +5,7 @@
     python benchmarks/word2vec.py --repeats 3              # three runs alternating, medians
     python benchmarks/word2vec.py --data /usr/share/wordnet --epochs 1 --documents 50000
 
-Both read the documents of `keras_adl.tasks.text_corpora.load_corpus` tokenized by
+Both read the documents of `keras_adl.data.text_corpora.load_corpus` tokenized by
 `tokenize_documents`, with one vocabulary (``--min-count``), the same ``dim``, ``window``,
 ``negatives``, subsampling ``t`` and epochs (the recipe's settings). Figures, both scored by
 the same functions (`keras_adl.embeddings`): WordSim-353 and SimLex-999 Spearman, analogy

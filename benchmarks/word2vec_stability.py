@@ -59,8 +59,8 @@ def main(argv=None):
     parser.add_argument("--out", help="write the curves to this JSON file")
     args = parser.parse_args(argv)
 
+    from keras_adl.data.text_corpora import topic_corpus
     from keras_adl.recipes.embeddings import RECIPE, SETTINGS
-    from keras_adl.tasks.text_corpora import topic_corpus
 
     results = []
     for size in args.vocabularies:

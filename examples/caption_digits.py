@@ -23,6 +23,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_adl.data.digit_strips import DigitStrips, digit_strips  # noqa: E402
 from keras_adl.models import caption_greedy_decode  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
     CAPTION_LENGTH,
@@ -32,7 +33,6 @@ from keras_adl.recipes.vision import (  # noqa: E402
     export_captioning,  # noqa: E402
     load_digits,
 )
-from keras_adl.tasks.digit_strips import DigitStrips, digit_strips  # noqa: E402
 
 TASK, MODEL = "digit_strips", "show_attend_tell"
 # The demo's departure from the recipe's training (20 epochs of 64 strips), to take ~20 s.

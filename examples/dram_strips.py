@@ -24,6 +24,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_adl.data.digit_strips import DigitStrips, digit_strips  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
     CAPTION_LENGTH,
     PLACEMENT_SEED,
@@ -33,7 +34,6 @@ from keras_adl.recipes.vision import (  # noqa: E402
     load_digits,
     make_dram_serving_fn,
 )
-from keras_adl.tasks.digit_strips import DigitStrips, digit_strips  # noqa: E402
 from keras_adl.training.export import export_serving_fn  # noqa: E402
 
 TASK = "digit_strips_glimpses"

@@ -21,6 +21,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_adl.data.bilm import bilm_dataset, word_windows  # noqa: E402
 from keras_adl.layers import ELMoEmbedding  # noqa: E402
 from keras_adl.models import elmo_embedder, features_classifier  # noqa: E402
 from keras_adl.plotting import plot_scalar_mix  # noqa: E402
@@ -31,7 +32,6 @@ from keras_adl.recipes.contextual import (  # noqa: E402
     RECIPE,
 )
 from keras_adl.recipes.documents import RECIPE as DOCUMENTS  # noqa: E402
-from keras_adl.tasks.bilm import bilm_dataset, word_windows  # noqa: E402
 from keras_adl.text.characters import text_character_ids  # noqa: E402
 
 

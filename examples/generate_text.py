@@ -23,13 +23,13 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (the reloaded SavedModel's text ops)
 
+from keras_adl.data.pretraining import lm_windows  # noqa: E402
 from keras_adl.models.gpt import generate  # noqa: E402
 from keras_adl.recipes.pretraining import (  # noqa: E402
     RECIPE,
     SIZES,
     make_generation_serving_fn,
 )
-from keras_adl.tasks.pretraining import lm_windows  # noqa: E402
 from keras_adl.training.export import export_serving_fn  # noqa: E402
 
 

@@ -23,10 +23,10 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_adl.data.algorithmic import copy_batch, task_dataset  # noqa: E402
 from keras_adl.models import addressing_model  # noqa: E402
 from keras_adl.plotting import plot_memory_addressing  # noqa: E402
 from keras_adl.recipes.memory import HELD_OUT, RECIPE  # noqa: E402
-from keras_adl.tasks.algorithmic import copy_batch, task_dataset  # noqa: E402
 
 TASK, MODEL = "copy", "ntm"
 # The demo's departures from the recipe's settings, so that it learns in half a minute (the

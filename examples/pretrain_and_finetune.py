@@ -3,7 +3,7 @@ fortunes better than the same encoder trained from scratch?
 
 Pretraining reads Debian's GCIDE dictionary plus the fortunes other than the held-out topic
 ones (``make data``), or any UTF-8 text with ``--data``: whole documents, dynamically masked
-(15%, 80/10/10) in ``tf.data`` (`keras_adl.tasks.pretraining`), the recipe's encoder
+(15%, 80/10/10) in ``tf.data`` (`keras_adl.data.pretraining`), the recipe's encoder
 (`keras_adl.recipes.pretraining`). It prints held-out masked-token accuracy against the
 most-frequent-token baseline, then fine-tunes two classifiers on the fortune topics (the
 documents family's split) — one from the pretrained encoder, one from random weights with the

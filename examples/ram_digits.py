@@ -24,6 +24,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from keras_adl.data.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
 from keras_adl.recipes.vision import (  # noqa: E402
     PLACEMENT_SEED,
     RECIPE,
@@ -31,7 +32,6 @@ from keras_adl.recipes.vision import (  # noqa: E402
     load_digits,
     ram_layout,
 )
-from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
 
 TASK = "translated_digits"
 MODELS = {"learned": "ram", "random": "ram_random"}  # --policy → the recipe's model

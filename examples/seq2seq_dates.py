@@ -18,6 +18,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from keras_adl.data.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB  # noqa: E402
 from keras_adl.models import beam_search, greedy_decode  # noqa: E402
 from keras_adl.plotting import plot_attention  # noqa: E402
 from keras_adl.recipes.sequences import (  # noqa: E402
@@ -25,7 +26,6 @@ from keras_adl.recipes.sequences import (  # noqa: E402
     RECIPE,
     export_seq2seq,  # noqa: E402
 )
-from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB  # noqa: E402
 
 TASK, MODEL = "dates", "attention_seq2seq"
 MAX_LENGTH = TARGET_LENGTH - 1  # 10 characters + </s>

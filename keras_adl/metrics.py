@@ -12,11 +12,11 @@ Evaluation figures, plain numpy functions of a model's outputs (attention weight
 locations, decoded tokens) and the task's ground truth, each returning a float in ``[0, 1]``:
 
 - `glimpses_on_digit`: how often a Recurrent Attention Model's glimpses land on the digit
-  (`keras_adl.tasks.translated_digits`);
+  (`keras_adl.data.translated_digits`);
 - `alignment_hit_rate`: how often each caption step attends to the digit it names, and
-  `exact_match`: the fraction of captions predicted exactly (`keras_adl.tasks.digit_strips`);
+  `exact_match`: the fraction of captions predicted exactly (`keras_adl.data.digit_strips`);
 - `sentence_attention_hit_rate`: how often a hierarchical model's sentence attention peaks on
-  the key sentence (`keras_adl.tasks.needle`).
+  the key sentence (`keras_adl.data.needle`).
 """
 
 import math
@@ -203,7 +203,7 @@ def alignment_hit_rate(attention, spans, captions, grid_width, strip_width):
     Args:
         attention: ``[B, S, L]`` attention weights, ``S ≥ T`` (e.g. the ``T + 1`` steps of a
             teacher-forced decoder).
-        spans: int ``[B, T, 2]`` from `keras_adl.tasks.digit_strips.digit_strips`.
+        spans: int ``[B, T, 2]`` from `keras_adl.data.digit_strips.digit_strips`.
         captions: int ``[B, T]`` ``PAD``-padded captions from the same call.
         grid_width: columns of the annotation grid.
         strip_width: width of the strips in pixels.
@@ -263,7 +263,7 @@ def glimpses_on_digit(locations, offsets, digit_size, canvas_size):
         locations: ``[B, n, 2]`` glimpse centres ``(y, x)`` in ``[-1, 1]`` (the first, fixed
             glimpse is left out: only ``l_1 … l_{n−1}`` are chosen by the policy).
         offsets: ``[B, 2]`` ``(top, left)`` of each digit, from
-            `keras_adl.tasks.translated_digits.translate_digits`.
+            `keras_adl.data.translated_digits.translate_digits`.
         digit_size: side of the digits in pixels.
         canvas_size: side of the canvas in pixels.
 

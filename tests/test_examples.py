@@ -137,7 +137,7 @@ def test_caption_digits_example_smoke(tmp_path):
 
 
 def test_dram_benchmark_draws_strips_from_idx_files_with_data(tmp_path):
-    from tests.tasks.test_image_sources import _write_split
+    from tests.data.test_image_sources import _write_split
 
     rng = np.random.default_rng(0)
     for prefix, count in (("train", 30), ("t10k", 12)):

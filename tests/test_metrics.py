@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from keras_adl.conventions import PAD
+from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE, digit_strips
 from keras_adl.metrics import (
     BitErrorsPerSequence,
     BitsPerSequence,
@@ -14,8 +15,7 @@ from keras_adl.metrics import (
     glimpses_on_digit,
     sentence_attention_hit_rate,
 )
-from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE, digit_strips
-from tests.tasks.images import distinct_images
+from tests.data.images import distinct_images
 
 # ------------------------------------------------------------------ memory losses and metrics
 

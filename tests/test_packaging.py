@@ -18,8 +18,8 @@ import pytest
 
 from keras_adl import cli, plotting
 from keras_adl._extras import MissingExtra, require
+from keras_adl.data.image_sources import load_sklearn_digits
 from keras_adl.recipes import FAMILIES, base
-from keras_adl.tasks.image_sources import load_sklearn_digits
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # sha256 of the Apache License 2.0 text as apache.org publishes it (LICENSE-2.0.txt).

@@ -258,7 +258,7 @@ def compile_pretrainer(
     label, each with its accuracy (``mlm_accuracy`` is the masked-token accuracy).
 
     Data: ``(inputs, {"mlm": mask_ids, "nsp": is_next}, {"mlm": mask_weights, "nsp": 1})``
-    (`keras_adl.tasks.pretraining.masked_lm_batches`).
+    (`keras_adl.data.pretraining.masked_lm_batches`).
     """
     outputs = list(model.output)
     # The mean over the weighted slots (not over all P slots, most of them padding for short

@@ -107,7 +107,7 @@ def gpt_classifier(
     text's last token, optionally keeping the language-model output for the auxiliary loss.
 
     The text is fed as in pretraining, ``[</s>] pieces [</s>]`` right-padded
-    (`keras_adl.tasks.pretraining.pack_for_lm`); the closing ``</s>`` plays the paper's
+    (`keras_adl.data.pretraining.pack_for_lm`); the closing ``</s>`` plays the paper's
     extract token. Radford et al. add the LM loss on the task's texts to the classification
     loss (``L = L_cls + λ·L_lm``, λ = 0.5), which they found helps larger datasets and speeds
     convergence; `compile_classifier` weights it.
@@ -170,7 +170,7 @@ def compile_classifier(
 ) -> keras.Model:
     """Compiles a `gpt_classifier`: cross-entropy on the classes (``accuracy`` metric) plus,
     when the model has the ``"lm"`` output, ``lm_loss_weight`` × the next-token loss on the
-    same texts (targets: the inputs shifted left, `keras_adl.tasks.pretraining.pack_for_lm`;
+    same texts (targets: the inputs shifted left, `keras_adl.data.pretraining.pack_for_lm`;
     padding ignored).
 
     Data: ``(token_ids, {"classes": labels, "lm": next_ids})``.

@@ -1,6 +1,6 @@
 """word2vec (Mikolov et al. 2013): skip-gram or CBOW with negative sampling, and its vectors.
 
-The model reads the batches of `keras_adl.tasks.skipgrams.skipgram_dataset`: a centre word
+The model reads the batches of `keras_adl.data.skipgrams.skipgram_dataset`: a centre word
 (skip-gram) or the words of its window (CBOW) is scored against its true context word or
 centre and ``k`` negatives by the dot product of an input and an output embedding, trained
 with the sigmoid (logistic) loss. As in word2vec.c, the input table starts uniform in

@@ -6,7 +6,7 @@ Tasks:
 - ``pretrain_bilm`` (model ``elmo``): the character-level biLM (`keras_adl.models.elmo_bilm`)
   on a text corpus, the word2vec family's (``--data``: a UTF-8 text file or directory,
   ``gcide.dict.dz`` or a WordNet directory; default the installed GCIDE, ``make data``), cut
-  into windows of ``--max-words`` words (`keras_adl.tasks.bilm`). 2% of the documents are
+  into windows of ``--max-words`` words (`keras_adl.data.bilm`). 2% of the documents are
   held out; the run reports the held-out forward and backward perplexities against a unigram
   model's, and after every epoch the training / held-out perplexity ratio (the overfitting
   users of small biLMs could not see). Its export maps raw strings to all the biLM's layers
@@ -194,9 +194,9 @@ class ContextualRecipe(Recipe):
         """``(train_documents, held_out_documents, WordVocabulary)``: the tokenized corpus
         (its first ``samples`` documents), split by document; the output vocabulary is the
         ``vocab_size`` most frequent training words."""
-        from keras_adl.tasks.bilm import split_documents
-        from keras_adl.tasks.skipgrams import WordVocabulary
-        from keras_adl.tasks.text_corpora import load_corpus, tokenize_documents
+        from keras_adl.data.bilm import split_documents
+        from keras_adl.data.skipgrams import WordVocabulary
+        from keras_adl.data.text_corpora import load_corpus, tokenize_documents
 
         try:
             documents = load_corpus(data)[:samples]
@@ -211,7 +211,7 @@ class ContextualRecipe(Recipe):
     def _train_bilm(self, run):
         import numpy as np
 
-        from keras_adl.tasks.bilm import bilm_dataset, unigram_perplexity, window_ids, word_windows
+        from keras_adl.data.bilm import bilm_dataset, unigram_perplexity, window_ids, word_windows
 
         max_words = run.options["max_words"]
         train, held_out, vocabulary = self.corpus(
@@ -280,10 +280,10 @@ class ContextualRecipe(Recipe):
     def _train_cove(self, run):
         import keras
 
+        from keras_adl.data.text_pairs import split_pairs
         from keras_adl.models.seq2seq import attention_seq2seq
         from keras_adl.recipes.sequences import RECIPE as SEQUENCES
         from keras_adl.recipes.sequences import fitting_pairs, held_out_dataset, load_pairs
-        from keras_adl.tasks.text_pairs import split_pairs
         from keras_adl.text.tokenizer import WordVectorPairTokenizer
         from keras_adl.text.wordpiece import learn_wordpiece
 

@@ -136,10 +136,10 @@ class DocumentsRecipe(Recipe):
         """
         import numpy as np
 
-        from keras_adl.tasks.splits import split_dataset
+        from keras_adl.data.splits import split_dataset
 
         if task == "needle":
-            from keras_adl.tasks.needle import CLASS_WORDS, needle_documents
+            from keras_adl.data.needle import CLASS_WORDS, needle_documents
 
             train_docs, train_labels, _ = needle_documents(
                 samples, num_classes=NEEDLE_CLASSES, seed=seed
@@ -150,11 +150,11 @@ class DocumentsRecipe(Recipe):
             names = list(CLASS_WORDS[:NEEDLE_CLASSES])
             return train_docs, train_labels, test_docs, test_labels, names, keys
         if task == "fortunes":
-            from keras_adl.tasks.fortunes import load_fortunes
+            from keras_adl.data.fortunes import load_fortunes
 
             docs, labels, names = load_fortunes(data)
         else:
-            from keras_adl.tasks.corpora import load_documents
+            from keras_adl.data.corpora import load_documents
 
             docs, labels, names = load_documents(data)
         # Two documents still split (one each); from 3 on the fraction alone decides.
@@ -176,7 +176,7 @@ class DocumentsRecipe(Recipe):
         import numpy as np
 
         if task == "needle":
-            from keras_adl.tasks.needle import needle_documents
+            from keras_adl.data.needle import needle_documents
 
             docs, classes, _ = needle_documents(
                 DEVELOPMENT_DOCUMENTS, num_classes=NEEDLE_CLASSES, seed=DEVELOPMENT_SEED

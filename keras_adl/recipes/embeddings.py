@@ -2,7 +2,7 @@
 
 Task ``word2vec``: ``--data`` a UTF-8 text file or directory, Debian's ``gcide.dict.dz`` or
 WordNet directory (default: the installed GCIDE dictionary, ``make data``). Training draws
-skip-gram examples in ``tf.data`` (`keras_adl.tasks.skipgrams`); the run reports the word
+skip-gram examples in ``tf.data`` (`keras_adl.data.skipgrams`); the run reports the word
 analogy accuracy and the WordSim-353 and SimLex-999 Spearman correlations (the files gensim's
 wheel ships; ``bench`` extra), and writes ``embeddings.png`` (t-SNE of chosen words and their
 neighbours), ``vectors.tsv`` and ``metadata.tsv`` (TensorBoard's projector). The export maps a
@@ -189,8 +189,8 @@ class EmbeddingsRecipe(Recipe):
     def load(data, samples, min_count):
         """``(tokenized documents, WordVocabulary)`` of the corpus (its first ``samples``
         documents)."""
-        from keras_adl.tasks.skipgrams import WordVocabulary
-        from keras_adl.tasks.text_corpora import load_corpus, tokenize_documents
+        from keras_adl.data.skipgrams import WordVocabulary
+        from keras_adl.data.text_corpora import load_corpus, tokenize_documents
 
         try:
             documents = load_corpus(data)[:samples]
@@ -212,7 +212,7 @@ class EmbeddingsRecipe(Recipe):
         times the expected contexts per centre (``W + 1`` for skip-gram with the dynamic
         window, one example per centre for CBOW), rounded to whole compiled calls of
         `STEPS_PER_EXECUTION` steps when an epoch holds more."""
-        from keras_adl.tasks.skipgrams import keep_probabilities
+        from keras_adl.data.skipgrams import keep_probabilities
 
         kept = float(
             (vocabulary.counts * keep_probabilities(vocabulary.counts, settings["subsample"])).sum()
@@ -224,7 +224,7 @@ class EmbeddingsRecipe(Recipe):
         return steps
 
     def dataset(self, tokenized, vocabulary, settings, batch_size, cbow=False, seed=0):
-        from keras_adl.tasks.skipgrams import skipgram_dataset
+        from keras_adl.data.skipgrams import skipgram_dataset
 
         return skipgram_dataset(
             tokenized,
@@ -324,7 +324,7 @@ class EmbeddingsRecipe(Recipe):
     # -- export and predict --------------------------------------------------------------------
 
     def export(self, run_dir, run_record, model, export_dir, beam_width=1):
-        from keras_adl.tasks.skipgrams import WordVocabulary
+        from keras_adl.data.skipgrams import WordVocabulary
         from keras_adl.training.export import export_serving_fn
 
         with open(os.path.join(run_dir, VOCABULARY_FILE)) as f:

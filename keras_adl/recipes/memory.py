@@ -204,8 +204,8 @@ class MemoryRecipe(Recipe):
     def build_model(self, task, model_name, jit_compile=True, **overrides):
         """The compiled model ``keras-adl train TASK --model MODEL`` trains; ``overrides``
         replace named settings (e.g. a smaller memory)."""
+        from keras_adl.data.algorithmic import task_dims
         from keras_adl.models.memory import memory_sequence_model
-        from keras_adl.tasks.algorithmic import task_dims
 
         settings = override(self.settings(task, model_name), overrides)
         learning_rate = settings.pop("learning_rate")
@@ -216,7 +216,7 @@ class MemoryRecipe(Recipe):
         )
 
     def train(self, run):
-        from keras_adl.tasks.algorithmic import task_dataset
+        from keras_adl.data.algorithmic import task_dataset
 
         model = run.build(self.build_model, run.task, run.model)
         run.record["settings"] = self.settings(run.task, run.model)
@@ -238,7 +238,7 @@ class MemoryRecipe(Recipe):
     def development(task, count=DEVELOPMENT_SEQUENCES):
         """``(inputs, targets, weights)``: ``count`` sequences of ``task`` drawn with their own
         seed, neither the training stream's (seed 0) nor the figures' (seed 1)."""
-        from keras_adl.tasks.algorithmic import GENERATORS
+        from keras_adl.data.algorithmic import GENERATORS
 
         return tuple(GENERATORS[task](count, seed=DEVELOPMENT_SEED))
 
@@ -246,7 +246,7 @@ class MemoryRecipe(Recipe):
         """Held-out bit errors per sequence (and, for copy, at longer lengths) and a picture."""
         import os
 
-        from keras_adl.tasks.algorithmic import GENERATORS
+        from keras_adl.data.algorithmic import GENERATORS
 
         held_out = GENERATORS[task](HELD_OUT, seed=1)
         result = model.evaluate(
@@ -278,13 +278,13 @@ class MemoryRecipe(Recipe):
         return metrics
 
     def hypermodel(self, task, model_name):
+        from keras_adl.data.algorithmic import task_dims
         from keras_adl.recipes.memory import MemorySequenceHyperModel
-        from keras_adl.tasks.algorithmic import task_dims
 
         return MemorySequenceHyperModel(*task_dims(task), cell=model_name, task=task)
 
     def tune(self, task, model_name, trials, epochs, samples, out, options):
-        from keras_adl.tasks.algorithmic import task_dataset
+        from keras_adl.data.algorithmic import task_dataset
 
         batch_size = self.task(task).batch_size_of(model_name)
         validation = self.development(task, max(samples // 5, 64))  # not the figures' seed
@@ -367,7 +367,7 @@ def _hypermodels():
         "min")``), passing the task's weights as sample weights.
 
         Args:
-            input_dim, output_dim: the task's sizes (`keras_adl.tasks.algorithmic.task_dims`).
+            input_dim, output_dim: the task's sizes (`keras_adl.data.algorithmic.task_dims`).
             cell: a fixed cell, or ``None`` to search over ``"ntm"`` and ``"dnc"``.
             jit_compile: compile the train step with XLA.
             task: the task whose recipe settings are the defaults (``keras-adl tune TASK``

@@ -5,7 +5,7 @@ Tasks:
 
 - ``pretrain_mlm`` (model ``bert``): masked LM (dynamic masking, 15% and 80/10/10) on whole
   documents, or with ``--segments pairs`` on sentence pairs with next-sentence prediction
-  (`keras_adl.tasks.pretraining`); reports held-out masked-token accuracy against the
+  (`keras_adl.data.pretraining`); reports held-out masked-token accuracy against the
   most-frequent-token baseline.
 - ``pretrain_lm`` (model ``gpt``): next-token prediction on windows of the corpus; reports
   held-out perplexity against a unigram model and prints a generated continuation. Its export
@@ -19,7 +19,7 @@ Tasks:
   product of its windows' probabilities (`make_text_classifier_serving_fn`, also its export).
 
 Corpus (``--data``): a UTF-8 text file or directory, ``gcide.dict.dz`` or a WordNet directory
-(`keras_adl.tasks.text_corpora.load_corpus`); by default the installed GCIDE dictionary plus
+(`keras_adl.data.text_corpora.load_corpus`); by default the installed GCIDE dictionary plus
 Debian's fortunes except the topic split's held-out ones, the fortunes making half the training
 documents (`default_corpus`, ``make data``). 2% of the documents are held out. The WordPiece
 vocabulary (`keras_adl.text.wordpiece`, with ``[MASK]``) is learned on the training documents
@@ -282,7 +282,7 @@ class PretrainingRecipe(Recipe):
         by default the installed GCIDE and fortunes (`default_corpus`)."""
         import numpy as np
 
-        from keras_adl.tasks.text_corpora import LAYOUT_RULE, load_corpus
+        from keras_adl.data.text_corpora import LAYOUT_RULE, load_corpus
 
         if data is None:
             return default_corpus(samples)
@@ -349,7 +349,7 @@ class PretrainingRecipe(Recipe):
     def learn_tokenizer(texts, vocab_size):
         """A `WordPieceTokenizer` whose vocabulary (``[MASK]`` first) is learned on
         ``texts`` (repeats dropped; at most 200,000 of them)."""
-        from keras_adl.tasks.pretraining import pretraining_vocabulary
+        from keras_adl.data.pretraining import pretraining_vocabulary
         from keras_adl.text.wordpiece import WordPieceTokenizer, learn_wordpiece
 
         pieces = learn_wordpiece(list(dict.fromkeys(texts))[:200_000], vocab_size)
@@ -362,7 +362,7 @@ class PretrainingRecipe(Recipe):
         sentence pairs with their next-sentence labels (``"pairs"``)."""
         import tensorflow as tf
 
-        from keras_adl.tasks.pretraining import masked_lm_batches, pack_inputs, sentence_pairs
+        from keras_adl.data.pretraining import masked_lm_batches, pack_inputs, sentence_pairs
 
         if segments == "documents":
             texts = tf.data.Dataset.from_tensor_slices(list(documents))
@@ -412,7 +412,7 @@ class PretrainingRecipe(Recipe):
         Raises:
             RecipeError: too little text for one window (naming ``what`` and the fix).
         """
-        from keras_adl.tasks.pretraining import lm_windows
+        from keras_adl.data.pretraining import lm_windows
 
         try:
             return lm_windows(self.token_lists(tokenizer, documents), sequence_length)
@@ -461,7 +461,7 @@ class PretrainingRecipe(Recipe):
         """
         import tensorflow as tf
 
-        from keras_adl.tasks.pretraining import pack_for_lm, pack_inputs, text_windows
+        from keras_adl.data.pretraining import pack_for_lm, pack_inputs, text_windows
 
         _check_classifier(model_name, sequence_length)
         texts = tf.convert_to_tensor(texts, tf.string)
@@ -1048,9 +1048,9 @@ def default_corpus(samples=None):
     """
     import numpy as np
 
+    from keras_adl.data.fortunes import read_other_fortunes
+    from keras_adl.data.text_corpora import load_corpus
     from keras_adl.recipes.documents import RECIPE as DOCUMENTS
-    from keras_adl.tasks.fortunes import read_other_fortunes
-    from keras_adl.tasks.text_corpora import load_corpus
 
     try:
         train_topics, _, test_topics, *_ = DOCUMENTS.load("fortunes", None, 10**9)
@@ -1082,9 +1082,9 @@ def _plot_attention(model, model_name, tokenizer, texts, sequence_length, out, t
     ``texts`` whose length in pieces lies within `ATTENTION_PIECES`."""
     import tensorflow as tf
 
+    from keras_adl.data.pretraining import pack_for_lm, pack_inputs
     from keras_adl.models import bert, gpt
     from keras_adl.plotting import plot_attention_heads
-    from keras_adl.tasks.pretraining import pack_for_lm, pack_inputs
 
     texts = [t for t in texts if t.strip()][:200]
     if not texts:

@@ -196,7 +196,7 @@ class SequencesRecipe(Recipe):
                 model, keras.losses.SparseCategoricalCrossentropy(), learning_rate, jit_compile
             )
         if task == "dates":
-            from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+            from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB
 
             source_vocab_size, target_vocab_size = len(SOURCE_VOCAB), len(TARGET_VOCAB)
         model = getattr(models, model_name)(source_vocab_size, target_vocab_size, **settings)
@@ -218,7 +218,7 @@ class SequencesRecipe(Recipe):
     def arrays(task, samples, seed):
         """``(inputs, targets, raw)`` of a generated task (``dates`` or ``sort``)."""
         if task == "dates":
-            from keras_adl.tasks.dates import date_arrays
+            from keras_adl.data.dates import date_arrays
 
             data = date_arrays(samples, seed=seed)
             return (
@@ -226,7 +226,7 @@ class SequencesRecipe(Recipe):
                 data["target"],
                 data,
             )
-        from keras_adl.tasks.sorting import sort_arrays
+        from keras_adl.data.sorting import sort_arrays
 
         data = sort_arrays(samples, length=SORT_LENGTH, seed=seed)
         return (
@@ -258,8 +258,8 @@ class SequencesRecipe(Recipe):
         return model, history, self.evaluate(run.task, run.model, model, run.out)
 
     def _train_pairs(self, run):
+        from keras_adl.data.text_pairs import split_pairs
         from keras_adl.recipes.base import RecipeError
-        from keras_adl.tasks.text_pairs import split_pairs
         from keras_adl.text import TextPairTokenizer
 
         max_length, options = run.options["max_length"], run.options
@@ -344,7 +344,7 @@ class SequencesRecipe(Recipe):
                 title="pointer distribution per output step",
             )
             return {"held_out_fully_sorted": float(np.mean(np.all(order == test["target"], 1)))}
-        from keras_adl.tasks.dates import TARGET_LENGTH, TARGET_VOCAB
+        from keras_adl.data.dates import TARGET_LENGTH, TARGET_VOCAB
 
         tokens, attention, _ = self.decode_fn(model_name)(model, test["source"], TARGET_LENGTH - 1)
         predictions = TARGET_VOCAB.decode(keras.ops.convert_to_numpy(tokens))
@@ -440,12 +440,12 @@ class SequencesRecipe(Recipe):
 
     def hypermodel(self, task, model_name):
         """The HyperModel searched by ``keras-adl tune TASK --model MODEL``."""
+        from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB
         from keras_adl.recipes.sequences import (
             PointerNetworkHyperModel,
             Seq2SeqHyperModel,
             TransformerSeq2SeqHyperModel,
         )
-        from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
 
         if task == "sort":
             return PointerNetworkHyperModel()
@@ -490,7 +490,7 @@ class SequencesRecipe(Recipe):
             export_serving_fn(model, export_dir, serve, resources=tokenizer.tables)
             self.copy_file(run_dir, VOCABULARY_FILE, export_dir)  # read by `evaluate`
         else:
-            from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
+            from keras_adl.data.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
 
             decode = self.decode_fn(model_name) if model_name == "transformer_seq2seq" else None
             export_seq2seq(
@@ -557,15 +557,15 @@ RECIPE = SequencesRecipe()
 def load_pairs(data):
     """``(sources, targets)`` from the ``--data`` of ``pairs``: ``gettext:LANG`` or
     ``gettext:DIR`` and ``.po``/``.mo`` files through
-    `keras_adl.tasks.gettext_catalogs.load_gettext_pairs`, anything else as a
-    ``source<TAB>target`` file (`keras_adl.tasks.text_pairs.load_text_pairs`).
+    `keras_adl.data.gettext_catalogs.load_gettext_pairs`, anything else as a
+    ``source<TAB>target`` file (`keras_adl.data.text_pairs.load_text_pairs`).
 
     Raises:
         RecipeError: the data cannot be read (the message says why and where).
     """
+    from keras_adl.data.gettext_catalogs import load_gettext_pairs
+    from keras_adl.data.text_pairs import load_text_pairs
     from keras_adl.recipes.base import RecipeError
-    from keras_adl.tasks.gettext_catalogs import load_gettext_pairs
-    from keras_adl.tasks.text_pairs import load_text_pairs
 
     try:
         if data.startswith("gettext:"):

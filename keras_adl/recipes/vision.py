@@ -169,8 +169,8 @@ def dram_layout(digit_size):
 def load_digits(data_dir=None):
     """``((train_x, train_y), (test_x, test_y))``: sklearn's digits at 16×16 split 80/20, or the
     MNIST / Fashion-MNIST IDX files in ``data_dir`` (28×28)."""
-    from keras_adl.tasks.image_sources import load_idx_dataset, load_sklearn_digits
-    from keras_adl.tasks.splits import split_dataset
+    from keras_adl.data.image_sources import load_idx_dataset, load_sklearn_digits
+    from keras_adl.data.splits import split_dataset
 
     if data_dir:
         splits = load_idx_dataset(data_dir, "train"), load_idx_dataset(data_dir, "test")
@@ -204,7 +204,7 @@ def development_data(task, development, digit_size):
     for Show-Attend-Tell, the teacher-forced decoder input)."""
     images, labels = development
     if task in ("digit_strips", "digit_strips_glimpses"):
-        from keras_adl.tasks.digit_strips import caption_arrays, digit_strips
+        from keras_adl.data.digit_strips import caption_arrays, digit_strips
 
         strips, captions, _ = digit_strips(
             images, labels, DEVELOPMENT_STRIPS, CAPTION_LENGTH, rng=DEVELOPMENT_SEED
@@ -213,7 +213,7 @@ def development_data(task, development, digit_size):
         if task == "digit_strips":
             return {"image": strips, "decoder_input": decoder_input}, targets
         return strips, targets
-    from keras_adl.tasks.translated_digits import translate_digits
+    from keras_adl.data.translated_digits import translate_digits
 
     layout = ram_layout(task, digit_size)
     canvases, classes, _ = translate_digits(
@@ -321,8 +321,8 @@ class VisionRecipe(Recipe):
                 total_steps = spec.epochs * (SKLEARN_TRAIN_DIGITS // spec.batch_size)
             learning_rate = cosine_decay(learning_rate, total_steps)
         if task == "digit_strips":
+            from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE
             from keras_adl.models.captioning import show_attend_tell
-            from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
 
             image_shape = tuple(self.image_shape(task, digit_size))
             model = show_attend_tell(CAPTION_VOCAB_SIZE, image_shape=image_shape, **settings)
@@ -330,8 +330,8 @@ class VisionRecipe(Recipe):
             return compile_for_training(model, loss, learning_rate, jit_compile)
         if task == "digit_strips_glimpses":
             from keras_adl.conventions import PAD
+            from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE
             from keras_adl.models.dram import deep_recurrent_attention_model
-            from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
 
             model = deep_recurrent_attention_model(
                 tuple(self.image_shape(task, digit_size)),
@@ -394,20 +394,20 @@ class VisionRecipe(Recipe):
             image_shape=self.image_shape(run.task, digit_size),
         )
         if run.task == "digit_strips":
-            from keras_adl.tasks.digit_strips import DigitStrips
+            from keras_adl.data.digit_strips import DigitStrips
 
             data = DigitStrips(train_x, train_y, batch_size, num_digits=CAPTION_LENGTH, seed=0)
             history = self.fit(run, model, data, **fit)
             return model, history, self.evaluate_captioning(model, test, run.out)
         if run.task == "digit_strips_glimpses":
-            from keras_adl.tasks.digit_strips import DigitStrips
+            from keras_adl.data.digit_strips import DigitStrips
 
             data = DigitStrips(
                 train_x, train_y, batch_size, CAPTION_LENGTH, seed=0, teacher_forcing=False
             )
             history = self.fit(run, model, data, **fit)
             return model, history, self.evaluate_dram(model, run.model, test, run.out)
-        from keras_adl.tasks.translated_digits import TranslatedDigits
+        from keras_adl.data.translated_digits import TranslatedDigits
 
         layout = ram_layout(run.task, digit_size)
         run.record["layout"] = layout
@@ -429,9 +429,9 @@ class VisionRecipe(Recipe):
         glimpses land and a picture of one glimpse path."""
         import numpy as np
 
+        from keras_adl.data.translated_digits import translate_digits
         from keras_adl.metrics import glimpses_on_digit
         from keras_adl.plotting import plot_glimpse_path
-        from keras_adl.tasks.translated_digits import translate_digits
 
         test_x, test_y = test
         canvases, labels, offsets = translate_digits(
@@ -469,9 +469,9 @@ class VisionRecipe(Recipe):
         ``t+1`` lie right of digit ``t``'s, and a picture of one glimpse path."""
         import numpy as np
 
+        from keras_adl.data.digit_strips import DIGIT_OFFSET, caption_arrays, digit_strips
         from keras_adl.metrics import exact_match, glimpse_coverage, reading_order
         from keras_adl.plotting import plot_glimpse_path
-        from keras_adl.tasks.digit_strips import DIGIT_OFFSET, caption_arrays, digit_strips
 
         test_x, test_y = test
         strips, captions, _ = digit_strips(
@@ -513,6 +513,7 @@ class VisionRecipe(Recipe):
         import keras
         import numpy as np
 
+        from keras_adl.data.digit_strips import DIGIT_OFFSET, caption_arrays, digit_strips
         from keras_adl.metrics import alignment_hit_rate, exact_match
         from keras_adl.models.captioning import (
             caption_attention,
@@ -520,7 +521,6 @@ class VisionRecipe(Recipe):
             caption_grid_shape,
         )
         from keras_adl.plotting import plot_caption_attention
-        from keras_adl.tasks.digit_strips import DIGIT_OFFSET, caption_arrays, digit_strips
 
         test_x, test_y = test
         strips, captions, spans = digit_strips(
@@ -558,13 +558,13 @@ class VisionRecipe(Recipe):
         return metrics
 
     def hypermodel(self, task, model_name, digit_size):
+        from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE
         from keras_adl.recipes.vision import (
             DeepRecurrentAttentionHyperModel,
             RecurrentAttentionHyperModel,
             ShowAttendTellHyperModel,
             WholeImageHyperModel,
         )
-        from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
 
         if task == "digit_strips":
             return ShowAttendTellHyperModel(
@@ -604,18 +604,18 @@ class VisionRecipe(Recipe):
         hypermodel = self.hypermodel(task, model_name, digit_size)
         validation = development_data(task, development, digit_size)
         if task == "digit_strips":
-            from keras_adl.tasks.digit_strips import DigitStrips
+            from keras_adl.data.digit_strips import DigitStrips
 
             data = DigitStrips(train_x, train_y, batch, num_digits=CAPTION_LENGTH, seed=0)
             objective = "val_loss"
         elif task == "digit_strips_glimpses":
-            from keras_adl.tasks.digit_strips import DigitStrips
+            from keras_adl.data.digit_strips import DigitStrips
 
             plain = dict(num_digits=CAPTION_LENGTH, teacher_forcing=False)
             data = DigitStrips(train_x, train_y, batch, seed=0, **plain)
             objective = ("val_sequence_accuracy", "max")
         else:
-            from keras_adl.tasks.translated_digits import TranslatedDigits
+            from keras_adl.data.translated_digits import TranslatedDigits
 
             layout = ram_layout(task, digit_size)
             place = dict(canvas_size=layout["canvas_size"], num_clutter=layout["num_clutter"])
@@ -752,7 +752,7 @@ def _caption_token_strings(vocab_size, token_strings):
     """The string of every token id: specials are ``""``; by default ids 3..12 are the digits
     ``"0".."9"`` (the digit-strip task's ``token = digit + 3``)."""
     from keras_adl.conventions import END, PAD, START
-    from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE, DIGIT_OFFSET
+    from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE, DIGIT_OFFSET
 
     if token_strings is None:
         if vocab_size != CAPTION_VOCAB_SIZE:
@@ -907,7 +907,7 @@ def dram_captions(tokens, token_strings=None):
     from keras_adl.conventions import END
 
     if token_strings is None:
-        from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
+        from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE
 
         token_strings = _caption_token_strings(CAPTION_VOCAB_SIZE, None)
     tokens = tf.convert_to_tensor(tokens, tf.int32)
@@ -1098,8 +1098,8 @@ def _hypermodels():
 
         def build(self, hp):
             from keras_adl.conventions import PAD
+            from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE
             from keras_adl.models.dram import deep_recurrent_attention_model
-            from keras_adl.tasks.digit_strips import CAPTION_VOCAB_SIZE
 
             settings = dict(DRAM_SETTINGS, glimpse_filters=self.glimpse_filters)
             learning_rate = tuned_learning_rate(hp, settings.pop("learning_rate"))

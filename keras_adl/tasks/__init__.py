@@ -1,83 +1,17 @@
-"""Data: synthetic tasks of the papers and loaders of real data in standard formats.
+"""Deprecated: the data package is `keras_adl.data` (renamed from ``keras_adl.tasks`` in 0.2,
+because "task" also names a command-line task and keras-hub's model-with-head).
 
-One module per source or task. Re-exported here: `algorithmic` (copy, repeat copy,
-associative recall, priority sort), `sorting`, `dates`, `image_sources` (scikit-learn digits,
-MNIST-format IDX files), `translated_digits`, `digit_strips`, `corpora` (the user's labelled
-documents), `fortunes`, `needle` and `splits`. The text pipelines' modules are imported by their
-own paths: `text_pairs`, `gettext_catalogs` (translation catalogs as text pairs),
-`text_corpora` (plain-text corpora), `skipgrams` (word2vec), `bilm` (ELMo) and `pretraining`
-(packing, masked-LM data and windows, e.g.
-``from keras_adl.tasks.pretraining import text_windows``). The figures that score models on
-these tasks are in `keras_adl.metrics`; token ids are in `keras_adl.conventions`.
+``keras_adl.tasks`` and ``keras_adl.tasks.<module>`` still import, as aliases of
+`keras_adl.data` and its modules, with a ``DeprecationWarning``; they go in the next release.
 """
 
-from keras_adl.tasks.algorithmic import (
-    associative_recall_batch,
-    copy_batch,
-    priority_sort_batch,
-    repeat_copy_batch,
-    task_dataset,
-    task_dims,
-)
-from keras_adl.tasks.corpora import load_document_tree, load_document_tsv, load_documents
-from keras_adl.tasks.dates import date_arrays, generate_dates
-from keras_adl.tasks.digit_strips import (
-    CAPTION_VOCAB_SIZE,
-    DIGIT_OFFSET,
-    DigitStrips,
-    caption_arrays,
-    digit_strips,
-)
-from keras_adl.tasks.fortunes import (
-    FORTUNE_DIRECTORIES,
-    FORTUNE_TOPICS,
-    find_fortunes,
-    load_fortunes,
-    read_fortune_file,
-)
-from keras_adl.tasks.image_sources import (
-    find_fashion_mnist,
-    load_idx_dataset,
-    load_sklearn_digits,
-    read_idx,
-)
-from keras_adl.tasks.needle import CLASS_WORDS, FILLER_WORDS, NEEDLE_WORD, needle_documents
-from keras_adl.tasks.sorting import sort_arrays
-from keras_adl.tasks.splits import split_dataset
-from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits
+import warnings
 
-__all__ = [
-    "CAPTION_VOCAB_SIZE",
-    "CLASS_WORDS",
-    "DIGIT_OFFSET",
-    "FILLER_WORDS",
-    "FORTUNE_DIRECTORIES",
-    "FORTUNE_TOPICS",
-    "NEEDLE_WORD",
-    "DigitStrips",
-    "TranslatedDigits",
-    "associative_recall_batch",
-    "caption_arrays",
-    "copy_batch",
-    "date_arrays",
-    "digit_strips",
-    "find_fashion_mnist",
-    "find_fortunes",
-    "generate_dates",
-    "load_document_tree",
-    "load_document_tsv",
-    "load_documents",
-    "load_fortunes",
-    "load_idx_dataset",
-    "load_sklearn_digits",
-    "needle_documents",
-    "priority_sort_batch",
-    "read_fortune_file",
-    "read_idx",
-    "repeat_copy_batch",
-    "sort_arrays",
-    "split_dataset",
-    "task_dataset",
-    "task_dims",
-    "translate_digits",
-]
+from keras_adl.data import *  # noqa: F401,F403
+from keras_adl.data import __all__  # noqa: F401
+
+warnings.warn(
+    "keras_adl.tasks is deprecated; import keras_adl.data instead",
+    DeprecationWarning,
+    stacklevel=2,
+)

@@ -4,9 +4,9 @@ and the contextual tasks, the ``pairs`` files and the documents files (issue 47,
 
 import pytest
 
-from keras_adl.tasks.corpora import load_documents
-from keras_adl.tasks.text_corpora import load_corpus
-from keras_adl.tasks.text_pairs import load_text_pairs
+from keras_adl.data.corpora import load_documents
+from keras_adl.data.text_corpora import load_corpus
+from keras_adl.data.text_pairs import load_text_pairs
 from tests.byod.inputs import (
     document_cases,
     idx_cases,

@@ -159,8 +159,8 @@ def _write_png(path, image):
 def test_train_export_predict_ram(tmp_path, capsys):
     import numpy as np
 
-    from keras_adl.tasks.image_sources import load_sklearn_digits
-    from keras_adl.tasks.translated_digits import translate_digits
+    from keras_adl.data.image_sources import load_sklearn_digits
+    from keras_adl.data.translated_digits import translate_digits
 
     run_dir, export_dir = str(tmp_path / "ram"), str(tmp_path / "ram_export")
     code, _, err = _run(
@@ -208,8 +208,8 @@ def test_train_export_predict_ram(tmp_path, capsys):
 
 @pytest.mark.slow  # an end-to-end CLI run
 def test_train_export_predict_dram(tmp_path, capsys):
-    from keras_adl.tasks.digit_strips import digit_strips
-    from keras_adl.tasks.image_sources import load_sklearn_digits
+    from keras_adl.data.digit_strips import digit_strips
+    from keras_adl.data.image_sources import load_sklearn_digits
 
     run_dir, export_dir = str(tmp_path / "dram"), str(tmp_path / "dram_export")
     command = ["train", "digit_strips_glimpses", "--samples", "128", "--epochs", "1"]
@@ -244,8 +244,8 @@ def test_train_export_predict_dram(tmp_path, capsys):
 
 @pytest.mark.slow  # an end-to-end CLI run
 def test_train_export_predict_whole_image_baseline(tmp_path, capsys):
-    from keras_adl.tasks.image_sources import load_sklearn_digits
-    from keras_adl.tasks.translated_digits import translate_digits
+    from keras_adl.data.image_sources import load_sklearn_digits
+    from keras_adl.data.translated_digits import translate_digits
 
     run_dir, export_dir = str(tmp_path / "convnet"), str(tmp_path / "convnet_export")
     command = ["train", "cluttered_digits_100", "--model", "convnet", "--samples", "128"]
@@ -287,8 +287,8 @@ def test_tune_translated_digits(tmp_path, capsys):
 
 @pytest.mark.slow  # an end-to-end CLI run
 def test_train_export_predict_captions(tmp_path, capsys):
-    from keras_adl.tasks.digit_strips import digit_strips
-    from keras_adl.tasks.image_sources import load_sklearn_digits
+    from keras_adl.data.digit_strips import digit_strips
+    from keras_adl.data.image_sources import load_sklearn_digits
 
     run_dir, export_dir = str(tmp_path / "sat"), str(tmp_path / "sat_export")
     code, _, err = _run(
@@ -950,7 +950,7 @@ def test_tune_word2vec(tmp_path, capsys):
 
 def _fortunes_dir(path):
     """Fortunes of the nine topics, each with its own planted word."""
-    from keras_adl.tasks.fortunes import FORTUNE_TOPICS
+    from keras_adl.data.fortunes import FORTUNE_TOPICS
 
     path.mkdir()
     rng = np.random.default_rng(0)
@@ -1125,7 +1125,7 @@ def test_contextual_family_end_to_end(tmp_path, capsys):
         code, out, _ = _run(["predict", export, *texts], capsys)
         lines = out.strip().splitlines()
         assert code == 0 and [line.split("\t")[0] for line in lines] == texts
-    from keras_adl.tasks.fortunes import FORTUNE_TOPICS
+    from keras_adl.data.fortunes import FORTUNE_TOPICS
 
     assert out.splitlines()[0].split("\t")[1] in FORTUNE_TOPICS
     served = tf.saved_model.load(bilm + "_export").signatures["serving_default"](

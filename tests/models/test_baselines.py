@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.data.image_sources import load_sklearn_digits
+from keras_adl.data.translated_digits import TranslatedDigits, translate_digits
 from keras_adl.models import whole_image_convnet, whole_image_mlp
 from keras_adl.recipes import vision
-from keras_adl.tasks.image_sources import load_sklearn_digits
-from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits
 
 
 def test_mlp_has_the_papers_two_hidden_layers_and_a_softmax():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.data.pretraining import FIRST_PIECE, masked_lm_batches, pack_inputs
 from keras_adl.models.bert import (
     attention_weights,
     bert_classifier,
@@ -16,7 +17,6 @@ from keras_adl.models.bert import (
     compile_pretrainer,
     encoder_of,
 )
-from keras_adl.tasks.pretraining import FIRST_PIECE, masked_lm_batches, pack_inputs
 from tests.harness import np_
 
 SIZES = dict(sequence_length=12, model_dim=16, num_heads=2, intermediate_dim=32, num_layers=1)

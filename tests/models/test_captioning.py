@@ -6,6 +6,13 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import END, START
+from keras_adl.data.digit_strips import (
+    CAPTION_VOCAB_SIZE,
+    DigitStrips,
+    caption_arrays,
+    digit_strips,
+)
+from keras_adl.data.image_sources import load_sklearn_digits
 from keras_adl.metrics import alignment_hit_rate, exact_match
 from keras_adl.models import (
     caption_attention,
@@ -15,13 +22,6 @@ from keras_adl.models import (
 )
 from keras_adl.ops import doubly_stochastic_penalty
 from keras_adl.recipes.vision import export_captioning, make_captioning_serving_fn
-from keras_adl.tasks.digit_strips import (
-    CAPTION_VOCAB_SIZE,
-    DigitStrips,
-    caption_arrays,
-    digit_strips,
-)
-from keras_adl.tasks.image_sources import load_sklearn_digits
 from tests.harness import np_
 
 VOCAB = CAPTION_VOCAB_SIZE  # PAD, START, END and the digits 0..9 as tokens 3..12

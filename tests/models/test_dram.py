@@ -187,14 +187,14 @@ def test_learns_to_read_two_digit_strips_left_to_right():
     (2 digits, then END) and a 4×8 context view: held-out exact match far above chance (1%),
     and the glimpse for digit 2 right of the glimpse for digit 1."""
     from keras_adl.conventions import PAD
-    from keras_adl.metrics import exact_match, reading_order
-    from keras_adl.tasks.digit_strips import (
+    from keras_adl.data.digit_strips import (
         CAPTION_VOCAB_SIZE,
         DigitStrips,
         caption_arrays,
         digit_strips,
     )
-    from keras_adl.tasks.image_sources import load_sklearn_digits
+    from keras_adl.data.image_sources import load_sklearn_digits
+    from keras_adl.metrics import exact_match, reading_order
 
     keras.utils.set_random_seed(0)
     images, labels = load_sklearn_digits(16)

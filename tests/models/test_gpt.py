@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import END
+from keras_adl.data.pretraining import lm_windows, pack_for_lm
 from keras_adl.models.gpt import (
     attention_weights,
     compile_classifier,
@@ -16,7 +17,6 @@ from keras_adl.models.gpt import (
     gpt_classifier,
     gpt_lm,
 )
-from keras_adl.tasks.pretraining import lm_windows, pack_for_lm
 from tests.harness import np_
 
 SIZES = dict(sequence_length=14, model_dim=16, num_heads=2, intermediate_dim=32)

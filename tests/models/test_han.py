@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.data.needle import needle_documents
 from keras_adl.metrics import sentence_attention_hit_rate
 from keras_adl.models import han_attention, han_classifier
 from keras_adl.recipes.base import compile_for_training
@@ -16,7 +17,6 @@ from keras_adl.recipes.documents import (
     export_han,
     make_han_serving_fn,
 )
-from keras_adl.tasks.needle import needle_documents
 from keras_adl.text import DocumentTokenizer
 from keras_adl.training.distribute import build_in_scope, get_strategy
 from tests.harness import np_

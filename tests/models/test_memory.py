@@ -2,9 +2,9 @@ import keras
 import numpy as np
 import pytest
 
+from keras_adl.data.algorithmic import copy_batch
 from keras_adl.models.memory import addressing_model, memory_sequence_model
 from keras_adl.recipes.memory import RECIPE, compile_memory_model
-from keras_adl.tasks.algorithmic import copy_batch
 from tests.harness import np_
 
 TINY = dict(controller_units=16, memory_size=12, memory_width=6)
@@ -103,7 +103,7 @@ def _train_copy(cell, steps, learning_rate, max_length, seed=0, **kwargs):
     keras.utils.set_random_seed(seed)
     model = memory_sequence_model(9, 8, cell=cell, **kwargs)
     compile_memory_model(model, learning_rate=learning_rate)
-    from keras_adl.tasks.algorithmic import task_dataset
+    from keras_adl.data.algorithmic import task_dataset
 
     data = task_dataset("copy", 32, seed=seed, min_length=1, max_length=max_length)
     model.fit(data, steps_per_epoch=steps, epochs=1, shuffle=False, verbose=0)

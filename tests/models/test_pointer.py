@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import START_VALUE
+from keras_adl.data.sorting import sort_arrays
 from keras_adl.models import pointer_decode, pointer_network
-from keras_adl.tasks.sorting import sort_arrays
 from tests.harness import np_
 
 

@@ -6,8 +6,8 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import END, START
+from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from keras_adl.models import attention_seq2seq, beam_search, encoder_decoder, greedy_decode
-from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from tests.harness import np_
 
 MAX_LENGTH = 11  # 10 characters + </s>

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.data.skipgrams import WordVocabulary, skipgram_dataset
 from keras_adl.embeddings import (
     Embeddings,
     evaluate_analogies,
@@ -19,7 +20,6 @@ from keras_adl.models.word2vec import (
     word2vec_optimizer,
     word_vectors,
 )
-from keras_adl.tasks.skipgrams import WordVocabulary, skipgram_dataset
 
 
 def _tables(model):

@@ -104,8 +104,8 @@ def test_tiny_documents_train_without_a_development_split_and_refuse_patience(tm
 
 
 def test_memory_development_sequences_are_their_own_and_pick_the_best_epoch(tmp_path):
+    from keras_adl.data.algorithmic import GENERATORS, task_dataset
     from keras_adl.recipes.memory import HELD_OUT, RECIPE
-    from keras_adl.tasks.algorithmic import GENERATORS, task_dataset
 
     x, _, _ = RECIPE.development("copy")
     rows = {r.tobytes() for r in x}

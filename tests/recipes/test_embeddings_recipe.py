@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import pytest
 
+from keras_adl.data.text_corpora import text_documents, tokenize_documents, topic_corpus
 from keras_adl.embeddings import Embeddings
 from keras_adl.models.word2vec import repeated_row_scale
 from keras_adl.recipes.embeddings import (
@@ -16,7 +17,6 @@ from keras_adl.recipes.embeddings import (
     STEPS_PER_EXECUTION,
     picture_words,
 )
-from keras_adl.tasks.text_corpora import text_documents, tokenize_documents, topic_corpus
 
 
 def _losses(tokenized, vocabulary, max_row_updates, steps, epochs=3):
@@ -41,7 +41,7 @@ def _losses(tokenized, vocabulary, max_row_updates, steps, epochs=3):
 
 
 def test_a_small_vocabulary_trains_to_finite_losses_with_the_row_cap():
-    from keras_adl.tasks.skipgrams import WordVocabulary
+    from keras_adl.data.skipgrams import WordVocabulary
 
     tokenized = tokenize_documents(text_documents(topic_corpus(50, 3000)))
     vocabulary = WordVocabulary.build(tokenized, min_count=5)
@@ -86,7 +86,7 @@ def test_the_row_cap_leaves_the_forward_pass_and_scales_the_gradient():
 
 
 def test_an_epoch_is_whole_compiled_calls():
-    from keras_adl.tasks.skipgrams import WordVocabulary
+    from keras_adl.data.skipgrams import WordVocabulary
 
     settings = RECIPE.settings("word2vec", "skipgram")
     tokenized = tokenize_documents(text_documents(topic_corpus(500, 20_000)))

@@ -3,6 +3,8 @@ import keras_tuner
 import numpy as np
 import pytest
 
+from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
+from keras_adl.data.sorting import sort_arrays
 from keras_adl.recipes import memory
 from keras_adl.recipes.sequences import (
     PointerNetworkHyperModel,
@@ -10,8 +12,6 @@ from keras_adl.recipes.sequences import (
     TransformerClassifierHyperModel,
     TransformerSeq2SeqHyperModel,
 )
-from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
-from keras_adl.tasks.sorting import sort_arrays
 
 
 def _dates(num, seed):
@@ -201,8 +201,8 @@ def test_whole_image_hypermodels_search_their_sizes():
 
 
 def test_word2vec_hypermodel_builds_searched_settings_and_scores_wordsim(tmp_path):
+    from keras_adl.data.skipgrams import WordVocabulary
     from keras_adl.recipes.embeddings import RECIPE, Word2VecHyperModel
-    from keras_adl.tasks.skipgrams import WordVocabulary
 
     corpus = [["king", "queen", "man", "woman", "tiger", "cat"] * 3] * 40
     vocabulary = WordVocabulary.build(corpus, min_count=1)

@@ -9,9 +9,9 @@ from keras_adl.recipes.pretraining import RECIPE, default_corpus
 
 
 def test_default_corpus_excludes_held_out_fortunes_and_weights_the_rest(monkeypatch):
+    import keras_adl.data.fortunes as fortunes
+    import keras_adl.data.text_corpora as text_corpora
     import keras_adl.recipes.documents as documents
-    import keras_adl.tasks.fortunes as fortunes
-    import keras_adl.tasks.text_corpora as text_corpora
 
     definitions = [f"definition {i}." for i in range(400)]
     train_topics = [f"topic fortune {i}." for i in range(40)]
@@ -43,7 +43,7 @@ def test_default_corpus_excludes_held_out_fortunes_and_weights_the_rest(monkeypa
 
 @pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
 def test_masked_lm_examples_are_documents_or_sentence_pairs():
-    from keras_adl.tasks.pretraining import pretraining_vocabulary
+    from keras_adl.data.pretraining import pretraining_vocabulary
     from keras_adl.text.wordpiece import WordPieceTokenizer
 
     words = "the cat sat on mat Été ça Привет 東京".split()
@@ -91,7 +91,7 @@ def _window_tokenizer():
 
 
 def test_finetuning_trains_on_every_window_of_a_text_with_its_label():
-    from keras_adl.tasks.pretraining import CLS, PAD, SEP
+    from keras_adl.data.pretraining import CLS, PAD, SEP
 
     tokenizer, ids = _window_tokenizer()
     expected = _windows_of(ids, 4, 3)

@@ -71,7 +71,7 @@ def test_sequences_cli_example_and_benchmark_agree():
 
     # The benchmark reverses strings of its own 26 letters: the recipe's `pairs` build with
     # the dates settings. That build, at the dates vocabularies, is the CLI's model...
-    from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB
+    from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB
 
     benchmark = load_script("benchmarks/attention_vs_length.py")
     assert benchmark.SETTINGS_OF == task and benchmark.MODELS[0] == model_name

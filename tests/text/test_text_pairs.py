@@ -3,7 +3,7 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import END, PAD, START, UNK
-from keras_adl.tasks.text_pairs import load_text_pairs
+from keras_adl.data.text_pairs import load_text_pairs
 from keras_adl.text import TextPairTokenizer
 
 
@@ -74,7 +74,7 @@ def test_char_level_and_truncation():
 
 
 def test_split_pairs_is_seeded_keeps_order_and_holds_out_the_fraction():
-    from keras_adl.tasks.text_pairs import split_pairs
+    from keras_adl.data.text_pairs import split_pairs
 
     sources = [f"s{i} é" for i in range(40)]
     targets = [f"t{i} \u00e9" for i in range(40)]
@@ -98,7 +98,7 @@ def test_split_pairs_is_seeded_keeps_order_and_holds_out_the_fraction():
     ],
 )
 def test_split_pairs_errors(args, message):
-    from keras_adl.tasks.text_pairs import split_pairs
+    from keras_adl.data.text_pairs import split_pairs
 
     with pytest.raises(ValueError, match=message):
         split_pairs(*args)

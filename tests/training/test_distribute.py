@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from keras_adl.models import attention_seq2seq
-from keras_adl.tasks.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from keras_adl.training.distribute import build_in_scope, get_strategy
 
 HERE = os.path.dirname(os.path.abspath(__file__))

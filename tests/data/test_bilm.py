@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 
 from keras_adl.conventions import UNK
-from keras_adl.tasks.bilm import (
+from keras_adl.data.bilm import (
     bilm_dataset,
     split_documents,
     unigram_perplexity,
     window_ids,
     word_windows,
 )
-from keras_adl.tasks.skipgrams import WordVocabulary
+from keras_adl.data.skipgrams import WordVocabulary
 from keras_adl.text.characters import character_ids
 
 DOCUMENTS = [["le", "chat", "dort", "ici", "été"], ["un"], ["ёж", "日本", "x"]]

@@ -3,8 +3,8 @@ import re
 import numpy as np
 import pytest
 
-from keras_adl.tasks import needle
-from keras_adl.tasks.needle import CLASS_WORDS, FILLER_WORDS, NEEDLE_WORD, needle_documents
+from keras_adl.data import needle
+from keras_adl.data.needle import CLASS_WORDS, FILLER_WORDS, NEEDLE_WORD, needle_documents
 
 
 def _sentences(document):

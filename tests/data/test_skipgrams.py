@@ -1,4 +1,4 @@
-"""word2vec examples (`keras_adl.tasks.skipgrams`): negatives never equal their context,
+"""word2vec examples (`keras_adl.data.skipgrams`): negatives never equal their context,
 subsampling keeps words at the word2vec.c rate, windows stay inside documents and within their
 drawn size, and the batches have fixed shapes."""
 
@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS
-from keras_adl.tasks.skipgrams import (
+from keras_adl.data.skipgrams import (
     WordVocabulary,
     alias_table,
     keep_probabilities,

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_adl.tasks import image_sources
-from keras_adl.tasks.image_sources import (
+from keras_adl.data import image_sources
+from keras_adl.data.image_sources import (
     find_fashion_mnist,
     load_idx_dataset,
     load_sklearn_digits,

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_adl.tasks.pretraining import (
+from keras_adl.data.pretraining import (
     CLS,
     FIRST_PIECE,
     MASK,

@@ -1,6 +1,6 @@
 import pytest
 
-from keras_adl.tasks.image_sources import load_sklearn_digits
+from keras_adl.data.image_sources import load_sklearn_digits
 
 
 @pytest.fixture(scope="module")

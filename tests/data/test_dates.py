@@ -3,7 +3,7 @@ import datetime
 import numpy as np
 
 from keras_adl.conventions import END, PAD, START, UNK
-from keras_adl.tasks.dates import (
+from keras_adl.data.dates import (
     SOURCE_LENGTH,
     SOURCE_VOCAB,
     TARGET_VOCAB,

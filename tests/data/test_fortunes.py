@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from keras_adl.tasks import fortunes
-from keras_adl.tasks.fortunes import (
+from keras_adl.data import fortunes
+from keras_adl.data.fortunes import (
     FORTUNE_DIRECTORIES,
     FORTUNE_TOPICS,
     find_fortunes,

@@ -2,8 +2,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_adl.tasks.translated_digits import TranslatedDigits, translate_digits
-from tests.tasks.images import distinct_images
+from keras_adl.data.translated_digits import TranslatedDigits, translate_digits
+from tests.data.images import distinct_images
 
 
 def test_translate_digits_places_the_digit_inside_the_canvas(sk_digits):

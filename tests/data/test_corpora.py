@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from keras_adl.tasks.corpora import load_document_tree, load_document_tsv, load_documents
+from keras_adl.data.corpora import load_document_tree, load_document_tsv, load_documents
 
 
 def _tree(root, files):

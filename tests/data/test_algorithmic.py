@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from keras_adl.tasks.algorithmic import (
+from keras_adl.data.algorithmic import (
     GENERATORS,
     associative_recall_batch,
     copy_batch,

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from keras_adl.tasks.splits import split_dataset
+from keras_adl.data.splits import split_dataset
 
 
 def test_split_dataset():

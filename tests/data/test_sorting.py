@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from keras_adl.conventions import START_VALUE
-from keras_adl.tasks.sorting import sort_arrays
+from keras_adl.data.sorting import sort_arrays
 
 
 def test_sort_task():

@@ -2,14 +2,14 @@ import numpy as np
 import pytest
 
 from keras_adl.conventions import END, PAD, START
-from keras_adl.tasks.digit_strips import (
+from keras_adl.data.digit_strips import (
     CAPTION_VOCAB_SIZE,
     DIGIT_OFFSET,
     DigitStrips,
     caption_arrays,
     digit_strips,
 )
-from tests.tasks.images import distinct_images
+from tests.data.images import distinct_images
 
 
 def test_caption_vocabulary_follows_the_conventions():

@@ -1,10 +1,10 @@
-"""`keras_adl.tasks.gettext_catalogs`: .po and .mo catalogs to cleaned, deduplicated pairs."""
+"""`keras_adl.data.gettext_catalogs`: .po and .mo catalogs to cleaned, deduplicated pairs."""
 
 import struct
 
 import pytest
 
-from keras_adl.tasks.gettext_catalogs import (
+from keras_adl.data.gettext_catalogs import (
     catalog_files,
     clean_pair,
     load_gettext_pairs,

@@ -1,11 +1,11 @@
-"""`keras_adl.tasks.text_corpora`: text files, GCIDE's dictd database and WordNet's data files
+"""`keras_adl.data.text_corpora`: text files, GCIDE's dictd database and WordNet's data files
 as documents of words."""
 
 import gzip
 
 import pytest
 
-from keras_adl.tasks.text_corpora import (
+from keras_adl.data.text_corpora import (
     LINES_PER_BLOCK,
     load_corpus,
     read_gcide,

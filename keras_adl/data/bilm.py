@@ -1,0 +1,155 @@
+"""Language-model data for ELMo's biLM: windows of words from a plain-text corpus, as
+character ids in and next/previous word ids out, with fixed shapes.
+
+The corpus is that of the word2vec family (`keras_adl.data.text_corpora`: the user's text,
+GCIDE, WordNet glosses), tokenized the same way (`plain_words`). A document is cut into
+consecutive windows of at most ``max_words`` words (windows never cross documents); held-out
+windows come from held-out documents (`split_documents`), so the held-out perplexity is that of
+unseen text. The inputs are characters, so every input word has a representation; the outputs
+are ids of a closed vocabulary (`keras_adl.data.skipgrams.WordVocabulary`, ``<unk>`` for the
+rest), the same ids the unigram baseline (`unigram_perplexity`) predicts.
+"""
+
+import numpy as np
+
+from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
+from keras_adl.data._checks import check_int, check_seed
+
+MIN_WINDOW = 2  # a window needs a word to predict in each direction
+
+
+def split_documents(documents, held_out_fraction, seed=0):
+    """``(train, held_out)`` lists of documents, a seeded random split (each side keeps at
+    least one document)."""
+    if not 0 < held_out_fraction < 1:
+        raise ValueError(f"`held_out_fraction` must be in (0, 1); received {held_out_fraction!r}.")
+    if len(documents) < 2:
+        raise ValueError(f"need at least 2 documents to hold some out; received {len(documents)}.")
+    order = np.random.default_rng(seed).permutation(len(documents))
+    count = min(max(1, int(round(len(documents) * held_out_fraction))), len(documents) - 1)
+    held = set(order[:count].tolist())
+    train = [d for i, d in enumerate(documents) if i not in held]
+    return train, [documents[i] for i in sorted(held)]
+
+
+def word_windows(tokenized, max_words):
+    """Consecutive windows of at most ``max_words`` words of each tokenized document (lists of
+    str); windows shorter than 2 words are left out.
+
+    Example:
+
+    >>> word_windows([["a", "b", "c", "d", "e"], ["f"]], 2)
+    [['a', 'b'], ['c', 'd']]
+    """
+    check_int("word_windows: ", "max_words", max_words, MIN_WINDOW)
+    return [
+        words[i : i + max_words]
+        for words in tokenized
+        for i in range(0, len(words), max_words)
+        if len(words[i : i + max_words]) >= MIN_WINDOW
+    ]
+
+
+def padded(windows, max_words):
+    """The windows as a ``[N, max_words]`` array of str, padded with ``""``."""
+    out = np.full((len(windows), max_words), "", dtype=object)
+    for row, words in enumerate(windows):
+        out[row, : len(words)] = words[:max_words]
+    return out
+
+
+def window_ids(windows, vocabulary, max_words):
+    """``[N, max_words]`` int32 word ids (``<unk>`` outside ``vocabulary``, 0 for padding)."""
+    ids = np.full((len(windows), max_words), PAD, "int32")
+    for row, words in enumerate(windows):
+        ids[row, : len(words[:max_words])] = [vocabulary.id(w) or UNK for w in words[:max_words]]
+    return ids
+
+
+def lm_targets(ids):
+    """``(forward, backward)`` targets of word ids ``[..., T]``: the next word and the previous
+    word of each position, 0 where there is none (the first and last words, and padding)."""
+    ids = np.asarray(ids)
+    forward = np.zeros_like(ids)
+    backward = np.zeros_like(ids)
+    forward[..., :-1] = ids[..., 1:]
+    backward[..., 1:] = ids[..., :-1]
+    backward[ids == PAD] = PAD
+    return forward, backward
+
+
+def unigram_perplexity(train_ids, held_out_ids):
+    """The held-out perplexity of a unigram model of the training targets (add-one smoothed
+    over the vocabulary of the ids seen), on the same targets a biLM is scored on: every real
+    word but the first of its window (the forward LM's targets; the backward LM's, every word
+    but the last, give the same figure up to the window ends).
+
+    Args:
+        train_ids, held_out_ids: ``[N, T]`` word ids from `window_ids`.
+
+    Returns:
+        A float.
+    """
+    train_targets = lm_targets(train_ids)[0]
+    held_targets = lm_targets(held_out_ids)[0]
+    size = int(max(train_ids.max(), held_out_ids.max())) + 1
+    counts = np.bincount(train_targets[train_targets != PAD], minlength=size).astype("float64")
+    counts[NUM_SPECIAL_TOKENS - 1 :] += 1.0  # <unk> and the words; padding and markers: never
+    probabilities = counts / counts.sum()
+    held = held_targets[held_targets != PAD]
+    return float(np.exp(-np.mean(np.log(probabilities[held]))))
+
+
+def bilm_dataset(
+    windows,
+    vocabulary,
+    batch_size,
+    max_words,
+    max_characters,
+    shuffle=True,
+    seed=0,
+    repeat=False,
+    drop_remainder=True,
+):
+    """A ``tf.data.Dataset`` of ``({"characters": [B, T, C]}, {"forward": [B, T],
+    "backward": [B, T]})`` batches (fixed shapes), characters and ids computed in-graph.
+
+    Args:
+        windows: lists of words (`word_windows`).
+        vocabulary: the output `WordVocabulary`.
+        batch_size, max_words, max_characters: the shapes ``B``, ``T``, ``C``.
+        shuffle, seed: shuffle the windows (every pass differently, seeded).
+        repeat: repeat forever (give ``steps_per_epoch`` to ``fit``).
+        drop_remainder: drop the last partial batch.
+    """
+    import tensorflow as tf
+
+    from keras_adl.text._vocabulary import lookup_table
+    from keras_adl.text.characters import character_ids
+
+    check_seed("bilm_dataset: ", seed)
+    if not windows:
+        raise ValueError("bilm_dataset: no window of at least 2 words; give more text.")
+    table = lookup_table(vocabulary.words, NUM_SPECIAL_TOKENS, UNK)
+    dataset = tf.data.Dataset.from_tensor_slices(padded(windows, max_words).astype(str))
+    if shuffle:
+        dataset = dataset.shuffle(min(len(windows), 100_000), seed=seed)
+    if repeat:
+        dataset = dataset.repeat()
+
+    def encode(words):
+        ids = tf.where(words == "", tf.constant(PAD, tf.int64), table.lookup(words))
+        ids = tf.cast(ids, tf.int32)
+        zeros = tf.zeros_like(ids[:, :1])
+        forward = tf.concat([ids[:, 1:], zeros], 1)
+        backward = tf.concat([zeros, ids[:, :-1]], 1) * tf.cast(ids != PAD, tf.int32)
+        return character_ids(words, max_characters), {
+            "forward": forward,
+            "backward": backward,
+        }
+
+    return (
+        dataset.batch(batch_size, drop_remainder=drop_remainder)
+        .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+        .prefetch(tf.data.AUTOTUNE)
+    )
