@@ -222,7 +222,7 @@ def alignment_hit_rate(attention, spans, captions, grid_width, strip_width):
     0.0
     """
     where = "alignment_hit_rate: "
-    captions, real = check_captions(where, "captions", captions)
+    captions, real = check_captions("captions", captions, where=where)
     attention, spans = np.asarray(attention), np.asarray(spans)
     batch, steps = captions.shape
     if attention.ndim != 3 or attention.shape[0] != batch or attention.shape[1] < steps:
@@ -234,7 +234,7 @@ def alignment_hit_rate(attention, spans, captions, grid_width, strip_width):
         raise ValueError(
             f"{where}`spans` must have shape {(batch, steps, 2)}; received shape {spans.shape}."
         )
-    check_positive_int("grid_width", grid_width, where)
+    check_positive_int("grid_width", grid_width, where=where)
     if attention.shape[2] % grid_width:
         raise ValueError(
             f"{where}the {attention.shape[2]} attention regions must be a whole number of rows "
@@ -376,7 +376,7 @@ def exact_match(tokens, targets):
     0.5
     """
     where = "exact_match: "
-    targets, _ = check_captions(where, "targets", targets)
+    targets, _ = check_captions("targets", targets, where=where)
     tokens = np.asarray(tokens)
     if tokens.ndim == 3:
         tokens = tokens.argmax(axis=-1)

@@ -1,5 +1,8 @@
 """Argument checks shared by ops and layers.
 
+Convention: a check takes ``(name, value, ...)`` (the value alone when the argument's name is
+fixed, e.g. `check_seed`) and ``where=""``, keyword-only and last, the prefix of its messages.
+
 Each check raises a ``ValueError`` (or ``TypeError``) that names the argument, what was expected
 and what was received, so bad input fails at the call site instead of deep inside TensorFlow.
 """
@@ -20,7 +23,7 @@ def shape_of(x):
     return tuple(int(d) if isinstance(d, (int, np.integer)) else None for d in shape)
 
 
-def check_rank(name, x, ranks, where=""):
+def check_rank(name, x, ranks, *, where=""):
     """Checks that ``x`` has one of the ranks in ``ranks``.
 
     Args:
@@ -43,7 +46,7 @@ def check_rank(name, x, ranks, where=""):
     return shape
 
 
-def check_same_dim(name_a, shape_a, axis_a, name_b, shape_b, axis_b, what, where=""):
+def check_same_dim(name_a, shape_a, axis_a, name_b, shape_b, axis_b, what, *, where=""):
     """Checks that two static dimensions agree when both are known."""
     da, db = shape_a[axis_a], shape_b[axis_b]
     if da is not None and db is not None and da != db:
@@ -53,7 +56,7 @@ def check_same_dim(name_a, shape_a, axis_a, name_b, shape_b, axis_b, what, where
         )
 
 
-def check_positive_int(name, value, where="", allow_none=False):
+def check_positive_int(name, value, *, allow_none=False, where=""):
     """Checks that ``value`` is a positive integer (or ``None`` when allowed)."""
     if value is None and allow_none:
         return value
@@ -62,16 +65,16 @@ def check_positive_int(name, value, where="", allow_none=False):
     return value
 
 
-def check_positive_ints(where="", **values):
+def check_positive_ints(*, where="", **values):
     """`check_positive_int` on each keyword argument (a builder's sizes), in order."""
     for name, value in values.items():
-        check_positive_int(name, value, where)
+        check_positive_int(name, value, where=where)
 
 
-def check_image_shape(image_shape, where=""):
+def check_image_shape(image_shape, *, where=""):
     """Checks that ``image_shape`` is three positive integers ``(H, W, C)``; returns a tuple."""
     image_shape = tuple(image_shape)
-    check_rank("image_shape", image_shape, 3, where)
+    check_rank("image_shape", image_shape, 3, where=where)
     if any(not isinstance(d, int) or isinstance(d, bool) or d <= 0 for d in image_shape):
         raise ValueError(
             f"{where}`image_shape` must be three positive integers (H, W, C); "
@@ -80,21 +83,21 @@ def check_image_shape(image_shape, where=""):
     return image_shape
 
 
-def check_rate(name, value, where=""):
+def check_rate(name, value, *, where=""):
     """Checks that ``value`` is a float in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
         raise ValueError(f"{where}`{name}` must be a float in [0, 1); received {value!r}.")
     return float(value)
 
 
-def check_seed(where, seed):
+def check_seed(seed, *, where=""):
     """Checks that ``seed`` is a non-negative integer; returns it as an ``int``."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"{where}`seed` must be a non-negative integer; received {seed!r}.")
     return int(seed)
 
 
-def check_choice(name, value, choices, where=""):
+def check_choice(name, value, choices, *, where=""):
     """Checks that ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{where}`{name}` must be one of {sorted(choices)}; received {value!r}.")
@@ -147,7 +150,7 @@ def replica_position():
     return context.replica_id_in_sync_group, context.num_replicas_in_sync
 
 
-def check_captions(where, name, captions):
+def check_captions(name, captions, *, where=""):
     """``(captions, real)``: integer ``[B, T]`` tokens padded with ``PAD`` at the end only,
     and the boolean ``[B, T]`` mask of their non-padding tokens."""
     captions = np.asarray(captions)

@@ -1,8 +1,9 @@
 """Argument checks and the random generator shared by the data tasks (and their figures).
 
-Each check raises a ``ValueError`` (or ``TypeError``) whose message starts with ``where`` (the
-function or class, e.g. ``"digit_strips: "``) and names the argument, what was expected and
-what was received.
+Each check follows `keras_adl.utils`' convention, ``(name, value, ...)`` then a keyword-only
+``where=""`` last, and raises a ``ValueError`` (or ``TypeError``) whose message starts with
+``where`` (the function or class, e.g. ``"digit_strips: "``) and names the argument, what was
+expected and what was received.
 """
 
 import os
@@ -30,7 +31,7 @@ def as_generator(rng):
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
-def check_int(where, name, value, low, high=None):
+def check_int(name, value, low, high=None, *, where=""):
     """``value`` as an ``int`` in ``low..high`` (``high=None``: no upper bound); Python and
     numpy integers are accepted, ``bool`` is not."""
     if (
@@ -49,7 +50,7 @@ def check_int(where, name, value, low, high=None):
     return int(value)
 
 
-def check_range(where, name, value, minimum=1):
+def check_range(name, value, minimum=1, *, where=""):
     """``value`` as ``(low, high)`` integers with ``minimum <= low <= high``."""
     ok = (
         isinstance(value, (tuple, list))
@@ -68,7 +69,7 @@ def check_range(where, name, value, minimum=1):
     return low, high
 
 
-def check_path(where, name, path):
+def check_path(name, path, *, where=""):
     """``path`` (a ``str`` or ``os.PathLike``) as a ``str``."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(
@@ -77,7 +78,7 @@ def check_path(where, name, path):
     return os.fspath(path)
 
 
-def check_images(where, images, labels):
+def check_images(images, labels, *, where=""):
     """``images`` as float32 ``[N, h, w]`` (a trailing channel of 1 is dropped), ``labels``
     as int32 ``[N]``; at least one image."""
     images = np.asarray(images)
@@ -103,10 +104,10 @@ def check_images(where, images, labels):
     return images.astype("float32", copy=False), labels.astype("int32", copy=False)
 
 
-def check_batches(where, images, labels, batch_size):
+def check_batches(images, labels, batch_size, *, where=""):
     """Checked ``(images, labels, batch_size)`` of a dataset of fixed-size batches."""
-    images, labels = check_images(where, images, labels)
-    check_positive_int("batch_size", batch_size, where)
+    images, labels = check_images(images, labels, where=where)
+    check_positive_int("batch_size", batch_size, where=where)
     if batch_size > len(images):
         raise ValueError(
             f"{where}`batch_size` must be at most the number of images {len(images)}; "

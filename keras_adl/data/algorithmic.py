@@ -25,9 +25,9 @@ from keras_adl.data._checks import as_generator
 from keras_adl.utils import check_positive_int
 
 
-def _check_range(where, low_name, low, high_name, high):
-    check_positive_int(low_name, low, where)
-    check_positive_int(high_name, high, where)
+def _check_range(low_name, low, high_name, high, *, where=""):
+    check_positive_int(low_name, low, where=where)
+    check_positive_int(high_name, high, where=where)
     if low > high:
         raise ValueError(f"{where}`{low_name}` ({low}) must be ≤ `{high_name}` ({high}).")
 
@@ -63,9 +63,9 @@ def copy_batch(batch_size, min_length=1, max_length=20, bits=8, seed=None):
     True
     """
     where = "copy_batch: "
-    check_positive_int("batch_size", batch_size, where)
-    check_positive_int("bits", bits, where)
-    _check_range(where, "min_length", min_length, "max_length", max_length)
+    check_positive_int("batch_size", batch_size, where=where)
+    check_positive_int("bits", bits, where=where)
+    _check_range("min_length", min_length, "max_length", max_length, where=where)
     rng = as_generator(seed)
     steps = 2 * max_length + 1
     lengths = _lengths(rng, batch_size, min_length, max_length)
@@ -130,10 +130,10 @@ def repeat_copy_batch(
     (True, [0.0, 0.0, 0.0, 1.0])
     """
     where = "repeat_copy_batch: "
-    check_positive_int("batch_size", batch_size, where)
-    check_positive_int("bits", bits, where)
-    _check_range(where, "min_length", min_length, "max_length", max_length)
-    _check_range(where, "min_repeats", min_repeats, "max_repeats", max_repeats)
+    check_positive_int("batch_size", batch_size, where=where)
+    check_positive_int("bits", bits, where=where)
+    _check_range("min_length", min_length, "max_length", max_length, where=where)
+    _check_range("min_repeats", min_repeats, "max_repeats", max_repeats, where=where)
     rng = as_generator(seed)
     steps = max_length + 2 + max_repeats * max_length
     inputs = np.zeros((batch_size, steps, bits + 2), "float32")
@@ -183,10 +183,10 @@ def associative_recall_batch(
     ((1, 8, 5), 1)
     """
     where = "associative_recall_batch: "
-    check_positive_int("batch_size", batch_size, where)
-    check_positive_int("bits", bits, where)
-    check_positive_int("item_length", item_length, where)
-    _check_range(where, "min_items", min_items, "max_items", max_items)
+    check_positive_int("batch_size", batch_size, where=where)
+    check_positive_int("bits", bits, where=where)
+    check_positive_int("item_length", item_length, where=where)
+    _check_range("min_items", min_items, "max_items", max_items, where=where)
     if min_items < 2:
         raise ValueError(
             f"{where}`min_items` must be ≥ 2 (a query needs a next item); received {min_items}."
@@ -241,9 +241,9 @@ def priority_sort_batch(batch_size, num_inputs=20, num_outputs=16, bits=8, seed=
     (True, [0.0, 0.0, 0.0, 0.0, 1.0, 1.0])
     """
     where = "priority_sort_batch: "
-    check_positive_int("batch_size", batch_size, where)
-    check_positive_int("bits", bits, where)
-    _check_range(where, "num_outputs", num_outputs, "num_inputs", num_inputs)
+    check_positive_int("batch_size", batch_size, where=where)
+    check_positive_int("bits", bits, where=where)
+    _check_range("num_outputs", num_outputs, "num_inputs", num_inputs, where=where)
     rng = as_generator(seed)
     steps = num_inputs + 1 + num_outputs
     vectors = rng.integers(0, 2, size=(batch_size, num_inputs, bits)).astype("float32")
@@ -309,7 +309,7 @@ def task_dataset(task, batch_size, seed=0, **task_kwargs):
     [(4, 11, 9), (4, 11, 8), (4, 11)]
     """
     fn = _task_fn(task)
-    check_positive_int("batch_size", batch_size, "task_dataset: ")
+    check_positive_int("batch_size", batch_size, where="task_dataset: ")
     inputs, targets, weights = fn(batch_size, seed=0, **task_kwargs)
 
     def generate():

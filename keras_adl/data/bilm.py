@@ -41,7 +41,7 @@ def word_windows(tokenized, max_words):
     >>> word_windows([["a", "b", "c", "d", "e"], ["f"]], 2)
     [['a', 'b'], ['c', 'd']]
     """
-    check_int("word_windows: ", "max_words", max_words, MIN_WINDOW)
+    check_int("max_words", max_words, MIN_WINDOW, where="word_windows: ")
     return [
         words[i : i + max_words]
         for words in tokenized
@@ -127,7 +127,7 @@ def bilm_dataset(
     from keras_adl.text._vocabulary import lookup_table
     from keras_adl.text.characters import character_ids
 
-    check_seed("bilm_dataset: ", seed)
+    check_seed(seed, where="bilm_dataset: ")
     if not windows:
         raise ValueError("bilm_dataset: no window of at least 2 words; give more text.")
     table = lookup_table(vocabulary.words, NUM_SPECIAL_TOKENS, UNK)

@@ -21,7 +21,7 @@ from keras_adl.data.text_corpora import decode_text
 _TXT = ".txt"
 
 
-def _decode(path, data, where=""):
+def _decode(path, data, *, where=""):
     """UTF-8 text of ``data`` read from ``path`` with universal newlines (`decode_text`)."""
     try:
         return decode_text(path, data)
@@ -29,7 +29,7 @@ def _decode(path, data, where=""):
         raise ValueError(f"{where}{error}") from None
 
 
-def _labelled(where, what, documents, names):
+def _labelled(documents, names, what, *, where=""):
     """``(documents, labels, class_names)`` from documents and their string labels."""
     if not documents:
         raise ValueError(f"{where}no documents found in {what}.")
@@ -80,7 +80,7 @@ def load_document_tree(root):
     (['Hi Bob', 'Lunch?', 'Win money now'], [0, 0, 1], ['ham', 'spam'])
     """
     where = "load_document_tree: "
-    root = check_path(where, "root", root)
+    root = check_path("root", root, where=where)
     if not os.path.isdir(root):
         raise FileNotFoundError(f"{where}`root` {root!r} is not a directory.")
     documents, names = [], []
@@ -95,11 +95,11 @@ def load_document_tree(root):
             if not os.path.isfile(path):
                 continue
             with open(path, "rb") as f:
-                text = _decode(path, f.read(), where).strip()
+                text = _decode(path, f.read(), where=where).strip()
             if text:
                 documents.append(text)
                 names.append(label)
-    return _labelled(where, f"directory {root!r}", documents, names)
+    return _labelled(documents, names, f"directory {root!r}", where=where)
 
 
 def load_document_tsv(path):
@@ -134,7 +134,7 @@ def load_document_tsv(path):
     (['Goal!\\nWhat a match.', 'Vote today'], [1, 0], ['politics', 'sport'])
     """
     where = "load_document_tsv: "
-    path = check_path(where, "path", path)
+    path = check_path("path", path, where=where)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{where}document file {path!r} not found.")
     documents, names = [], []
@@ -163,7 +163,7 @@ def load_document_tsv(path):
                 raise ValueError(f"{where}{path}:{number}: the {side} is empty.")
             documents.append(text)
             names.append(label)
-    return _labelled(where, f"file {path!r}", documents, names)
+    return _labelled(documents, names, f"file {path!r}", where=where)
 
 
 def load_documents(path):
@@ -189,7 +189,7 @@ def load_documents(path):
     >>> labels.tolist(), class_names
     ([1, 0], ['a', 'b'])
     """
-    path = check_path("load_documents: ", "path", path)
+    path = check_path("path", path, where="load_documents: ")
     if os.path.isdir(path):
         return load_document_tree(path)
     if os.path.isfile(path):

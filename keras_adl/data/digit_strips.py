@@ -37,7 +37,7 @@ DIGIT_OFFSET = END + 1  # the caption token of class d is d + DIGIT_OFFSET
 CAPTION_VOCAB_SIZE = DIGIT_OFFSET + 10  # the specials up to END, then the 10 digit classes
 
 
-def _digit_range(where, num_digits):
+def _digit_range(num_digits, *, where=""):
     if isinstance(num_digits, (tuple, list)) and len(num_digits) == 2:
         low, high = num_digits
     else:
@@ -84,9 +84,9 @@ def digit_strips(images, labels, batch_size, num_digits=3, rng=None):
     [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
     """
     where = "digit_strips: "
-    images, labels = check_images(where, images, labels)
-    check_positive_int("batch_size", batch_size, where)
-    low, high = _digit_range(where, num_digits)
+    images, labels = check_images(images, labels, where=where)
+    check_positive_int("batch_size", batch_size, where=where)
+    low, high = _digit_range(num_digits, where=where)
     if labels.min() < 0:
         raise ValueError(f"{where}`labels` must be ≥ 0; received {int(labels.min())}.")
     rng = as_generator(rng)
@@ -118,7 +118,7 @@ def caption_arrays(captions):
     >>> decoder_input.tolist(), targets.tolist()
     ([[1, 5, 7, 0], [1, 4, 0, 0]], [[5, 7, 2, 0], [4, 2, 0, 0]])
     """
-    captions, real = check_captions("caption_arrays: ", "captions", captions)
+    captions, real = check_captions("captions", captions, where="caption_arrays: ")
     batch, steps = captions.shape
     decoder_input = np.full((batch, steps + 1), PAD, "int32")
     decoder_input[:, 0] = START
@@ -168,10 +168,12 @@ class DigitStrips(keras.utils.PyDataset):
     ):
         super().__init__(**kwargs)
         where = "DigitStrips: "
-        self.images, self.labels, self.batch_size = check_batches(where, images, labels, batch_size)
+        self.images, self.labels, self.batch_size = check_batches(
+            images, labels, batch_size, where=where
+        )
         self.num_digits = num_digits
-        _digit_range(where, num_digits)
-        self.seed = check_seed(where, seed)
+        _digit_range(num_digits, where=where)
+        self.seed = check_seed(seed, where=where)
         self.teacher_forcing = bool(teacher_forcing)
         self.epoch = 0
 

@@ -85,7 +85,7 @@ def _remove_overstrike(line):
     return "".join(chars)
 
 
-def _fortune_directory(where, directory):
+def _fortune_directory(directory, *, where=""):
     """``directory`` checked, or the installed one (`find_fortunes`)."""
     if directory is None:
         directory = find_fortunes()
@@ -94,7 +94,7 @@ def _fortune_directory(where, directory):
                 f"{where}no fortune directory found (looked in {', '.join(FORTUNE_DIRECTORIES)}); "
                 f"install Debian's `fortunes` package (`make data`) or pass directory=."
             )
-    directory = check_path(where, "directory", directory)
+    directory = check_path("directory", directory, where=where)
     if not os.path.isdir(directory):
         raise FileNotFoundError(
             f"{where}`directory` {directory!r} is not a directory; install Debian's `fortunes` "
@@ -127,7 +127,7 @@ def read_fortune_file(path):
     >>> read_fortune_file(f.name)
     ['A bold move.', 'Two\\nlines.']
     """
-    path = check_path("read_fortune_file: ", "path", path)
+    path = check_path("path", path, where="read_fortune_file: ")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"read_fortune_file: fortune file {path!r} not found.")
     with open(path, "rb") as f:
@@ -197,9 +197,9 @@ def load_fortunes(directory=None, topics=FORTUNE_TOPICS, max_per_topic=None, see
             f"{topics!r}."
         )
     if max_per_topic is not None:
-        check_int(where, "max_per_topic", max_per_topic, 1)
-    rng = np.random.default_rng(check_seed(where, seed))
-    directory = _fortune_directory(where, directory)
+        check_int("max_per_topic", max_per_topic, 1, where=where)
+    rng = np.random.default_rng(check_seed(seed, where=where))
+    directory = _fortune_directory(directory, where=where)
     documents, labels = [], []
     for label, topic in enumerate(topics):
         path = os.path.join(directory, topic + ".u8")
@@ -250,7 +250,7 @@ def read_other_fortunes(directory=None, topics=FORTUNE_TOPICS, exclude=()):
     ['Hi.']
     """
     where = "read_other_fortunes: "
-    directory = _fortune_directory(where, directory)
+    directory = _fortune_directory(directory, where=where)
     if isinstance(topics, (str, bytes)):
         raise TypeError(f"{where}`topics` must be a sequence of names; received {topics!r}.")
     skipped = set(topics)

@@ -3,7 +3,7 @@
 `needle_documents`: one *key* sentence holds the marker word `NEEDLE_WORD` next to the class
 word of the label, and every other sentence holds the class word of a random class. A
 sentence-attention model solves it by attending to the key sentence, and
-`keras_adl.metrics.sentence_attention_hit_rate` measures how often it does.
+`keras_adl.recipes.documents.evaluate.sentence_attention_hit_rate` measures how often it does.
 
 Everything here is pure Python and numpy.
 
@@ -63,7 +63,7 @@ def needle_documents(
     Class-word counts alone are a weak cue (the label's word has only one extra occurrence on
     average, and ties are frequent), so a bag of words does poorly; a model must find the
     sentence with the marker and read the class word in it, which is what sentence-level
-    attention is for (`keras_adl.metrics.sentence_attention_hit_rate`).
+    attention is for (`keras_adl.recipes.documents.evaluate.sentence_attention_hit_rate`).
 
     Words are lowercase and separated by single spaces; each sentence ends with ``.`` and the
     sentences are joined by a single space, so ``document[:-1].split(". ")`` gives the
@@ -97,11 +97,11 @@ def needle_documents(
     (dtype('int64'), dtype('int64'))
     """
     where = "needle_documents: "
-    num_documents = check_int(where, "num_documents", num_documents, 1)
-    num_classes = check_int(where, "num_classes", num_classes, 2, len(CLASS_WORDS))
-    s_low, s_high = check_range(where, "num_sentences", num_sentences, 1)
-    w_low, w_high = check_range(where, "sentence_length", sentence_length, 2)
-    rng = np.random.default_rng(check_seed(where, seed))
+    num_documents = check_int("num_documents", num_documents, 1, where=where)
+    num_classes = check_int("num_classes", num_classes, 2, len(CLASS_WORDS), where=where)
+    s_low, s_high = check_range("num_sentences", num_sentences, 1, where=where)
+    w_low, w_high = check_range("sentence_length", sentence_length, 2, where=where)
+    rng = np.random.default_rng(check_seed(seed, where=where))
     filler = np.array(FILLER_WORDS)
     labels = rng.integers(0, num_classes, size=num_documents)
     counts = rng.integers(s_low, s_high + 1, size=num_documents)

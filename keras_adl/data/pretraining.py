@@ -44,16 +44,14 @@ def pretraining_vocabulary(pieces):
     return [MASK_PIECE] + pieces
 
 
-def _check_length(sequence_length, minimum, where, name="sequence_length"):
-    if isinstance(sequence_length, bool) or not isinstance(sequence_length, int):
-        raise TypeError(
-            f"{where}`{name}` must be an int; received {type(sequence_length).__name__}."
-        )
-    if sequence_length < minimum:
-        raise ValueError(f"{where}`{name}` must be at least {minimum}; received {sequence_length}.")
+def _check_length(name, value, minimum, *, where=""):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}`{name}` must be an int; received {type(value).__name__}.")
+    if value < minimum:
+        raise ValueError(f"{where}`{name}` must be at least {minimum}; received {value}.")
 
 
-def _ragged(ids, name, where):
+def _ragged(name, ids, *, where=""):
     if isinstance(ids, (list, tuple)):
         ids = tf.ragged.constant(ids, dtype=tf.int32, ragged_rank=1)
     if not isinstance(ids, tf.RaggedTensor):
@@ -94,10 +92,10 @@ def pack_inputs(first, sequence_length, second=None):
     import tensorflow_text as tf_text
 
     where = "pack_inputs: "
-    segments = [_ragged(first, "first", where)]
+    segments = [_ragged("first", first, where=where)]
     if second is not None:
-        segments.append(_ragged(second, "second", where))
-    _check_length(sequence_length, len(segments) + 2, where)
+        segments.append(_ragged("second", second, where=where))
+    _check_length("sequence_length", sequence_length, len(segments) + 2, where=where)
     budget = sequence_length - 1 - len(segments)  # [CLS] and one [SEP] per segment
     trimmed = tf_text.RoundRobinTrimmer(max_seq_length=budget).trim(segments)
     ids, segment_ids = tf_text.combine_segments(
@@ -136,8 +134,8 @@ def pack_for_lm(ids, sequence_length):
     ([[2, 7, 8, 9, 2], [2, 5, 2, 0, 0]], [[7, 8, 9, 2, 0], [5, 2, 0, 0, 0]])
     """
     where = "pack_for_lm: "
-    ids = _ragged(ids, "ids", where)
-    _check_length(sequence_length, 3, where)
+    ids = _ragged("ids", ids, where=where)
+    _check_length("sequence_length", sequence_length, 3, where=where)
     ids = ids[:, : sequence_length - 2]
     rows = ids.nrows()
     sep = tf.fill([rows, 1], tf.cast(SEP, ids.dtype))
@@ -377,9 +375,9 @@ def text_windows(ids, width, max_windows):
     ([[5, 6], [7, 8], [10]], [0, 0, 1])
     """
     where = "text_windows: "
-    _check_length(width, 1, where, "width")
-    _check_length(max_windows, 1, where, "max_windows")
-    ids = _ragged(ids, "ids", where)
+    _check_length("width", width, 1, where=where)
+    _check_length("max_windows", max_windows, 1, where=where)
+    ids = _ragged("ids", ids, where=where)
     lengths = tf.cast(ids.row_lengths(), tf.int32)
     counts = tf.minimum(max_windows, tf.maximum(1, lengths // width))
     owner = tf.repeat(tf.range(tf.shape(lengths)[0]), counts)
@@ -410,7 +408,7 @@ def lm_windows(token_lists, sequence_length, separator=SEP):
     >>> inputs.tolist(), targets.tolist()
     ([[5, 6, 7], [2, 8, 9]], [[6, 7, 2], [8, 9, 2]])
     """
-    _check_length(sequence_length, 1, "lm_windows: ")
+    _check_length("sequence_length", sequence_length, 1, where="lm_windows: ")
     stream = []
     for ids in token_lists:
         stream.extend(int(i) for i in ids)

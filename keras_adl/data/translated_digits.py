@@ -69,9 +69,9 @@ def translate_digits(images, labels, canvas_size=32, num_clutter=0, clutter_size
     (True, 4.5)
     """
     where = "translate_digits: "
-    images, labels = check_images(where, images, labels)
-    check_positive_int("canvas_size", canvas_size, where)
-    num_clutter = check_int(where, "num_clutter", num_clutter, 0)
+    images, labels = check_images(images, labels, where=where)
+    check_positive_int("canvas_size", canvas_size, where=where)
+    num_clutter = check_int("num_clutter", num_clutter, 0, where=where)
     n, h, w = images.shape
     if h > canvas_size or w > canvas_size:
         raise ValueError(
@@ -79,7 +79,7 @@ def translate_digits(images, labels, canvas_size=32, num_clutter=0, clutter_size
             f"`canvas_size`={canvas_size}."
         )
     if num_clutter:
-        check_positive_int("clutter_size", clutter_size, where)
+        check_positive_int("clutter_size", clutter_size, where=where)
         if clutter_size > min(h, w):
             raise ValueError(
                 f"{where}`clutter_size` must be at most the image size {min(h, w)} (pieces are "
@@ -161,11 +161,13 @@ class TranslatedDigits(keras.utils.PyDataset):
     ):
         super().__init__(**kwargs)
         where = "TranslatedDigits: "
-        self.images, self.labels, self.batch_size = check_batches(where, images, labels, batch_size)
+        self.images, self.labels, self.batch_size = check_batches(
+            images, labels, batch_size, where=where
+        )
         self.canvas_size = canvas_size
         self.num_clutter = num_clutter
         self.clutter_size = clutter_size
-        self.seed = check_seed(where, seed)
+        self.seed = check_seed(seed, where=where)
         self.shuffle = shuffle
         self.epoch = 0
         # Validates the canvas and clutter arguments now rather than in the first batch.

@@ -50,13 +50,15 @@ class MemoryCellBase(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = f"{type(self).__name__}: "
-        self.controller_units = check_positive_int("controller_units", controller_units, where)
-        self.memory_size = check_positive_int("memory_size", memory_size, where)
-        self.memory_width = check_positive_int("memory_width", memory_width, where)
-        self.num_read_heads = check_positive_int("num_read_heads", num_read_heads, where)
-        self.num_write_heads = check_positive_int("num_write_heads", num_write_heads, where)
-        self.controller = check_choice("controller", controller, CONTROLLERS, where)
-        self.memory_init = check_choice("memory_init", memory_init, MEMORY_INITS, where)
+        self.controller_units = check_positive_int(
+            "controller_units", controller_units, where=where
+        )
+        self.memory_size = check_positive_int("memory_size", memory_size, where=where)
+        self.memory_width = check_positive_int("memory_width", memory_width, where=where)
+        self.num_read_heads = check_positive_int("num_read_heads", num_read_heads, where=where)
+        self.num_write_heads = check_positive_int("num_write_heads", num_write_heads, where=where)
+        self.controller = check_choice("controller", controller, CONTROLLERS, where=where)
+        self.memory_init = check_choice("memory_init", memory_init, MEMORY_INITS, where=where)
         if clip_value is not None and (
             isinstance(clip_value, bool)
             or not isinstance(clip_value, (int, float))
@@ -160,7 +162,7 @@ class MemoryCellBase(keras.layers.Layer):
     # Weights ----------------------------------------------------------------------------------
 
     def build(self, inputs_shape):
-        check_rank("inputs", inputs_shape, 2, f"{type(self).__name__}: ")
+        check_rank("inputs", inputs_shape, 2, where=f"{type(self).__name__}: ")
         input_dim = inputs_shape[-1]
         if input_dim is None:
             raise ValueError(

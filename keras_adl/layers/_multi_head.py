@@ -41,11 +41,11 @@ class MultiHeadAttentionBase(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = f"{type(self).__name__}: "
-        self.num_heads = check_positive_int("num_heads", num_heads, where)
-        self.key_dim = check_positive_int("key_dim", key_dim, where, allow_none=True)
-        self.value_dim = check_positive_int("value_dim", value_dim, where, allow_none=True)
-        self.output_dim = check_positive_int("output_dim", output_dim, where, allow_none=True)
-        self.dropout = check_rate("dropout", dropout, where)
+        self.num_heads = check_positive_int("num_heads", num_heads, where=where)
+        self.key_dim = check_positive_int("key_dim", key_dim, allow_none=True, where=where)
+        self.value_dim = check_positive_int("value_dim", value_dim, allow_none=True, where=where)
+        self.output_dim = check_positive_int("output_dim", output_dim, allow_none=True, where=where)
+        self.dropout = check_rate("dropout", dropout, where=where)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)

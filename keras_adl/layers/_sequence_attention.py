@@ -23,15 +23,17 @@ class SequenceAttentionBase(keras.layers.Layer):
 
     def __init__(self, dropout: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.dropout = check_rate("dropout", dropout, f"{type(self).__name__}: ")
+        self.dropout = check_rate("dropout", dropout, where=f"{type(self).__name__}: ")
         self.supports_masking = True
 
     def build(self, query_shape, value_shape, key_shape=None):
         where = f"{type(self).__name__}: "
-        query_shape = check_rank("query", tuple(query_shape), (2, 3), where)
-        value_shape = check_rank("value", tuple(value_shape), 3, where)
+        query_shape = check_rank("query", tuple(query_shape), (2, 3), where=where)
+        value_shape = check_rank("value", tuple(value_shape), 3, where=where)
         key_shape = (
-            value_shape if key_shape is None else check_rank("key", tuple(key_shape), 3, where)
+            value_shape
+            if key_shape is None
+            else check_rank("key", tuple(key_shape), 3, where=where)
         )
         for name, shape in (("query", query_shape), ("key", key_shape)):
             if shape[-1] is None:
@@ -48,7 +50,7 @@ class SequenceAttentionBase(keras.layers.Layer):
         Returns:
             The processed keys to pass as ``processed_keys`` at every decoding step.
         """
-        check_rank("key", key, 3, f"{type(self).__name__}: ")
+        check_rank("key", key, 3, where=f"{type(self).__name__}: ")
         require_built(self, "precompute_keys")
         return self._process_keys(key)
 
@@ -63,18 +65,22 @@ class SequenceAttentionBase(keras.layers.Layer):
         training=None,
     ):
         where = f"{type(self).__name__}: "
-        query_shape = check_rank("query", query, (2, 3), where)
-        value_shape = check_rank("value", value, 3, where)
-        check_same_dim("query", query_shape, 0, "value", value_shape, 0, "The batch sizes", where)
+        query_shape = check_rank("query", query, (2, 3), where=where)
+        value_shape = check_rank("value", value, 3, where=where)
+        check_same_dim(
+            "query", query_shape, 0, "value", value_shape, 0, "The batch sizes", where=where
+        )
         if key is not None:
-            key_shape = check_rank("key", key, 3, where)
-            check_same_dim("key", key_shape, 1, "value", value_shape, 1, "The time steps", where)
+            key_shape = check_rank("key", key, 3, where=where)
+            check_same_dim(
+                "key", key_shape, 1, "value", value_shape, 1, "The time steps", where=where
+            )
         if value_mask is None:
             value_mask = keras_mask_of(value)
         if value_mask is None and key is not None:
             value_mask = keras_mask_of(key)
         if value_mask is not None:
-            check_rank("value_mask", value_mask, 2, where)
+            check_rank("value_mask", value_mask, 2, where=where)
             check_same_dim(
                 "value_mask",
                 tuple(value_mask.shape),
@@ -83,14 +89,21 @@ class SequenceAttentionBase(keras.layers.Layer):
                 value_shape,
                 1,
                 "The time steps",
-                where,
+                where=where,
             )
         if processed_keys is None:
             processed_keys = self._process_keys(value if key is None else key)
         else:
-            keys_shape = check_rank("processed_keys", processed_keys, 3, where)
+            keys_shape = check_rank("processed_keys", processed_keys, 3, where=where)
             check_same_dim(
-                "processed_keys", keys_shape, 1, "value", value_shape, 1, "The time steps", where
+                "processed_keys",
+                keys_shape,
+                1,
+                "value",
+                value_shape,
+                1,
+                "The time steps",
+                where=where,
             )
 
         scores = self._score(query, processed_keys)  # [B, T] or [B, S, T]

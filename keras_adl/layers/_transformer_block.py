@@ -26,13 +26,15 @@ class TransformerBlockBase(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = f"{type(self).__name__}: "
-        self.num_heads = check_positive_int("num_heads", num_heads, where)
-        self.intermediate_dim = check_positive_int("intermediate_dim", intermediate_dim, where)
-        self.dropout = check_rate("dropout", dropout, where)
+        self.num_heads = check_positive_int("num_heads", num_heads, where=where)
+        self.intermediate_dim = check_positive_int(
+            "intermediate_dim", intermediate_dim, where=where
+        )
+        self.dropout = check_rate("dropout", dropout, where=where)
         self.norm_first = bool(norm_first)
         self.activation = keras.activations.get(activation)
         self.layer_norm_epsilon = float(layer_norm_epsilon)
-        self.key_dim = check_positive_int("key_dim", key_dim, where, allow_none=True)
+        self.key_dim = check_positive_int("key_dim", key_dim, allow_none=True, where=where)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.supports_masking = True

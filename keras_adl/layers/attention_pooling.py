@@ -65,7 +65,7 @@ class AttentionPooling(keras.layers.Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.units = check_positive_int("units", units, "AttentionPooling: ")
+        self.units = check_positive_int("units", units, where="AttentionPooling: ")
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.context_initializer = keras.initializers.get(context_initializer)
@@ -73,7 +73,7 @@ class AttentionPooling(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        inputs_shape = check_rank("inputs", tuple(inputs_shape), 3, "AttentionPooling: ")
+        inputs_shape = check_rank("inputs", tuple(inputs_shape), 3, where="AttentionPooling: ")
         if inputs_shape[-1] is None:
             raise ValueError(
                 "AttentionPooling: the feature size (last axis) of `inputs` must be known; "

@@ -90,23 +90,23 @@ class AttentionRNNDecoder(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = "AttentionRNNDecoder: "
-        self.units = check_positive_int("units", units, where)
-        self.attention = check_choice("attention", attention, ("bahdanau", "luong"), where)
+        self.units = check_positive_int("units", units, where=where)
+        self.attention = check_choice("attention", attention, ("bahdanau", "luong"), where=where)
         self.attention_units = check_positive_int(
-            "attention_units", attention_units, where, allow_none=True
+            "attention_units", attention_units, allow_none=True, where=where
         )
         self.luong_score = check_choice(
-            "luong_score", luong_score, ("dot", "general", "scaled_dot"), where
+            "luong_score", luong_score, ("dot", "general", "scaled_dot"), where=where
         )
-        self.cell = check_choice("cell", cell, ("gru", "lstm"), where)
+        self.cell = check_choice("cell", cell, ("gru", "lstm"), where=where)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
         self.supports_masking = True
 
     def build(self, inputs_shape, memory_shape):
         where = "AttentionRNNDecoder: "
-        inputs_shape = check_rank("inputs", tuple(inputs_shape), 3, where)
-        memory_shape = check_rank("memory", tuple(memory_shape), 3, where)
+        inputs_shape = check_rank("inputs", tuple(inputs_shape), 3, where=where)
+        memory_shape = check_rank("memory", tuple(memory_shape), 3, where=where)
         if inputs_shape[-1] is None or memory_shape[-1] is None:
             raise ValueError(f"{where}the last dimensions of `inputs` and `memory` must be known.")
         if self.attention == "bahdanau":
@@ -177,9 +177,11 @@ class AttentionRNNDecoder(keras.layers.Layer):
         return_state=False,
     ):
         where = "AttentionRNNDecoder: "
-        shape = check_rank("inputs", inputs, 3, where)
-        memory_shape = check_rank("memory", memory, 3, where)
-        check_same_dim("inputs", shape, 0, "memory", memory_shape, 0, "The batch sizes", where)
+        shape = check_rank("inputs", inputs, 3, where=where)
+        memory_shape = check_rank("memory", memory, 3, where=where)
+        check_same_dim(
+            "inputs", shape, 0, "memory", memory_shape, 0, "The batch sizes", where=where
+        )
         if memory_mask is None:
             memory_mask = keras_mask_of(memory)
         states = initial_state

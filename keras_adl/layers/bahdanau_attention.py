@@ -73,7 +73,7 @@ class BahdanauAttention(SequenceAttentionBase):
         **kwargs: Any,
     ) -> None:
         super().__init__(dropout=dropout, **kwargs)
-        self.units = check_positive_int("units", units, "BahdanauAttention: ")
+        self.units = check_positive_int("units", units, where="BahdanauAttention: ")
         self.normalize = bool(normalize)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)

@@ -109,15 +109,15 @@ class CharacterCNN(keras.layers.Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.num_characters = check_positive_int("num_characters", num_characters, _WHERE)
-        self.character_dim = check_positive_int("character_dim", character_dim, _WHERE)
+        self.num_characters = check_positive_int("num_characters", num_characters, where=_WHERE)
+        self.character_dim = check_positive_int("character_dim", character_dim, where=_WHERE)
         self.filters = _check_filters(filters)
         if isinstance(num_highway, bool) or not isinstance(num_highway, int) or num_highway < 0:
             raise ValueError(
                 f"{_WHERE}`num_highway` must be an int >= 0; received {num_highway!r}."
             )
         self.num_highway = num_highway
-        self.output_dim = check_positive_int("output_dim", output_dim, _WHERE)
+        self.output_dim = check_positive_int("output_dim", output_dim, where=_WHERE)
         self.activation = keras.activations.get(activation)
         self.max_width = max(width for width, _ in self.filters)
         self.num_features = sum(count for _, count in self.filters)
@@ -143,7 +143,7 @@ class CharacterCNN(keras.layers.Layer):
         )
 
     def _check_inputs(self, shape, dtype=None):
-        shape = check_rank("inputs", tuple(shape), 3, _WHERE)
+        shape = check_rank("inputs", tuple(shape), 3, where=_WHERE)
         if dtype is not None and not keras.backend.standardize_dtype(dtype).startswith(
             ("int", "uint")
         ):

@@ -120,9 +120,9 @@ class DeepRecurrentAttention(RecurrentAttention):
                 f"{where}the number of glimpses is `num_symbols` × `glimpses_per_symbol`; "
                 f"received `num_glimpses`={kwargs['num_glimpses']!r}."
             )
-        self.num_symbols = check_positive_int("num_symbols", num_symbols, where)
+        self.num_symbols = check_positive_int("num_symbols", num_symbols, where=where)
         self.glimpses_per_symbol = check_positive_int(
-            "glimpses_per_symbol", glimpses_per_symbol, where
+            "glimpses_per_symbol", glimpses_per_symbol, where=where
         )
         size = tuple(context_size) if isinstance(context_size, (tuple, list)) else ()
         if len(size) != 2 or any(
@@ -148,7 +148,9 @@ class DeepRecurrentAttention(RecurrentAttention):
         return self.policy == "learned"  # the first location is chosen too, from the context
 
     def build(self, images_shape):
-        images_shape = check_rank("images", tuple(images_shape), 4, "DeepRecurrentAttention: ")
+        images_shape = check_rank(
+            "images", tuple(images_shape), 4, where="DeepRecurrentAttention: "
+        )
         super().build(images_shape)  # glimpse network, bottom RNN ("core"), policy, baseline
         self.emission_cell = self._make_core("emission_core", self.units)  # R², the top RNN
         channels = images_shape[-1]

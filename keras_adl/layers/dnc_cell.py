@@ -148,7 +148,9 @@ class DNCCell(MemoryCellBase):
                 f"{where}`stop_usage_gradient` must be a bool; received {stop_usage_gradient!r}."
             )
         self.stop_usage_gradient = stop_usage_gradient
-        self.sparse_links = check_positive_int("sparse_links", sparse_links, where, allow_none=True)
+        self.sparse_links = check_positive_int(
+            "sparse_links", sparse_links, allow_none=True, where=where
+        )
         if self.sparse_links is not None:
             if self.sparse_links > self.memory_size:
                 raise ValueError(

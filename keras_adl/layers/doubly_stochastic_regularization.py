@@ -65,7 +65,7 @@ class DoublyStochasticRegularization(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, attention_shape):
-        check_rank("attention", tuple(attention_shape), 3, "DoublyStochasticRegularization: ")
+        check_rank("attention", tuple(attention_shape), 3, where="DoublyStochasticRegularization: ")
 
     def call(self, attention, mask=None):
         if self.strength > 0:

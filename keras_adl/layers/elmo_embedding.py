@@ -98,7 +98,7 @@ class ELMoEmbedding(keras.layers.Layer):
         self.supports_masking = True
 
     def build(self, inputs_shape):
-        check_rank("inputs", inputs_shape, 3, "ELMoEmbedding: ")
+        check_rank("inputs", inputs_shape, 3, where="ELMoEmbedding: ")
         steps = inputs_shape[1]
         self.scalar_mix.build(
             (inputs_shape[0], self.scalar_mix.num_layers, steps, self.embedder.output.shape[-1])

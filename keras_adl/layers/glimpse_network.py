@@ -10,7 +10,7 @@ from keras_adl.layers.glimpse_sensor import GlimpseSensor
 from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
 
 
-def check_conv_filters(conv_filters, patch_size, where="", name="conv_filters"):
+def check_conv_filters(name, conv_filters, patch_size, *, where=""):
     """Checks the "what" path's filters (the argument ``name``): a sequence of positive
     integers, at most ``(patch_size − 1) // 2`` of them (each 3×3 valid convolution takes 2
     pixels off the patch); returns a tuple."""
@@ -96,15 +96,17 @@ class GlimpseNetwork(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = "GlimpseNetwork: "
-        self.combine = check_choice("combine", combine, ("add", "multiply"), where)
+        self.combine = check_choice("combine", combine, ("add", "multiply"), where=where)
         GlimpseSensor(patch_size, num_scales, scale_factor)  # validates the sensor arguments
-        self.conv_filters = check_conv_filters(conv_filters, patch_size, where)
+        self.conv_filters = check_conv_filters(
+            "conv_filters", conv_filters, patch_size, where=where
+        )
         self.patch_size = patch_size
         self.num_scales = num_scales
         self.scale_factor = float(scale_factor)
-        self.glimpse_units = check_positive_int("glimpse_units", glimpse_units, where)
-        self.location_units = check_positive_int("location_units", location_units, where)
-        self.units = check_positive_int("units", units, where)
+        self.glimpse_units = check_positive_int("glimpse_units", glimpse_units, where=where)
+        self.location_units = check_positive_int("location_units", location_units, where=where)
+        self.units = check_positive_int("units", units, where=where)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
 
     def _dense(self, units, name, use_bias=True):
@@ -118,8 +120,8 @@ class GlimpseNetwork(keras.layers.Layer):
 
     def build(self, images_shape, locations_shape):
         where = "GlimpseNetwork: "
-        images_shape = check_rank("images", tuple(images_shape), 4, where)
-        check_rank("locations", tuple(locations_shape), 2, where)
+        images_shape = check_rank("images", tuple(images_shape), 4, where=where)
+        check_rank("locations", tuple(locations_shape), 2, where=where)
         if images_shape[-1] is None:
             raise ValueError(
                 f"{where}the channel dimension of `images` must be known; received "

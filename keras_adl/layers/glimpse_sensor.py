@@ -58,7 +58,7 @@ class GlimpseSensor(keras.layers.Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        _check_sizes(patch_size, num_scales, scale_factor, "GlimpseSensor: ")
+        _check_sizes(patch_size, num_scales, scale_factor, where="GlimpseSensor: ")
         if not isinstance(flatten, bool):
             raise TypeError(f"GlimpseSensor: `flatten` must be a bool; received {flatten!r}.")
         self.patch_size = patch_size

@@ -64,8 +64,8 @@ class GlobalBatchDropout(keras.layers.Layer):
 
     def __init__(self, rate: float, seed: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.rate = check_rate("rate", rate, _WHERE)
-        self.seed = None if seed is None else check_seed(_WHERE, seed)
+        self.rate = check_rate("rate", rate, where=_WHERE)
+        self.seed = None if seed is None else check_seed(seed, where=_WHERE)
         self.seed_generator = keras.random.SeedGenerator(self.seed)
         self.supports_masking = True
 

@@ -95,14 +95,14 @@ class HierarchicalAttention(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = "HierarchicalAttention: "
-        self.units = check_positive_int("units", units, where)
+        self.units = check_positive_int("units", units, where=where)
         self.word_encoder = self._check_encoder("word_encoder", word_encoder)
         self.sentence_encoder = self._check_encoder("sentence_encoder", sentence_encoder)
-        self.encoder_units = check_positive_int("encoder_units", encoder_units, where)
+        self.encoder_units = check_positive_int("encoder_units", encoder_units, where=where)
         self.bidirectional = bool(bidirectional)
-        self.vocab_size = check_positive_int("vocab_size", vocab_size, where, allow_none=True)
+        self.vocab_size = check_positive_int("vocab_size", vocab_size, allow_none=True, where=where)
         self.embedding_dim = check_positive_int(
-            "embedding_dim", embedding_dim, where, allow_none=True
+            "embedding_dim", embedding_dim, allow_none=True, where=where
         )
         if (vocab_size is None) != (embedding_dim is None):
             raise ValueError(
@@ -119,7 +119,9 @@ class HierarchicalAttention(keras.layers.Layer):
         if isinstance(encoder, dict):  # a serialized layer, from get_config
             encoder = keras.saving.deserialize_keras_object(encoder)
         if isinstance(encoder, str):
-            return check_choice(name, encoder.lower(), tuple(_RNNS), "HierarchicalAttention: ")
+            return check_choice(
+                name, encoder.lower(), tuple(_RNNS), where="HierarchicalAttention: "
+            )
         if not isinstance(encoder, keras.layers.Layer):
             raise TypeError(
                 f"HierarchicalAttention: `{name}` must be 'gru', 'lstm' or a Keras layer; "
@@ -183,7 +185,7 @@ class HierarchicalAttention(keras.layers.Layer):
         where = "HierarchicalAttention: "
         inputs_shape = tuple(inputs_shape)
         if self.vocab_size is not None:
-            check_rank("inputs", inputs_shape, 3, where + "with `vocab_size`, token ids ")
+            check_rank("inputs", inputs_shape, 3, where=where + "with `vocab_size`, token ids ")
             self.embedding = keras.layers.Embedding(
                 self.vocab_size,
                 self.embedding_dim,
@@ -194,7 +196,9 @@ class HierarchicalAttention(keras.layers.Layer):
             self.embedding.build(inputs_shape)
             word_dim = self.embedding_dim
         else:
-            check_rank("inputs", inputs_shape, 4, where + "without `vocab_size`, word vectors ")
+            check_rank(
+                "inputs", inputs_shape, 4, where=where + "without `vocab_size`, word vectors "
+            )
             word_dim = inputs_shape[-1]
             if word_dim is None:
                 raise ValueError(

@@ -65,7 +65,7 @@ class Highway(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = "Highway: "
-        self.num_layers = check_positive_int("num_layers", num_layers, where)
+        self.num_layers = check_positive_int("num_layers", num_layers, where=where)
         if isinstance(transform_bias, bool) or not isinstance(transform_bias, (int, float)):
             raise TypeError(
                 f"{where}`transform_bias` must be a number; received {transform_bias!r}."

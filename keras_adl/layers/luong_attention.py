@@ -67,7 +67,7 @@ class LuongAttention(SequenceAttentionBase):
     ) -> None:
         super().__init__(dropout=dropout, **kwargs)
         self.score = check_choice(
-            "score", score, ("dot", "general", "scaled_dot"), "LuongAttention: "
+            "score", score, ("dot", "general", "scaled_dot"), where="LuongAttention: "
         )
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)

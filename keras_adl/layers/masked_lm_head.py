@@ -55,7 +55,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.kernel_initializer = kernel_initializer
 
     def build(self, inputs_shape, mask_positions_shape=None):
-        shape = check_rank("inputs", tuple(inputs_shape), 3, "MaskedLMHead: ")
+        shape = check_rank("inputs", tuple(inputs_shape), 3, where="MaskedLMHead: ")
         dim = shape[-1]
         initializer = (
             keras.initializers.TruncatedNormal(stddev=0.02)
@@ -73,8 +73,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     def call(self, inputs, mask_positions):
         where = "MaskedLMHead: "
-        check_rank("inputs", inputs, 3, where)
-        check_rank("mask_positions", mask_positions, 2, where)
+        check_rank("inputs", inputs, 3, where=where)
+        check_rank("mask_positions", mask_positions, 2, where=where)
         positions = ops.cast(mask_positions, "int32")
         gathered = ops.take_along_axis(inputs, ops.expand_dims(positions, -1), axis=1)
         return self.norm(self.activation(self.dense(gathered)))

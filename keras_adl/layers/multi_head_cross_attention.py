@@ -62,13 +62,13 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
 
     def build(self, query_shape, value_shape=None):
         where = "MultiHeadCrossAttention: "
-        query_shape = check_rank("query", tuple(query_shape), 3, where)
+        query_shape = check_rank("query", tuple(query_shape), 3, where=where)
         key_dim, value_dim, output_dim = self._resolve_dims(query_shape[-1], "query")
         self.query_dense = self._dense(self.num_heads * key_dim, "query")
         self.query_dense.build(query_shape)
         if value_shape is None:
             value_shape = query_shape
-        value_shape = check_rank("value", tuple(value_shape), 3, where)
+        value_shape = check_rank("value", tuple(value_shape), 3, where=where)
         if value_shape[-1] is None:
             raise ValueError(f"{where}the last dimension of `value` must be known.")
         self.key_value_dense = self._dense(self.num_heads * (key_dim + value_dim), "key_value")
@@ -78,7 +78,7 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
     def precompute_key_value(self, value):
         """Projects the memory once: returns ``(keys [B, H, T, d_k], values [B, H, T, d_v])``."""
         require_built(self, "precompute_key_value")
-        check_rank("value", value, 3, "MultiHeadCrossAttention: ")
+        check_rank("value", value, 3, where="MultiHeadCrossAttention: ")
         hk = self.num_heads * self._key_dim
         projected = self.key_value_dense(value)
         keys, values = projected[..., :hk], projected[..., hk:]  # slices: see the self-attention
@@ -96,21 +96,23 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
         training=None,
     ):
         where = "MultiHeadCrossAttention: "
-        query_shape = check_rank("query", query, 3, where)
+        query_shape = check_rank("query", query, 3, where=where)
         if value is None and key_value is None:
             raise ValueError(f"{where}pass the memory as `value` or as precomputed `key_value`.")
         if value is not None:
-            value_shape = check_rank("value", value, 3, where)
+            value_shape = check_rank("value", value, 3, where=where)
             check_same_dim(
-                "query", query_shape, 0, "value", value_shape, 0, "The batch sizes", where
+                "query", query_shape, 0, "value", value_shape, 0, "The batch sizes", where=where
             )
             if value_mask is None:
                 value_mask = keras_mask_of(value)
         if value_mask is not None:
             # The memory's steps: from `value`, or from the precomputed keys [B, H, T, d].
             memory = tuple(value.shape) if value is not None else (None, key_value[0].shape[2])
-            mask_shape = check_rank("value_mask", value_mask, 2, where)
-            check_same_dim("value_mask", mask_shape, 1, "value", memory, 1, "The time steps", where)
+            mask_shape = check_rank("value_mask", value_mask, 2, where=where)
+            check_same_dim(
+                "value_mask", mask_shape, 1, "value", memory, 1, "The time steps", where=where
+            )
         if query_mask is None:
             query_mask = keras_mask_of(query)
         keys, values = key_value if key_value is not None else self.precompute_key_value(value)

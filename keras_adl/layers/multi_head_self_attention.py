@@ -67,7 +67,7 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
     """
 
     def build(self, input_shape):
-        shape = check_rank("inputs", tuple(input_shape), 3, "MultiHeadSelfAttention: ")
+        shape = check_rank("inputs", tuple(input_shape), 3, where="MultiHeadSelfAttention: ")
         key_dim, value_dim, output_dim = self._resolve_dims(shape[-1], "inputs")
         self.qkv_dense = self._dense(self.num_heads * (2 * key_dim + value_dim), "qkv")
         self.qkv_dense.build(shape)
@@ -158,13 +158,13 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
         training=None,
     ):
         where = "MultiHeadSelfAttention: "
-        shape = check_rank("inputs", inputs, 3, where)
+        shape = check_rank("inputs", inputs, 3, where=where)
         if mask is None:
             mask = keras_mask_of(inputs)
         if mask is not None:
-            check_rank("mask", mask, 2, where)
+            check_rank("mask", mask, 2, where=where)
             check_same_dim(
-                "mask", tuple(mask.shape), 1, "inputs", shape, 1, "The time steps", where
+                "mask", tuple(mask.shape), 1, "inputs", shape, 1, "The time steps", where=where
             )
         query, key, value = self._project(inputs)
 

@@ -116,7 +116,7 @@ class NTMCell(MemoryCellBase):
             kernel_initializer=kernel_initializer,
             **kwargs,
         )
-        self.shift_range = check_positive_int("shift_range", shift_range, "NTMCell: ")
+        self.shift_range = check_positive_int("shift_range", shift_range, where="NTMCell: ")
         if 2 * self.shift_range + 1 > self.memory_size:
             raise ValueError(
                 f"NTMCell: `shift_range` allows {2 * self.shift_range + 1} shifts, more than "

@@ -62,11 +62,11 @@ class PositionalEncoding(keras.layers.Layer):
                 f"received {max_wavelength!r}."
             )
         self.max_wavelength = max_wavelength
-        self.mode = check_choice("mode", mode, ("add", "encoding"), "PositionalEncoding: ")
+        self.mode = check_choice("mode", mode, ("add", "encoding"), where="PositionalEncoding: ")
         self.supports_masking = True
 
     def build(self, input_shape):
-        shape = check_rank("inputs", tuple(input_shape), 3, "PositionalEncoding: ")
+        shape = check_rank("inputs", tuple(input_shape), 3, where="PositionalEncoding: ")
         if shape[-1] is None:
             raise ValueError(
                 "PositionalEncoding: the last dimension of `inputs` must be known; "

@@ -116,10 +116,10 @@ class RecurrentAttention(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = "RecurrentAttention: "
-        self.num_glimpses = check_positive_int("num_glimpses", num_glimpses, where)
-        self.units = check_positive_int("units", units, where)
-        self.core = check_choice("core", core, ("lstm", "gru", "rnn"), where)
-        self.policy = check_choice("policy", policy, ("learned", "random"), where)
+        self.num_glimpses = check_positive_int("num_glimpses", num_glimpses, where=where)
+        self.units = check_positive_int("units", units, where=where)
+        self.core = check_choice("core", core, ("lstm", "gru", "rnn"), where=where)
+        self.policy = check_choice("policy", policy, ("learned", "random"), where=where)
         if (
             isinstance(location_std, bool)
             or not isinstance(location_std, (int, float))
@@ -142,21 +142,21 @@ class RecurrentAttention(keras.layers.Layer):
         self.location_units = location_units
         self.glimpse_output_units = glimpse_output_units
         self.glimpse_filters = check_conv_filters(
-            glimpse_filters, patch_size, where, "glimpse_filters"
+            "glimpse_filters", glimpse_filters, patch_size, where=where
         )
         self.seed = seed
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed_generator = keras.random.SeedGenerator(seed)
-        _check_sizes(patch_size, num_scales, scale_factor, where)
+        _check_sizes(patch_size, num_scales, scale_factor, where=where)
         for name, value in (
             ("glimpse_units", glimpse_units),
             ("location_units", location_units),
             ("glimpse_output_units", glimpse_output_units),
         ):
-            check_positive_int(name, value, where)
+            check_positive_int(name, value, where=where)
 
     def build(self, images_shape):
-        images_shape = check_rank("images", tuple(images_shape), 4, "RecurrentAttention: ")
+        images_shape = check_rank("images", tuple(images_shape), 4, where="RecurrentAttention: ")
         self.glimpse_network = GlimpseNetwork(
             self.patch_size,
             self.num_scales,

@@ -79,7 +79,7 @@ class ScalarMix(keras.layers.Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.num_layers = check_positive_int("num_layers", num_layers, _WHERE)
+        self.num_layers = check_positive_int("num_layers", num_layers, where=_WHERE)
         if not isinstance(layer_norm, bool):
             raise TypeError(f"{_WHERE}`layer_norm` must be a bool; received {layer_norm!r}.")
         self.layer_norm = layer_norm
@@ -117,9 +117,9 @@ class ScalarMix(keras.layers.Layer):
         ):  # the list form
             self._check_layer_count(len(inputs_shape), [tuple(s) for s in inputs_shape])
             for shape in inputs_shape:
-                check_rank("inputs", tuple(shape), 3, _WHERE)
+                check_rank("inputs", tuple(shape), 3, where=_WHERE)
         else:
-            shape = check_rank("inputs", tuple(inputs_shape), 4, _WHERE)
+            shape = check_rank("inputs", tuple(inputs_shape), 4, where=_WHERE)
             self._check_layer_count(shape[1], shape)
         initial = self.initial_scalar_parameters or [0.0] * self.num_layers
 
@@ -136,9 +136,9 @@ class ScalarMix(keras.layers.Layer):
         if isinstance(inputs, (list, tuple)):
             self._check_layer_count(len(inputs), [tuple(x.shape) for x in inputs])
             for x in inputs:
-                check_rank("inputs", x, 3, _WHERE)
+                check_rank("inputs", x, 3, where=_WHERE)
             return ops.stack(list(inputs), axis=1)
-        shape = check_rank("inputs", inputs, 4, _WHERE)
+        shape = check_rank("inputs", inputs, 4, where=_WHERE)
         self._check_layer_count(shape[1], shape)
         return inputs
 
@@ -173,7 +173,7 @@ class ScalarMix(keras.layers.Layer):
         mask = self._first_mask(inputs, mask)
         x = self._stacked(inputs)
         if mask is not None:
-            check_rank("mask", mask, 2, _WHERE)
+            check_rank("mask", mask, 2, where=_WHERE)
             mask = ops.cast(mask, "bool")
         scalars = ops.cast(self.scalar_parameters, "float32")
         exp = ops.exp(scalars - ops.max(scalars))

@@ -71,7 +71,7 @@ class SequencePooling(keras.layers.Layer):
 
     def __init__(self, mode: str = "mean", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.mode = check_choice("mode", mode, MODES, _WHERE)
+        self.mode = check_choice("mode", mode, MODES, where=_WHERE)
         self.supports_masking = True
 
     def build(self, inputs_shape):

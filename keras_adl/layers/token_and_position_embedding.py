@@ -72,9 +72,9 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
     ) -> None:
         super().__init__(**kwargs)
         where = "TokenAndPositionEmbedding: "
-        self.vocab_size = check_positive_int("vocab_size", vocab_size, where)
-        self.max_length = check_positive_int("max_length", max_length, where)
-        self.embedding_dim = check_positive_int("embedding_dim", embedding_dim, where)
+        self.vocab_size = check_positive_int("vocab_size", vocab_size, where=where)
+        self.max_length = check_positive_int("max_length", max_length, where=where)
+        self.embedding_dim = check_positive_int("embedding_dim", embedding_dim, where=where)
         if isinstance(num_segments, bool) or not isinstance(num_segments, int) or num_segments < 0:
             raise ValueError(
                 f"{where}`num_segments` must be an int >= 0; received {num_segments!r}."
@@ -154,7 +154,7 @@ class TokenAndPositionEmbedding(keras.layers.Layer):
             if self.bias is not None:
                 logits = logits + ops.cast(self.bias, self.compute_dtype)
             return logits
-        check_rank("inputs", inputs, 2, where)
+        check_rank("inputs", inputs, 2, where=where)
         if not keras.backend.standardize_dtype(inputs.dtype).startswith(("int", "uint")):
             raise TypeError(f"{where}`inputs` must be integer token ids; received {inputs.dtype}.")
         length = inputs.shape[1]

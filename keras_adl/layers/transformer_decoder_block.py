@@ -75,7 +75,7 @@ class TransformerDecoderBlock(TransformerBlockBase):
 
     def build(self, inputs_shape, encoder_outputs_shape=None):
         where = "TransformerDecoderBlock: "
-        shape = check_rank("inputs", tuple(inputs_shape), 3, where)
+        shape = check_rank("inputs", tuple(inputs_shape), 3, where=where)
         self._check_model_dim(shape, "inputs")
         self.self_attention = MultiHeadSelfAttention(
             name="self_attention", **self._attention_kwargs()
@@ -84,7 +84,9 @@ class TransformerDecoderBlock(TransformerBlockBase):
         self.self_attention_norm = self._norm("self_attention_norm", shape)
         self.cross_attention = None
         if encoder_outputs_shape is not None:
-            encoder_shape = check_rank("encoder_outputs", tuple(encoder_outputs_shape), 3, where)
+            encoder_shape = check_rank(
+                "encoder_outputs", tuple(encoder_outputs_shape), 3, where=where
+            )
             self.cross_attention = MultiHeadCrossAttention(
                 name="cross_attention", **self._attention_kwargs()
             )
@@ -122,7 +124,7 @@ class TransformerDecoderBlock(TransformerBlockBase):
         training=None,
     ):
         where = "TransformerDecoderBlock: "
-        shape = check_rank("inputs", inputs, 3, where)
+        shape = check_rank("inputs", inputs, 3, where=where)
         has_memory = encoder_outputs is not None or cross_attention_cache is not None
         if has_memory and self.cross_attention is None:
             raise ValueError(
@@ -134,9 +136,16 @@ class TransformerDecoderBlock(TransformerBlockBase):
                 f"{where}`encoder_outputs` is required: the block has cross-attention."
             )
         if encoder_outputs is not None:
-            encoder_shape = check_rank("encoder_outputs", encoder_outputs, 3, where)
+            encoder_shape = check_rank("encoder_outputs", encoder_outputs, 3, where=where)
             check_same_dim(
-                "inputs", shape, 0, "encoder_outputs", encoder_shape, 0, "The batch sizes", where
+                "inputs",
+                shape,
+                0,
+                "encoder_outputs",
+                encoder_shape,
+                0,
+                "The batch sizes",
+                where=where,
             )
         if padding_mask is None:
             padding_mask = keras_mask_of(inputs)

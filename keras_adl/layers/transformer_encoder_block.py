@@ -58,7 +58,7 @@ class TransformerEncoderBlock(TransformerBlockBase):
     """
 
     def build(self, input_shape):
-        shape = check_rank("inputs", tuple(input_shape), 3, "TransformerEncoderBlock: ")
+        shape = check_rank("inputs", tuple(input_shape), 3, where="TransformerEncoderBlock: ")
         self._check_model_dim(shape, "inputs")
         self.self_attention = MultiHeadSelfAttention(
             name="self_attention", **self._attention_kwargs()
@@ -77,7 +77,7 @@ class TransformerEncoderBlock(TransformerBlockBase):
         training=None,
         mask=None,
     ):
-        check_rank("inputs", inputs, 3, "TransformerEncoderBlock: ")
+        check_rank("inputs", inputs, 3, where="TransformerEncoderBlock: ")
         for candidate in (mask, keras_mask_of(inputs)):
             if padding_mask is None:
                 padding_mask = candidate

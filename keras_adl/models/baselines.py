@@ -54,8 +54,8 @@ def whole_image_mlp(
     ((None, 10), 6)
     """
     where = "whole_image_mlp: "
-    image_shape = check_image_shape(image_shape, where)
-    check_positive_ints(where, num_classes=num_classes, units=units, num_layers=num_layers)
+    image_shape = check_image_shape(image_shape, where=where)
+    check_positive_ints(where=where, num_classes=num_classes, units=units, num_layers=num_layers)
     images = keras.Input(image_shape, name="images")
     hidden = keras.layers.Flatten(name="flatten")(images)
     for index in range(num_layers):
@@ -99,11 +99,11 @@ def whole_image_convnet(
     (None, 11, 11, 8)
     """
     where = "whole_image_convnet: "
-    image_shape = check_image_shape(image_shape, where)
+    image_shape = check_image_shape(image_shape, where=where)
     check_positive_ints(
-        where, num_classes=num_classes, filters=filters, strides=strides, units=units
+        where=where, num_classes=num_classes, filters=filters, strides=strides, units=units
     )
-    check_positive_int("kernel_size", kernel_size, where)
+    check_positive_int("kernel_size", kernel_size, where=where)
     if kernel_size > min(image_shape[:2]):
         raise ValueError(
             f"{where}`kernel_size` must be at most the image's height and width "

@@ -55,7 +55,7 @@ def bert_encoder(
     """
     where = f"{name}: "
     check_positive_ints(
-        where,
+        where=where,
         vocab_size=vocab_size,
         sequence_length=sequence_length,
         model_dim=model_dim,
@@ -64,7 +64,7 @@ def bert_encoder(
         num_layers=num_layers,
         num_segments=num_segments,
     )
-    check_rate("dropout", dropout, where)
+    check_rate("dropout", dropout, where=where)
     token_ids = keras.Input((sequence_length,), dtype="int32", name="token_ids")
     segment_ids = keras.Input((sequence_length,), dtype="int32", name="segment_ids")
     x = TokenAndPositionEmbedding(
@@ -115,7 +115,7 @@ def bert_pretrainer(
         ``SparseCategoricalCrossentropy(from_logits=True)`` on ``mask_ids`` weighted by
         ``mask_weights``, and on the is-next label (`compile_pretrainer` does).
     """
-    check_positive_int("max_predictions", max_predictions, f"{name}: ")
+    check_positive_int("max_predictions", max_predictions, where=f"{name}: ")
     mask_positions = keras.Input((max_predictions,), dtype="int32", name="mask_positions")
     head = MaskedLMHead(name="mlm_head")(encoder.output["sequence_output"], mask_positions)
     embedding = encoder.get_layer("embedding")
@@ -223,8 +223,8 @@ def bert_classifier(
         A ``keras.Model`` from the encoder's inputs to ``[B, num_classes]`` logits.
     """
     where = f"{name}: "
-    check_positive_int("num_classes", num_classes, where)
-    check_rate("dropout", dropout, where)
+    check_positive_int("num_classes", num_classes, where=where)
+    check_rate("dropout", dropout, where=where)
     if pooling not in POOLINGS:
         raise ValueError(f"{where}`pooling` must be one of {POOLINGS}; received {pooling!r}.")
     # Frozen through saving too: a reloaded classifier's optimizer matches the saved one.

@@ -24,7 +24,8 @@ from keras_adl.models._decoding import beam_loop, greedy_loop, tile_beams
 from keras_adl.utils import check_positive_int, check_rate
 
 
-def _check_shape(where, name, shape, rank):
+def _check_shape(name, shape, rank, *, where=""):
+    """``shape`` as a tuple of ``rank`` positive integers."""
     if (
         not isinstance(shape, (tuple, list))
         or len(shape) != rank
@@ -36,7 +37,8 @@ def _check_shape(where, name, shape, rank):
     return tuple(shape)
 
 
-def _check_filters(where, filters):
+def _check_filters(filters, *, where=""):
+    """``encoder_filters`` as a tuple of positive integers."""
     if not isinstance(filters, (tuple, list)) or not all(
         isinstance(f, int) and not isinstance(f, bool) and f > 0 for f in filters
     ):
@@ -167,21 +169,21 @@ def show_attend_tell(
         Attention. arXiv:1502.03044.
     """
     where = f"{name}: "
-    check_positive_int("vocab_size", vocab_size, where)
-    check_positive_int("embedding_dim", embedding_dim, where)
-    check_positive_int("units", units, where)
-    check_positive_int("attention_units", attention_units, where, allow_none=True)
+    check_positive_int("vocab_size", vocab_size, where=where)
+    check_positive_int("embedding_dim", embedding_dim, where=where)
+    check_positive_int("units", units, where=where)
+    check_positive_int("attention_units", attention_units, allow_none=True, where=where)
     if (image_shape is None) == (feature_shape is None):
         raise ValueError(
             f"{where}give exactly one of `image_shape` and `feature_shape`; received "
             f"image_shape={image_shape!r}, feature_shape={feature_shape!r}."
         )
     if image_shape is not None:
-        image_shape = _check_shape(where, "image_shape", image_shape, 3)
+        image_shape = _check_shape("image_shape", image_shape, 3, where=where)
     else:
-        feature_shape = _check_shape(where, "feature_shape", feature_shape, 2)
-    encoder_filters = _check_filters(where, encoder_filters)
-    dropout = check_rate("dropout", dropout, where)
+        feature_shape = _check_shape("feature_shape", feature_shape, 2, where=where)
+    encoder_filters = _check_filters(encoder_filters, where=where)
+    dropout = check_rate("dropout", dropout, where=where)
     if (
         isinstance(regularization, bool)
         or not isinstance(regularization, (int, float))
@@ -286,7 +288,7 @@ def caption_greedy_decode(
     >>> tuple(tokens.shape), tuple(attention.shape), tuple(score.shape)
     ((2, 4), (2, 4, 10), (2,))
     """
-    check_positive_int("max_length", max_length, "caption_greedy_decode: ")
+    check_positive_int("max_length", max_length, where="caption_greedy_decode: ")
     annotations, state = _annotations_and_state(model, _images(model, images_or_features))
     return greedy_loop(
         _step_fn(model, annotations),
@@ -330,8 +332,8 @@ def caption_beam_search(
     ((2, 4), (2, 4, 10))
     """
     where = "caption_beam_search: "
-    check_positive_int("max_length", max_length, where)
-    check_positive_int("beam_width", beam_width, where)
+    check_positive_int("max_length", max_length, where=where)
+    check_positive_int("beam_width", beam_width, where=where)
     annotations, state = _annotations_and_state(model, _images(model, images_or_features))
     batch = ops.shape(annotations)[0]
     # Row b·K + j is beam j of image b.

@@ -180,8 +180,8 @@ def deep_recurrent_attention_model(
         arXiv:1412.7755.
     """
     where = "deep_recurrent_attention_model: "
-    image_shape = check_image_shape(image_shape, where)
-    check_positive_int("num_classes", num_classes, where)
+    image_shape = check_image_shape(image_shape, where=where)
+    check_positive_int("num_classes", num_classes, where=where)
     if ignore_class is not None and (
         isinstance(ignore_class, bool)
         or not isinstance(ignore_class, int)

@@ -74,14 +74,14 @@ def elmo_bilm(
     """
     where = f"{name}: "
     check_positive_ints(
-        where,
+        where=where,
         vocab_size=vocab_size,
         max_characters=max_characters,
         projection_dim=projection_dim,
         units=units,
         num_layers=num_layers,
     )
-    check_rate("dropout", dropout, where)
+    check_rate("dropout", dropout, where=where)
     characters = keras.Input((None, max_characters), dtype="int32", name="characters")
     tokens = CharacterCNN(
         num_characters=num_characters,
@@ -240,9 +240,9 @@ def features_classifier(
     (None, 9)
     """
     where = f"{name}: "
-    check_positive_int("num_classes", num_classes, where)
-    check_positive_int("units", units, where)
-    check_rate("dropout", dropout, where)
+    check_positive_int("num_classes", num_classes, where=where)
+    check_positive_int("units", units, where=where)
+    check_rate("dropout", dropout, where=where)
     x = keras.layers.Dropout(dropout, name="feature_dropout")(features)
     x = keras.layers.Bidirectional(keras.layers.GRU(units), name="encoder")(x)
     x = keras.layers.Dropout(dropout, name="sentence_dropout")(x)

@@ -55,7 +55,7 @@ def gpt_lm(
     """
     where = f"{name}: "
     check_positive_ints(
-        where,
+        where=where,
         vocab_size=vocab_size,
         sequence_length=sequence_length,
         model_dim=model_dim,
@@ -63,7 +63,7 @@ def gpt_lm(
         intermediate_dim=intermediate_dim,
         num_layers=num_layers,
     )
-    check_rate("dropout", dropout, where)
+    check_rate("dropout", dropout, where=where)
     token_ids = keras.Input((None,), dtype="int32", name="token_ids")
     embedding = TokenAndPositionEmbedding(vocab_size, sequence_length, model_dim, name="embedding")
     x = embedding(token_ids)
@@ -133,8 +133,8 @@ def gpt_classifier(
     (['classes', 'lm'], (None, 3))
     """
     where = f"{name}: "
-    check_positive_int("num_classes", num_classes, where)
-    check_rate("dropout", dropout, where)
+    check_positive_int("num_classes", num_classes, where=where)
+    check_rate("dropout", dropout, where=where)
     try:
         last = lm.get_layer(f"decoder_{_count_decoders(lm) - 1}")
         lm.get_layer("embedding")
@@ -309,7 +309,7 @@ def generate(
     Returns:
         int32 ``[B, max_length]``: each prompt followed by its continuation, 0 after ``</s>``.
     """
-    check_positive_int("max_length", max_length, "generate: ")
+    check_positive_int("max_length", max_length, where="generate: ")
     embedding = model.get_layer("embedding")
     if max_length > embedding.max_length:
         raise ValueError(

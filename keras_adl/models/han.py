@@ -63,9 +63,9 @@ def han_classifier(
         Yang, Yang, Dyer, He, Smola, Hovy (2016). Hierarchical Attention Networks for Document
         Classification. NAACL-HLT.
     """
-    check_positive_int("num_classes", num_classes, "han_classifier: ")
-    check_choice("encoder", encoder, ("gru", "lstm"), "han_classifier: ")
-    check_rate("dropout", dropout, "han_classifier: ")
+    check_positive_int("num_classes", num_classes, where="han_classifier: ")
+    check_choice("encoder", encoder, ("gru", "lstm"), where="han_classifier: ")
+    check_rate("dropout", dropout, where="han_classifier: ")
     ids = keras.Input((max_sentences, max_words), dtype="int32", name="token_ids")
     document, _, _ = HierarchicalAttention(
         units=units,

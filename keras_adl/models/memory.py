@@ -73,9 +73,9 @@ def memory_sequence_model(
         memory. Nature 538.
     """
     where = "memory_sequence_model: "
-    check_positive_int("input_dim", input_dim, where)
-    check_positive_int("output_dim", output_dim, where)
-    check_choice("cell", cell, CELLS, where)
+    check_positive_int("input_dim", input_dim, where=where)
+    check_positive_int("output_dim", output_dim, where=where)
+    check_choice("cell", cell, CELLS, where=where)
     for option, value, default in (
         ("sparse_links", sparse_links, None),
         ("stop_usage_gradient", stop_usage_gradient, None),
@@ -92,7 +92,7 @@ def memory_sequence_model(
             raise ValueError(
                 f"{where}`return_addressing=True` needs a memory cell; received cell='lstm'."
             )
-        check_positive_int("lstm_layers", lstm_layers, where)
+        check_positive_int("lstm_layers", lstm_layers, where=where)
         hidden = inputs
         for i in range(lstm_layers):
             hidden = keras.layers.LSTM(lstm_units, return_sequences=True, name=f"lstm_{i}")(hidden)

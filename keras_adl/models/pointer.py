@@ -47,8 +47,8 @@ def pointer_network(
         Vinyals, Fortunato, Jaitly (2015). Pointer Networks. arXiv:1506.03134.
     """
     where = f"{name}: "
-    check_positive_int("input_dim", input_dim, where)
-    check_positive_int("units", units, where)
+    check_positive_int("input_dim", input_dim, where=where)
+    check_positive_int("units", units, where=where)
     inputs = keras.Input((None, input_dim), name="inputs")
     decoder_input = keras.Input((None, input_dim), name="decoder_input")
     project = keras.layers.Dense(units, name="input_projection")

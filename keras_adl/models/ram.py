@@ -202,8 +202,8 @@ def recurrent_attention_model(
         arXiv:1406.6247.
     """
     where = "recurrent_attention_model: "
-    image_shape = check_image_shape(image_shape, where)
-    check_positive_int("num_classes", num_classes, where)
+    image_shape = check_image_shape(image_shape, where=where)
+    check_positive_int("num_classes", num_classes, where=where)
     images = keras.Input(image_shape, name="images")
     attention = RecurrentAttention(
         num_glimpses=num_glimpses,

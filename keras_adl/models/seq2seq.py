@@ -29,9 +29,9 @@ def _encoder_decoder(
         ("embedding_dim", embedding_dim),
         ("units", units),
     ):
-        check_positive_int(arg, value, where)
-    check_choice("cell", cell, ("gru", "lstm"), where)
-    check_choice("attention", attention, ("bahdanau", "luong"), where)
+        check_positive_int(arg, value, where=where)
+    check_choice("cell", cell, ("gru", "lstm"), where=where)
+    check_choice("attention", attention, ("bahdanau", "luong"), where=where)
     rnn = keras.layers.GRU if cell == "gru" else keras.layers.LSTM
 
     source = keras.Input((None,), dtype="int32", name="source")
@@ -226,7 +226,7 @@ def beam_search(
     References:
         Wu et al. (2016). Google's Neural Machine Translation System, eq. 14. arXiv:1609.08144.
     """
-    check_positive_int("beam_width", beam_width, "beam_search: ")
+    check_positive_int("beam_width", beam_width, where="beam_search: ")
     source = ops.convert_to_tensor(source, "int32")
     memory, memory_mask, states = _encode(model, source)
     decoder = model.get_layer("decoder")

@@ -9,12 +9,7 @@ from keras_adl.layers.positional_encoding import PositionalEncoding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_adl.models._decoding import greedy_loop
-from keras_adl.utils import check_positive_int, check_rate
-
-
-def _check(where, **values):
-    for name, value in values.items():
-        check_positive_int(name, value, where)
+from keras_adl.utils import check_positive_ints, check_rate
 
 
 def _encoder(source, vocab_size, model_dim, num_heads, intermediate_dim, num_layers, dropout):
@@ -69,8 +64,8 @@ def transformer_seq2seq(
         Vaswani et al. (2017). Attention Is All You Need. arXiv:1706.03762.
     """
     where = f"{name}: "
-    _check(
-        where,
+    check_positive_ints(
+        where=where,
         source_vocab_size=source_vocab_size,
         target_vocab_size=target_vocab_size,
         model_dim=model_dim,
@@ -78,7 +73,7 @@ def transformer_seq2seq(
         intermediate_dim=intermediate_dim,
         num_layers=num_layers,
     )
-    check_rate("dropout", dropout, where)
+    check_rate("dropout", dropout, where=where)
     source = keras.Input((None,), dtype="int32", name="source")
     decoder_input = keras.Input((None,), dtype="int32", name="decoder_input")
     memory = _encoder(
@@ -126,8 +121,8 @@ def transformer_classifier(
     (None, 3)
     """
     where = f"{name}: "
-    _check(
-        where,
+    check_positive_ints(
+        where=where,
         vocab_size=vocab_size,
         num_classes=num_classes,
         model_dim=model_dim,
@@ -135,7 +130,7 @@ def transformer_classifier(
         intermediate_dim=intermediate_dim,
         num_layers=num_layers,
     )
-    check_rate("dropout", dropout, where)
+    check_rate("dropout", dropout, where=where)
     tokens = keras.Input((None,), dtype="int32", name="tokens")
     x = _encoder(tokens, vocab_size, model_dim, num_heads, intermediate_dim, num_layers, dropout)
     x = keras.layers.GlobalAveragePooling1D(name="pool")(x)  # mean over unmasked steps

@@ -35,7 +35,7 @@ from keras_adl.utils import check_rank, check_same_dim
 EPSILON = 1e-6
 
 
-def _last_dim(name, x, where):
+def _last_dim(name, x, *, where=""):
     n = x.shape[-1]
     if n is None:
         raise ValueError(
@@ -95,10 +95,10 @@ def content_addressing(
     1
     """
     where = "content_addressing: "
-    m_shape = check_rank("memory", memory, 3, where)
-    k_shape = check_rank("keys", keys, 3, where)
-    check_rank("strengths", strengths, 2, where)
-    check_same_dim("memory", m_shape, 2, "keys", k_shape, 2, "The width W", where)
+    m_shape = check_rank("memory", memory, 3, where=where)
+    k_shape = check_rank("keys", keys, 3, where=where)
+    check_rank("strengths", strengths, 2, where=where)
+    check_same_dim("memory", m_shape, 2, "keys", k_shape, 2, "The width W", where=where)
     dot = ops.einsum("bhw,bnw->bhn", keys, memory)
     key_norm = ops.sqrt(ops.sum(ops.square(keys), axis=-1) + epsilon)  # [B, H]
     memory_norm = ops.sqrt(ops.sum(ops.square(memory), axis=-1) + epsilon)  # [B, N]
@@ -124,9 +124,9 @@ def interpolate(content_weights: Tensor, previous_weights: Tensor, gate: Tensor)
     array([[[0.25, 0.25]]], dtype=float32)
     """
     where = "interpolate: "
-    c_shape = check_rank("content_weights", content_weights, 3, where)
-    p_shape = check_rank("previous_weights", previous_weights, 3, where)
-    check_rank("gate", gate, (2, 3), where)
+    c_shape = check_rank("content_weights", content_weights, 3, where=where)
+    p_shape = check_rank("previous_weights", previous_weights, 3, where=where)
+    check_rank("gate", gate, (2, 3), where=where)
     check_same_dim(
         "content_weights",
         c_shape,
@@ -135,7 +135,7 @@ def interpolate(content_weights: Tensor, previous_weights: Tensor, gate: Tensor)
         p_shape,
         2,
         "The number of slots N",
-        where,
+        where=where,
     )
     if len(gate.shape) == 2:
         gate = ops.expand_dims(gate, -1)
@@ -167,9 +167,9 @@ def circular_shift(weights: Tensor, shift_weights: Tensor) -> Tensor:
     array([[[0., 0., 1., 0.]]], dtype=float32)
     """
     where = "circular_shift: "
-    w_shape = check_rank("weights", weights, 3, where)
-    s_shape = check_rank("shift_weights", shift_weights, 3, where)
-    num_shifts = _last_dim("shift_weights", shift_weights, where)
+    w_shape = check_rank("weights", weights, 3, where=where)
+    s_shape = check_rank("shift_weights", shift_weights, 3, where=where)
+    num_shifts = _last_dim("shift_weights", shift_weights, where=where)
     if num_shifts % 2 != 1:
         raise ValueError(
             f"{where}the last dimension of `shift_weights` (shifts −R..R) must be "
@@ -207,8 +207,8 @@ def sharpen(weights: Tensor, gamma: Tensor, epsilon: float = EPSILON) -> Tensor:
     [0.0588, 0.9412]
     """
     where = "sharpen: "
-    check_rank("weights", weights, 3, where)
-    check_rank("gamma", gamma, (2, 3), where)
+    check_rank("weights", weights, 3, where=where)
+    check_rank("gamma", gamma, (2, 3), where=where)
     if len(gamma.shape) == 2:
         gamma = ops.expand_dims(gamma, -1)
     return ops.softmax(gamma * ops.log(weights + epsilon), axis=-1)
@@ -237,11 +237,13 @@ def erase_and_write(memory: Tensor, weights: Tensor, erase: Tensor, add: Tensor)
             [1., 1.]]], dtype=float32)
     """
     where = "erase_and_write: "
-    m_shape = check_rank("memory", memory, 3, where)
-    w_shape = check_rank("weights", weights, 3, where)
-    check_rank("erase", erase, 3, where)
-    check_rank("add", add, 3, where)
-    check_same_dim("memory", m_shape, 1, "weights", w_shape, 2, "The number of slots N", where)
+    m_shape = check_rank("memory", memory, 3, where=where)
+    w_shape = check_rank("weights", weights, 3, where=where)
+    check_rank("erase", erase, 3, where=where)
+    check_rank("add", add, 3, where=where)
+    check_same_dim(
+        "memory", m_shape, 1, "weights", w_shape, 2, "The number of slots N", where=where
+    )
     keep = ops.prod(1.0 - weights[:, :, :, None] * erase[:, :, None, :], axis=1)  # [B, N, W]
     written = ops.einsum("bhn,bhw->bnw", weights, add)
     return memory * keep + written
@@ -265,9 +267,11 @@ def read_memory(memory: Tensor, weights: Tensor) -> Tensor:
     array([[[2., 3.]]], dtype=float32)
     """
     where = "read_memory: "
-    m_shape = check_rank("memory", memory, 3, where)
-    w_shape = check_rank("weights", weights, 3, where)
-    check_same_dim("memory", m_shape, 1, "weights", w_shape, 2, "The number of slots N", where)
+    m_shape = check_rank("memory", memory, 3, where=where)
+    w_shape = check_rank("weights", weights, 3, where=where)
+    check_same_dim(
+        "memory", m_shape, 1, "weights", w_shape, 2, "The number of slots N", where=where
+    )
     return ops.einsum("bhn,bnw->bhw", weights, memory)
 
 
@@ -308,10 +312,10 @@ def update_usage(
     array([[1., 0.]], dtype=float32)
     """
     where = "update_usage: "
-    check_rank("usage", usage, 2, where)
-    check_rank("write_weights", write_weights, (2, 3), where)
-    check_rank("free_gates", free_gates, 2, where)
-    check_rank("read_weights", read_weights, 3, where)
+    check_rank("usage", usage, 2, where=where)
+    check_rank("write_weights", write_weights, (2, 3), where=where)
+    check_rank("free_gates", free_gates, 2, where=where)
+    check_rank("read_weights", read_weights, 3, where=where)
     if len(write_weights.shape) == 3:
         write_weights = 1.0 - ops.prod(1.0 - write_weights, axis=1)
     usage = usage + write_weights - usage * write_weights
@@ -345,8 +349,8 @@ def allocation_weights(usage: Tensor, epsilon: float = EPSILON) -> Tensor:
     1
     """
     where = "allocation_weights: "
-    check_rank("usage", usage, 2, where)
-    num_slots = _last_dim("usage", usage, where)
+    check_rank("usage", usage, 2, where=where)
+    num_slots = _last_dim("usage", usage, where=where)
     usage = epsilon + (1.0 - epsilon) * usage
     free = 1.0 - usage
     sorted_free, order = ops.top_k(free, k=num_slots, sorted=True)  # φ: ascending usage
@@ -388,10 +392,17 @@ def update_precedence(precedence: Tensor, write_weights: Tensor) -> Tensor:
     array([[0.5, 0.5]], dtype=float32)
     """
     where = "update_precedence: "
-    p_shape = check_rank("precedence", precedence, (2, 3), where)
-    w_shape = check_rank("write_weights", write_weights, len(p_shape), where)
+    p_shape = check_rank("precedence", precedence, (2, 3), where=where)
+    w_shape = check_rank("write_weights", write_weights, len(p_shape), where=where)
     check_same_dim(
-        "precedence", p_shape, -1, "write_weights", w_shape, -1, "The number of slots N", where
+        "precedence",
+        p_shape,
+        -1,
+        "write_weights",
+        w_shape,
+        -1,
+        "The number of slots N",
+        where=where,
     )
     return (1.0 - ops.sum(write_weights, axis=-1, keepdims=True)) * precedence + write_weights
 
@@ -421,13 +432,13 @@ def update_temporal_link(link: Tensor, precedence: Tensor, write_weights: Tensor
             [1., 0.]]], dtype=float32)
     """
     where = "update_temporal_link: "
-    l_shape = check_rank("link", link, (3, 4), where)
-    check_rank("precedence", precedence, len(l_shape) - 1, where)
-    w_shape = check_rank("write_weights", write_weights, len(l_shape) - 1, where)
+    l_shape = check_rank("link", link, (3, 4), where=where)
+    check_rank("precedence", precedence, len(l_shape) - 1, where=where)
+    w_shape = check_rank("write_weights", write_weights, len(l_shape) - 1, where=where)
     check_same_dim(
-        "link", l_shape, -1, "write_weights", w_shape, -1, "The number of slots N", where
+        "link", l_shape, -1, "write_weights", w_shape, -1, "The number of slots N", where=where
     )
-    num_slots = _last_dim("link", link, where)
+    num_slots = _last_dim("link", link, where=where)
     w_i = write_weights[..., :, None]
     w_j = write_weights[..., None, :]
     link = (1.0 - w_i - w_j) * link + w_i * precedence[..., None, :]
@@ -457,9 +468,11 @@ def directional_read_weights(link: Tensor, read_weights: Tensor, forward: bool) 
     array([[[0., 1.]]], dtype=float32)
     """
     where = "directional_read_weights: "
-    l_shape = check_rank("link", link, (3, 4), where)
-    r_shape = check_rank("read_weights", read_weights, 3, where)
-    check_same_dim("link", l_shape, -1, "read_weights", r_shape, 2, "The number of slots N", where)
+    l_shape = check_rank("link", link, (3, 4), where=where)
+    r_shape = check_rank("read_weights", read_weights, 3, where=where)
+    check_same_dim(
+        "link", l_shape, -1, "read_weights", r_shape, 2, "The number of slots N", where=where
+    )
     per_head = len(l_shape) == 4
     if not per_head:
         link = link[:, None]
@@ -560,16 +573,18 @@ def update_sparse_temporal_link(
             [0., 0., 0.]]], dtype=float32)
     """
     where = "update_sparse_temporal_link: "
-    v_shape = check_rank("values", values, (3, 4), where)
-    i_shape = check_rank("indices", indices, len(v_shape), where)
-    check_rank("precedence", precedence, len(v_shape) - 1, where)
-    w_shape = check_rank("write_weights", write_weights, len(v_shape) - 1, where)
+    v_shape = check_rank("values", values, (3, 4), where=where)
+    i_shape = check_rank("indices", indices, len(v_shape), where=where)
+    check_rank("precedence", precedence, len(v_shape) - 1, where=where)
+    w_shape = check_rank("write_weights", write_weights, len(v_shape) - 1, where=where)
     check_same_dim(
-        "values", v_shape, -2, "write_weights", w_shape, -1, "The number of slots N", where
+        "values", v_shape, -2, "write_weights", w_shape, -1, "The number of slots N", where=where
     )
-    check_same_dim("values", v_shape, -1, "indices", i_shape, -1, "The entries per row K", where)
-    num_slots = _last_dim("write_weights", write_weights, where)
-    k = _last_dim("values", values, where)
+    check_same_dim(
+        "values", v_shape, -1, "indices", i_shape, -1, "The entries per row K", where=where
+    )
+    num_slots = _last_dim("write_weights", write_weights, where=where)
+    k = _last_dim("values", values, where=where)
     if k > num_slots:
         raise ValueError(
             f"{where}K = {k} entries per row exceeds the number of slots N = {num_slots}."
@@ -631,16 +646,18 @@ def sparse_directional_read_weights(
     array([[[0., 1.]]], dtype=float32)
     """
     where = "sparse_directional_read_weights: "
-    v_shape = check_rank("values", values, (3, 4), where)
-    i_shape = check_rank("indices", indices, len(v_shape), where)
-    r_shape = check_rank("read_weights", read_weights, 3, where)
+    v_shape = check_rank("values", values, (3, 4), where=where)
+    i_shape = check_rank("indices", indices, len(v_shape), where=where)
+    r_shape = check_rank("read_weights", read_weights, 3, where=where)
     check_same_dim(
-        "values", v_shape, -2, "read_weights", r_shape, 2, "The number of slots N", where
+        "values", v_shape, -2, "read_weights", r_shape, 2, "The number of slots N", where=where
     )
-    check_same_dim("values", v_shape, -1, "indices", i_shape, -1, "The entries per row K", where)
-    num_slots = _last_dim("read_weights", read_weights, where)
-    num_reads = _last_dim("read_weights", ops.moveaxis(read_weights, 1, -1), where)
-    k = _last_dim("values", values, where)
+    check_same_dim(
+        "values", v_shape, -1, "indices", i_shape, -1, "The entries per row K", where=where
+    )
+    num_slots = _last_dim("read_weights", read_weights, where=where)
+    num_reads = _last_dim("read_weights", ops.moveaxis(read_weights, 1, -1), where=where)
+    k = _last_dim("values", values, where=where)
     per_head = len(v_shape) == 4
     if not per_head:
         values, indices = values[:, None], indices[:, None]

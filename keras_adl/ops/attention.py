@@ -181,10 +181,10 @@ def context_scores(keys: Tensor, context_vector: Tensor) -> Tensor:
         eq. 6 and 9. NAACL-HLT.
     """
     where = "context_scores: "
-    keys_shape = check_rank("keys", keys, tuple(range(2, 8)), where)
-    vector_shape = check_rank("context_vector", context_vector, 1, where)
+    keys_shape = check_rank("keys", keys, tuple(range(2, 8)), where=where)
+    vector_shape = check_rank("context_vector", context_vector, 1, where=where)
     check_same_dim(
-        "keys", keys_shape, -1, "context_vector", vector_shape, 0, "The feature sizes", where
+        "keys", keys_shape, -1, "context_vector", vector_shape, 0, "The feature sizes", where=where
     )
     keys = ops.convert_to_tensor(keys)
     return ops.sum(keys * ops.cast(context_vector, keys.dtype), axis=-1)  # u_tᵀ u_ctx
@@ -418,12 +418,12 @@ def doubly_stochastic_penalty(attention: Tensor, mask: Tensor | None = None) -> 
         Attention, eq. 14. arXiv:1502.03044.
     """
     where = "doubly_stochastic_penalty: "
-    shape = check_rank("attention", attention, 3, where)
+    shape = check_rank("attention", attention, 3, where=where)
     attention = ops.cast(attention, "float32")
     if mask is not None:
-        mask_shape = check_rank("mask", mask, 2, where)
-        check_same_dim("attention", shape, 0, "mask", mask_shape, 0, "The batch sizes", where)
-        check_same_dim("attention", shape, 1, "mask", mask_shape, 1, "The step counts", where)
+        mask_shape = check_rank("mask", mask, 2, where=where)
+        check_same_dim("attention", shape, 0, "mask", mask_shape, 0, "The batch sizes", where=where)
+        check_same_dim("attention", shape, 1, "mask", mask_shape, 1, "The step counts", where=where)
         attention = attention * ops.expand_dims(ops.cast(mask, "float32"), -1)  # m_t α_ti
     coverage = ops.sum(attention, axis=1)  # Σ_t m_t α_ti, [B, L]
     return ops.sum(ops.square(1.0 - coverage), axis=-1)  # Σ_i (1 − Σ_t m_t α_ti)²

@@ -41,13 +41,13 @@ def glimpse_widths(patch_size: int, num_scales: int, scale_factor: float = 2.0) 
     >>> glimpse_widths(8, 3)
     [8.0, 16.0, 32.0]
     """
-    _check_sizes(patch_size, num_scales, scale_factor, "glimpse_widths: ")
+    _check_sizes(patch_size, num_scales, scale_factor, where="glimpse_widths: ")
     return [float(patch_size) * float(scale_factor) ** s for s in range(num_scales)]
 
 
-def _check_sizes(patch_size, num_scales, scale_factor, where):
-    check_positive_int("patch_size", patch_size, where)
-    check_positive_int("num_scales", num_scales, where)
+def _check_sizes(patch_size, num_scales, scale_factor, *, where=""):
+    check_positive_int("patch_size", patch_size, where=where)
+    check_positive_int("num_scales", num_scales, where=where)
     if (
         isinstance(scale_factor, bool)
         or not isinstance(scale_factor, (int, float))
@@ -132,15 +132,15 @@ def extract_glimpses(
     [[[5.0, 6.0], [9.0, 10.0]], [[2.5, 4.5], [10.5, 12.5]]]
     """
     where = "extract_glimpses: "
-    _check_sizes(patch_size, num_scales, scale_factor, where)
-    image_shape = check_rank("images", images, 4, where)
-    location_shape = check_rank("locations", locations, 2, where)
+    _check_sizes(patch_size, num_scales, scale_factor, where=where)
+    image_shape = check_rank("images", images, 4, where=where)
+    location_shape = check_rank("locations", locations, 2, where=where)
     if location_shape[-1] not in (None, 2):
         raise ValueError(
             f"{where}`locations` must have shape [B, 2] (y, x); received shape {location_shape}."
         )
     check_same_dim(
-        "images", image_shape, 0, "locations", location_shape, 0, "The batch sizes", where
+        "images", image_shape, 0, "locations", location_shape, 0, "The batch sizes", where=where
     )
     height, width = ops.shape(images)[1], ops.shape(images)[2]  # static or dynamic
     widths = glimpse_widths(patch_size, num_scales, scale_factor)

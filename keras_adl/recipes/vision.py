@@ -808,8 +808,8 @@ def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=No
     from keras_adl.utils import check_positive_int
 
     where = "make_captioning_serving_fn: "
-    check_positive_int("max_length", max_length, where)
-    check_positive_int("beam_width", beam_width, where)
+    check_positive_int("max_length", max_length, where=where)
+    check_positive_int("beam_width", beam_width, where=where)
     strings = tf.constant(_caption_token_strings(model.get_layer("logits").units, token_strings))
     encoder_input = model.get_layer("encoder").input
     name = "images" if encoder_input.name == "image" else encoder_input.name
