@@ -53,15 +53,16 @@ from keras_adl.data.fortunes import load_fortunes  # noqa: E402
 from keras_adl.data.needle import CLASS_WORDS, NEEDLE_WORD, needle_documents  # noqa: E402
 from keras_adl.data.splits import split_dataset  # noqa: E402
 from keras_adl.layers import AttentionPooling, HierarchicalAttention  # noqa: E402
-from keras_adl.metrics import sentence_attention_hit_rate  # noqa: E402
 from keras_adl.models import han_attention, han_classifier  # noqa: E402
-from keras_adl.recipes.base import compile_for_training  # noqa: E402
-from keras_adl.recipes.documents import (  # noqa: E402
+from keras_adl.recipes._compile import compile_for_training  # noqa: E402
+from keras_adl.recipes.documents.evaluate import sentence_attention_hit_rate  # noqa: E402
+from keras_adl.recipes.documents.spec import (  # noqa: E402
+    FORTUNES_SHAPE,
     MAX_VOCABULARY,
     NEEDLE_CLASSES,
-    RECIPE,
-    SHAPES,
+    NEEDLE_SHAPE,
 )
+from keras_adl.recipes.documents.tasks import RECIPES  # noqa: E402
 
 MODEL = "han"
 # --quick: tiny sizes replacing the recipe's (needle and fortunes parts).
@@ -175,14 +176,14 @@ def build_model(args, vocab_size=None, task="needle", num_classes=NEEDLE_CLASSES
     ``--quick``); ``vocab_size`` defaults to the tokenizer of the needle part's training
     documents."""
     if vocab_size is None:
-        vocab_size = RECIPE.tokenizer(task, needle_data(args)[0]).vocabulary_size
+        vocab_size = RECIPES[task].tokenizer(needle_data(args)[0]).vocabulary_size
     overrides = QUICK_OVERRIDES if args.quick else {}
-    return RECIPE.build_model(task, MODEL, vocab_size, num_classes, **overrides)
+    return RECIPES[task].build_model(MODEL, vocab_size, num_classes, **overrides)
 
 
 def model_size(args, task, model):
     """The settings the tables print: the recipe's, this run's overrides, the clip norm."""
-    settings = dict(RECIPE.settings(task, MODEL), **(QUICK_OVERRIDES if args.quick else {}))
+    settings = dict(RECIPES[task].spec.preset(MODEL), **(QUICK_OVERRIDES if args.quick else {}))
     return dict(settings, clipnorm=model.optimizer.global_clipnorm)
 
 
@@ -195,7 +196,7 @@ def needle_data(args):
 
 def run_needle(args):
     train_docs, train_labels, test_docs, test_labels, test_keys = needle_data(args)
-    tokenizer = RECIPE.tokenizer("needle", train_docs)
+    tokenizer = RECIPES["needle"].tokenizer(train_docs)
     test_ids = tokenizer.encode(tf.constant(test_docs))
     test_tokens = tokenizer.tokens(tf.constant(test_docs)).numpy()
 
@@ -278,8 +279,8 @@ def print_needle(result, args):
     size = result["size"]
     print(
         f"\n### Needle task: {result['train']} training documents (seed 0), {result['test']} "
-        f"held-out (seed 1), {NEEDLE_CLASSES} classes, S = {SHAPES['needle'][0]}, W = "
-        f"{SHAPES['needle'][1]}, vocabulary {result['vocabulary']} ids; HAN embedding "
+        f"held-out (seed 1), {NEEDLE_CLASSES} classes, S = {NEEDLE_SHAPE[0]}, W = "
+        f"{NEEDLE_SHAPE[1]}, vocabulary {result['vocabulary']} ids; HAN embedding "
         f"{size['embedding_dim']}, attention {size['units']}, GRU {size['encoder_units']} per "
         f"direction, dropout {size['dropout']}, Adam {size['learning_rate']:g} (clipnorm "
         f"{size['clipnorm']:g}), batch {args.batch_size} "
@@ -340,7 +341,7 @@ def run_fortunes(args):
     except FileNotFoundError as error:
         print(f"fortunes: skipped — {error}")
         return None
-    max_sentences, max_words = SHAPES["fortunes"]
+    max_sentences, max_words = FORTUNES_SHAPE
     (train_docs, train_labels), (test_docs, test_labels) = split_dataset(
         np.array(docs, dtype=object), labels, 0.2, seed=0
     )
@@ -349,7 +350,7 @@ def run_fortunes(args):
     )
     fit_docs, val_docs, test_docs = list(fit_docs), list(val_docs), list(test_docs)
 
-    tokenizer = RECIPE.tokenizer("fortunes", fit_docs)
+    tokenizer = RECIPES["fortunes"].tokenizer(fit_docs)
     split = tokenizer.split(tf.constant(test_docs))
     sentences = split.row_lengths(axis=1).numpy()
     words = split.row_lengths(axis=2).flat_values.numpy()
@@ -421,7 +422,7 @@ def run_fortunes(args):
 def print_fortunes(result, args):
     if result is None:
         return
-    t, (s, w) = result["truncation"], SHAPES["fortunes"]
+    t, (s, w) = result["truncation"], FORTUNES_SHAPE
     print(
         f"\n### Fortunes: {len(result['topics'])} topics ({', '.join(result['topics'])}), "
         f"{result['documents']} documents; split 80/20 (seed 0), 15% of the training part as "

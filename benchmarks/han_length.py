@@ -14,7 +14,7 @@ documents and the train/test split stay the same at every L, so only the length 
 of natural length would confound length with the kind of page: the median man3 page has 245
 words, the median man7 page 1,067).
 
-At each L, on the same split (the recipe's: `RECIPE.load`, 80/20, seed 0):
+At each L, on the same split (the recipe's: `keras_adl.recipes.documents.data.user_documents`, 80/20, seed 0):
 
 * the HAN as ``keras-adl train documents --data TREE --seed SEED`` trains it: the tree is
   written to disk and trained in-process through `keras_adl.recipes.train` (what the CLI
@@ -212,7 +212,7 @@ def train_han(tree, run_dir, seed, epochs, test_docs, test_labels):
     import tensorflow as tf
 
     from keras_adl import recipes
-    from keras_adl.recipes.documents import TOKENIZER_FILE
+    from keras_adl.recipes.documents.spec import TOKENIZER_FILE
     from keras_adl.text import DocumentTokenizer
 
     curve = []
@@ -272,14 +272,14 @@ def train_han(tree, run_dir, seed, epochs, test_docs, test_labels):
 
 
 def run_length(args, length, seeds, documents, labels, names, files):
-    from keras_adl.recipes.documents import RECIPE
+    from keras_adl.recipes.documents import data
 
     truncated = [truncate(text, length) for text in documents]
     tree = os.path.join(args.out, f"tree_{length}")
     write_tree(tree, truncated, labels, names, files)
     # The recipe's split of the tree (the one `keras-adl train documents --data TREE` trains on).
-    train_docs, train_labels, test_docs, test_labels, _, _ = RECIPE.load(
-        "documents", tree, samples=10**9
+    train_docs, train_labels, test_docs, test_labels, _, _ = data.user_documents(
+        tree, samples=10**9
     )
     test_labels = np.asarray(test_labels)
     words = np.array([len(text.split()) for text in documents])

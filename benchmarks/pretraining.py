@@ -282,15 +282,15 @@ def transfer(pretrainer, tokenizer, args):
     from sklearn.linear_model import LogisticRegression
 
     from keras_adl.models.bert import encoder_of
-    from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+    from keras_adl.recipes.documents import data as documents_data
     from keras_adl.recipes.pretraining import (
         RECIPE,
         SIZES,
         make_text_classifier_serving_fn,
     )
 
-    train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
-        "fortunes", args.fortunes, 10**9
+    train_docs, train_labels, test_docs, test_labels, names, _ = documents_data.fortune_topics(
+        args.fortunes, 10**9
     )
     vectorizer = TfidfVectorizer(sublinear_tf=True, min_df=2)
     regression = LogisticRegression(max_iter=2000, C=10.0)

@@ -21,8 +21,8 @@ import tempfile
 def curve(tokenized, vocabulary, cap, epochs, seed):
     import keras
 
-    from keras_adl.recipes.base import steps_per_call
     from keras_adl.recipes.embeddings import BATCH_SIZE, RECIPE, STEPS_PER_EXECUTION
+    from keras_adl.training.fit import steps_per_call
 
     settings = dict(RECIPE.settings("word2vec", "skipgram"), max_row_updates=cap)
     keras.utils.set_random_seed(seed)

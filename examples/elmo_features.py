@@ -31,7 +31,7 @@ from keras_adl.recipes.contextual import (  # noqa: E402
     MAX_WORDS,
     RECIPE,
 )
-from keras_adl.recipes.documents import RECIPE as DOCUMENTS  # noqa: E402
+from keras_adl.recipes.documents import data as documents_data  # noqa: E402
 from keras_adl.text.characters import text_character_ids  # noqa: E402
 
 
@@ -65,8 +65,8 @@ def main(argv=None):
     result = {"perplexity": {d: float(figures[f"{d}_perplexity"]) for d in ("forward", "backward")}}
     print(json.dumps(result))
 
-    train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
-        "fortunes", args.fortunes, 10**9
+    train_docs, train_labels, test_docs, test_labels, names, _ = documents_data.fortune_topics(
+        args.fortunes, 10**9
     )
 
     def batches(texts, labels, shuffle):

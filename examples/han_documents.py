@@ -27,11 +27,9 @@ import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (the reloaded SavedModel's tokenizer ops)
 
 from keras_adl.models import han_attention  # noqa: E402
-from keras_adl.recipes.documents import (  # noqa: E402
-    RECIPE,
-    DocumentsRecipe,
-    export_han,  # noqa: E402
-)
+from keras_adl.recipes.documents.evaluate import evaluate  # noqa: E402
+from keras_adl.recipes.documents.serving import export_han  # noqa: E402
+from keras_adl.recipes.documents.tasks import RECIPES  # noqa: E402
 
 MODEL = "han"
 # The demo's departure from the recipe's training (3 epochs of 64 documents).
@@ -50,7 +48,7 @@ def parse_args(argv=None):
         "--documents",
         type=int,
         help="training documents (default: the recipe's for the task, "
-        f"{RECIPE.task('needle').samples} needle documents)",
+        f"{RECIPES['needle'].spec.samples} needle documents)",
     )
     parser.add_argument(
         "--epochs", type=int, default=TRAINING["epochs"], help="(default: %(default)s)"
@@ -59,22 +57,23 @@ def parse_args(argv=None):
         "--units",
         type=int,
         help="attention units, the GRUs' half as many (default: the recipe's, "
-        f"{RECIPE.settings('needle', MODEL)['units']})",
+        f"{RECIPES['needle'].spec.preset(MODEL)['units']})",
     )
     parser.add_argument("--fortunes", action="store_true", help="Debian's fortunes instead")
     parser.add_argument("--out", default="runs/han_documents")
     args = parser.parse_args(argv)
     args.task = "fortunes" if args.fortunes else "needle"
     if args.documents is None:
-        args.documents = RECIPE.task(args.task).samples
+        args.documents = RECIPES[args.task].spec.samples
     return args
 
 
 def load_data(args):
     """The recipe's ``(train_docs, train_labels, test_docs, test_labels, class_names,
     test_keys)`` and its tokenizer of the training documents."""
-    data = RECIPE.load(args.task, None, args.documents)
-    return data, RECIPE.tokenizer(args.task, data[0])
+    task = RECIPES[args.task]
+    data = task.documents(None, args.documents)
+    return data, task.tokenizer(data.train_docs)
 
 
 def build_model(args, vocab_size=None, num_classes=None):
@@ -84,7 +83,7 @@ def build_model(args, vocab_size=None, num_classes=None):
         data, tokenizer = load_data(args)
         vocab_size, num_classes = tokenizer.vocabulary_size, len(data[4])
     overrides = {} if args.units is None else unit_overrides(args.units)
-    return RECIPE.build_model(args.task, MODEL, vocab_size, num_classes, **overrides)
+    return RECIPES[args.task].build_model(MODEL, vocab_size, num_classes, **overrides)
 
 
 def main(argv=None):
@@ -103,16 +102,7 @@ def main(argv=None):
     )  # the dataset shuffles itself
 
     # The recipe's held-out figures and its pictures of the first test document.
-    metrics = DocumentsRecipe.evaluate(
-        model,
-        tokenizer,
-        test_docs,
-        test_labels,
-        class_names,
-        keys,
-        args.out,
-        title=f"{MODEL} on {args.task}",
-    )
+    metrics = evaluate(model, tokenizer, data, args.out, title=f"{MODEL} on {args.task}")
     result = {"accuracy": metrics["held_out_accuracy"]}
     if keys is not None:
         result["hit_rate"] = metrics["sentence_attention_hit_rate"]

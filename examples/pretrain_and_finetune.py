@@ -25,7 +25,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from keras_adl.models.bert import encoder_of  # noqa: E402
-from keras_adl.recipes.documents import RECIPE as DOCUMENTS  # noqa: E402
+from keras_adl.recipes.documents import data as documents_data  # noqa: E402
 from keras_adl.recipes.pretraining import (  # noqa: E402
     FINETUNE_WINDOWS,
     RECIPE,
@@ -70,8 +70,8 @@ def main(argv=None):
     }
     print(json.dumps(pretraining))
 
-    train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
-        "fortunes", args.fortunes, 10**9
+    train_docs, train_labels, test_docs, test_labels, names, _ = documents_data.fortune_topics(
+        args.fortunes, 10**9
     )
     batch = min(32, len(train_docs))
     results = {}

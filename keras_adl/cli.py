@@ -24,8 +24,8 @@ import os
 import sys
 
 from keras_adl import recipes
-from keras_adl._extras import MissingExtra, require_spec
-from keras_adl.recipes.base import (
+from keras_adl.extras import MissingExtra, require_spec
+from keras_adl.training.rundir import (
     CHECKPOINT_EVERY,
     MODEL_FILE,
     RUN_FILE,
@@ -67,8 +67,8 @@ class _Parser(argparse.ArgumentParser):
 def _task_lines():
     return "\n".join(
         f"  {task.name:<20} {', '.join(task.models):<45} {task.description}"
-        for recipe in recipes.recipes()
-        for task in recipe.tasks
+        for family in recipes.families()
+        for task in family.tasks
     )
 
 
@@ -125,13 +125,13 @@ def _parser():
     return parser
 
 
-def _task_parser(command, recipe, task):
+def _task_parser(command, family, task):
     """The parser of ``keras-adl train|tune TASK``: the common options with the task's
     defaults, and the task's own options."""
     train = command == "train"
     parser = _Parser(
         prog=f"{PROG} {command} {task.name}",
-        description=f"{task.description} ({recipe.family} family).",
+        description=f"{task.description} ({family.name} family).",
         formatter_class=_DefaultsHelpFormatter,
     )
     parser.add_argument(
@@ -285,13 +285,13 @@ def _check_options(task, args):
 
 
 def _parse_task_command(command, argv):
-    """``(recipe, task, model, args, options)`` of ``train|tune TASK …``."""
+    """``(task, model, args, options)`` of ``train|tune TASK …``."""
     task_name, rest = argv[0], argv[1:]
     try:
-        recipe, task, _ = recipes.find(task_name)
+        family, task, _ = recipes.find(task_name)
     except ValueError as error:
         raise CLIError(str(error)) from None
-    args = _task_parser(command, recipe, task).parse_args(rest)
+    args = _task_parser(command, family, task).parse_args(rest)
     try:
         _, _, model = recipes.find(task_name, args.model)
     except ValueError as error:
@@ -321,13 +321,13 @@ def _parse_task_command(command, argv):
         args.batch_size = task.batch_size_of(model)
     if command == "tune" and not task.tunable:
         raise CLIError(f"tune runs on the generated and bundled tasks, not on {task.name!r}")
-    return recipe, task, model, args, _check_options(task, args)
+    return task, model, args, _check_options(task, args)
 
 
 def _list():
-    for recipe in recipes.recipes():
-        print(f"{recipe.family}: {recipe.description}")
-        for task in recipe.tasks:
+    for family in recipes.families():
+        print(f"{family.name}: {family.description}")
+        for task in family.tasks:
             defaults = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in task.defaults().items())
             print(f"  {task.name:<20} {task.description}")
             print(f"  {'':<20} models: {', '.join(task.models)} (default {task.models[0]})")
@@ -337,7 +337,7 @@ def _list():
 
 
 def _train(argv):
-    recipe, task, model, args, options = _parse_task_command("train", argv)
+    task, model, args, options = _parse_task_command("train", argv)
     if args.strategy not in STRATEGIES:
         raise CLIError(
             f"--strategy must be one of {', '.join(STRATEGIES)}; received {args.strategy!r}"
@@ -403,10 +403,11 @@ class WorkerLost(Exception):
 
 
 def _tune(argv):
-    recipe, task, model, args, options = _parse_task_command("tune", argv)
+    task, model, args, options = _parse_task_command("tune", argv)
     require_spec("keras_tuner", "tuner", f"{PROG} tune")  # before TensorFlow loads
     _load_tensorflow()
-    recipe.tune(task.name, model, args.trials, args.epochs, args.samples, args.out, options)
+    recipe = recipes.recipe_for(task.name)
+    recipe.tune(model, args.trials, args.epochs, args.samples, args.out, options)
 
 
 def _export(args):
@@ -423,7 +424,7 @@ def _export(args):
     with open(run_file) as f:
         run = json.load(f)
     try:
-        recipe = recipes.find(run["task"], run["model"])[0]
+        recipes.find(run["task"], run["model"])
     except (KeyError, ValueError):
         raise CLIError(
             f"{run_file} names no known task and model; is {args.run_dir!r} a "
@@ -433,7 +434,9 @@ def _export(args):
     import keras
 
     model = keras.saving.load_model(model_file)
-    recipe.export(args.run_dir, run, model, args.export_dir, beam_width=args.beam_width)
+    recipes.recipe_for(run["task"]).export(
+        args.run_dir, run, model, args.export_dir, beam_width=args.beam_width
+    )
     print(f"exported {args.run_dir} to {args.export_dir}")
 
 
@@ -448,20 +451,20 @@ def _predict(args):
     with open(task_file) as f:
         task_info = json.load(f)
     try:
-        recipe = recipes.find(task_info["task"])[0]
+        recipes.find(task_info["task"])
     except (KeyError, ValueError):
         raise CLIError(f"{task_file} names no known task") from None
     _load_tensorflow()
-    recipe.predict(args.export_dir, args.inputs, task_info)
+    recipes.recipe_for(task_info["task"]).predict(args.export_dir, args.inputs, task_info)
 
 
 def _evaluate(args):
     info, is_run = read_run_or_export(args.path)
     try:
-        recipe = recipes.find(info["task"])[0]
+        family = recipes.find(info["task"])[0]
     except (KeyError, ValueError):
         raise CLIError(f"{args.path!r} names no known task") from None
-    if info["task"] not in recipe.evaluate_tasks:
+    if info["task"] not in family.evaluate_tasks:
         raise CLIError(
             f"evaluate scores models on your own data ({', '.join(recipes.evaluate_tasks())}); "
             f"the figures of {info['task']!r} are in its run's {RUN_FILE}"
@@ -469,7 +472,8 @@ def _evaluate(args):
     if not args.data.startswith("gettext:") and not os.path.exists(args.data):
         raise CLIError(f"data {args.data!r} not found")
     _load_tensorflow()
-    print(json.dumps(recipe.evaluate_file(args.path, info, is_run, args.data), indent=1))
+    figures = recipes.recipe_for(info["task"]).evaluate_file(args.path, info, is_run, args.data)
+    print(json.dumps(figures, indent=1))
 
 
 def main(argv=None):

@@ -14,9 +14,7 @@ locations, decoded tokens) and the task's ground truth, each returning a float i
 - `glimpses_on_digit`: how often a Recurrent Attention Model's glimpses land on the digit
   (`keras_adl.data.translated_digits`);
 - `alignment_hit_rate`: how often each caption step attends to the digit it names, and
-  `exact_match`: the fraction of captions predicted exactly (`keras_adl.data.digit_strips`);
-- `sentence_attention_hit_rate`: how often a hierarchical model's sentence attention peaks on
-  the key sentence (`keras_adl.data.needle`).
+  `exact_match`: the fraction of captions predicted exactly (`keras_adl.data.digit_strips`).
 """
 
 import math
@@ -392,52 +390,6 @@ def exact_match(tokens, targets):
         tokens = np.pad(tokens, ((0, 0), (0, steps - tokens.shape[1])), constant_values=PAD)
     correct = (tokens[:, :steps] == targets) | (targets == PAD)
     return float(correct.all(axis=1).mean())
-
-
-def sentence_attention_hit_rate(sentence_attention, key_sentences):
-    """Fraction of documents whose most-attended sentence is the key sentence.
-
-    Args:
-        sentence_attention: ``[N, S]`` sentence-attention weights (padding sentences should
-            carry no weight).
-        key_sentences: int ``[N]`` key-sentence indices in ``[0, S)``, e.g. from
-            `needle_documents`.
-
-    Returns:
-        The hit rate, a float in ``[0, 1]``.
-
-    Raises:
-        ValueError: the shapes do not match, there are no documents, or a key index is out
-            of range.
-        TypeError: ``key_sentences`` is not integer.
-
-    Example:
-
-    >>> attention = np.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2], [0.0, 0.1, 0.9]])
-    >>> round(sentence_attention_hit_rate(attention, np.array([1, 2, 2])), 3)
-    0.667
-    """
-    where = "sentence_attention_hit_rate: "
-    attention, keys = np.asarray(sentence_attention), np.asarray(key_sentences)
-    if attention.ndim != 2 or attention.shape[0] == 0 or attention.shape[1] == 0:
-        raise ValueError(
-            f"{where}`sentence_attention` must have shape [N, S] with N, S > 0; received shape "
-            f"{attention.shape}."
-        )
-    if keys.shape != (attention.shape[0],):
-        raise ValueError(
-            f"{where}`key_sentences` must have shape [N] with N = {attention.shape[0]} (the "
-            f"rows of `sentence_attention`, shape {attention.shape}); received shape "
-            f"{keys.shape}."
-        )
-    if not np.issubdtype(keys.dtype, np.integer):
-        raise TypeError(f"{where}`key_sentences` must be integers; received dtype {keys.dtype}.")
-    if keys.min() < 0 or keys.max() >= attention.shape[1]:
-        raise ValueError(
-            f"{where}`key_sentences` must lie in [0, {attention.shape[1]}) (the sentences of "
-            f"`sentence_attention`); received values in [{keys.min()}, {keys.max()}]."
-        )
-    return float(np.mean(np.argmax(attention, axis=1) == keys))
 
 
 # Source-length buckets (in words) of `translation_scores`: short, medium, long.

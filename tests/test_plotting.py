@@ -1,7 +1,7 @@
 """`keras_adl.plotting`'s figures, checked directly: each writes a PNG of the size its layout
 asks for, draws the given weights, labels and title, and closes its figure (matplotlib Agg).
 
-`plot_document_attention` has its own file, tests/test_plotting_documents.py.
+`plot_document_attention` is the documents family's: tests/recipes/documents/test_plots.py.
 """
 
 import pathlib

@@ -1,26 +1,37 @@
-"""One recipe per model family, and the registry the command line loops over.
+"""The model families' recipes: every task's data, model, figures and serving, and `train`.
 
-A family is one module of this package holding ``RECIPE``, an instance of a
-`keras_adl.recipes.base.Recipe` subclass, plus its line in `FAMILIES`. Importing this package
-and its recipe modules loads no TensorFlow: each recipe imports what it needs when it runs.
+A family is a folder of this package (``keras_adl/recipes/<family>/``), each file one concern:
+
+- ``spec.py``: ``FAMILY``, its tasks, models, options and defaults as plain data (standard
+  library only: all that ``keras-adl list`` and ``--help`` import);
+- ``data.py``, ``build.py``, ``evaluate.py``, ``plots.py``, ``serving.py``,
+  ``hypermodels.py``: the data of each task, the one place its models are built and compiled,
+  its figures, its pictures, its serving functions, its HyperModels;
+- ``tasks.py``: ``RECIPES``, one `keras_adl.recipes._recipe.TaskRecipe` per task by name,
+  composing the rest.
+
+This package itself loads no TensorFlow: `families` and `find` read the specs, and
+`recipe_for` imports a family's ``tasks.py`` (and TensorFlow with it) when a task is run.
 """
 
 import importlib
-import json
 import os
-import shutil
 
-from keras_adl.recipes.base import (
-    BACKUP_DIR,
-    CHECKPOINT_EVERY,
-    RUN_FILE,
-    RecipeError,
-    Run,
-    check_run_dir,
-    write_json,
-)
+from keras_adl.training.rundir import CHECKPOINT_EVERY, RecipeError
 
-# The registration line of each family, in the order `keras-adl list` shows them.
+__all__ = [
+    "FAMILIES",
+    "RecipeError",
+    "all_tasks",
+    "check_run_options",
+    "evaluate_tasks",
+    "families",
+    "find",
+    "recipe_for",
+    "train",
+]
+
+# The families, in the order `keras-adl list` shows them.
 FAMILIES = (
     "sequences",
     "memory",
@@ -32,29 +43,39 @@ FAMILIES = (
 )
 
 
-def recipes():
-    """The `Recipe` of every family, in `FAMILIES` order."""
-    return [importlib.import_module(f"keras_adl.recipes.{name}").RECIPE for name in FAMILIES]
+def _is_folder(name):
+    return os.path.isfile(os.path.join(os.path.dirname(__file__), name, "__init__.py"))
+
+
+def families():
+    """The ``FAMILY`` spec of every family, in `FAMILIES` order."""
+    found = []
+    for name in FAMILIES:
+        if _is_folder(name):
+            found.append(importlib.import_module(f"keras_adl.recipes.{name}.spec").FAMILY)
+        else:  # a family still in one module (until every family has its folder)
+            found.append(importlib.import_module(f"keras_adl.recipes.{name}").RECIPE)
+    return found
 
 
 def all_tasks():
-    """``{task name: (recipe, task)}`` over every family: the one dict of tasks."""
+    """``{task name: (family, task)}`` over every family: the one dict of tasks."""
     found = {}
-    for recipe in recipes():
-        for task in recipe.tasks:
+    for family in families():
+        for task in family.tasks:
             if task.name in found:
-                raise RuntimeError(f"task {task.name!r} is defined by two recipes")
-            found[task.name] = (recipe, task)
+                raise RuntimeError(f"task {task.name!r} is defined by two families")
+            found[task.name] = (family, task)
     return found
 
 
 def evaluate_tasks():
     """The tasks ``keras-adl evaluate`` scores, over every family, in registry order."""
-    return [name for recipe in recipes() for name in recipe.evaluate_tasks]
+    return [name for family in families() for name in family.evaluate_tasks]
 
 
 def find(task_name, model_name=None):
-    """``(recipe, task, model_name)`` for a task and an optional model name.
+    """``(family, task, model_name)`` for a task and an optional model name.
 
     Raises:
         ValueError: an unknown task, or a model the task does not have (one line, naming the
@@ -63,42 +84,80 @@ def find(task_name, model_name=None):
     tasks = all_tasks()
     if task_name not in tasks:
         raise ValueError(f"unknown task {task_name!r}; choose one of {sorted(tasks)}")
-    recipe, task = tasks[task_name]
+    family, task = tasks[task_name]
     model_name = model_name or task.models[0]
     if model_name not in task.models:
         raise ValueError(
             f"unknown model {model_name!r} for task {task_name!r}; choose one of "
             f"{list(task.models)}"
         )
-    return recipe, task, model_name
+    return family, task, model_name
 
 
-def recipe_of(task_name):
-    """The `Recipe` that owns ``task_name``."""
-    return find(task_name)[0]
+def recipe_for(task_name):
+    """The `keras_adl.recipes._recipe.TaskRecipe` of ``task_name``: the one place where a
+    family's heavy modules (its ``tasks.py``, and TensorFlow with it) are imported by name.
+
+    Raises:
+        ValueError: an unknown task.
+    """
+    family, task, _ = find(task_name)
+    if not _is_folder(family.name):
+        return _ModuleRecipe(family, task)
+    return importlib.import_module(f"keras_adl.recipes.{family.name}.tasks").RECIPES[task_name]
+
+
+class _ModuleRecipe:
+    """A task of a family still in one module, behind the `TaskRecipe` verbs (transitional)."""
+
+    def __init__(self, recipe, spec):
+        self.recipe, self.spec = recipe, spec
+
+    def train(self, run):
+        return self.recipe.train(run)
+
+    def tune(self, model_name, trials, epochs, samples, out, options):
+        return self.recipe.tune(self.spec.name, model_name, trials, epochs, samples, out, options)
+
+    def export(self, run_dir, record, model, export_dir, beam_width=1):
+        return self.recipe.export(run_dir, record, model, export_dir, beam_width=beam_width)
+
+    def predict(self, export_dir, inputs, info):
+        return self.recipe.predict(export_dir, inputs, info)
+
+    def evaluate_file(self, path, info, is_run, data):
+        return self.recipe.evaluate_file(path, info, is_run, data)
+
+
+def _check_positive(flag, value, integer=False, finite=True):
+    if value is None:
+        return
+    if integer:
+        good = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        expected = "a positive integer"
+    else:
+        good = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and 0 < value
+            and (value < float("inf") or not finite)
+        )
+        expected = "a positive number"
+    if not good:
+        raise RecipeError(f"{flag} must be {expected}; received {value!r}")
 
 
 def check_run_options(task, learning_rate=None, patience=None, minutes=None):
     """Raises `RecipeError` for a ``--learning-rate``, ``--patience`` or ``--minutes`` that is
     not a positive number, or ``--patience`` on a task without a held-out loss to watch."""
-    if learning_rate is not None and not (
-        isinstance(learning_rate, (int, float))
-        and not isinstance(learning_rate, bool)
-        and 0 < learning_rate < float("inf")
-    ):
-        raise RecipeError(f"--learning-rate must be a positive number; received {learning_rate!r}")
-    if patience is not None:
-        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
-            raise RecipeError(f"--patience must be a positive integer; received {patience!r}")
-        if not task.held_out:
-            raise RecipeError(
-                f"--patience watches a held-out loss, and task {task.name!r} has no held-out "
-                f"split; --minutes bounds its training time"
-            )
-    if minutes is not None and not (
-        isinstance(minutes, (int, float)) and not isinstance(minutes, bool) and 0 < minutes
-    ):
-        raise RecipeError(f"--minutes must be a positive number; received {minutes!r}")
+    _check_positive("--learning-rate", learning_rate)
+    _check_positive("--patience", patience, integer=True)
+    if patience is not None and not task.held_out:
+        raise RecipeError(
+            f"--patience watches a held-out loss, and task {task.name!r} has no held-out "
+            f"split; --minutes bounds its training time"
+        )
+    _check_positive("--minutes", minutes, finite=False)
 
 
 def train(
@@ -124,7 +183,7 @@ def train(
     ``run.json`` and the family's pictures to ``out``.
 
     An interrupted run in ``out`` (same task, model and settings) resumes from its last
-    checkpoint; ``out`` holding anything else is refused (`base.check_run_dir`), unless
+    checkpoint; ``out`` holding anything else is refused (`check_run_dir`), unless
     ``overwrite``. Unset settings take the task's defaults; ``options`` are the task's own
     options (e.g. ``data=``, ``max_length=``). ``seed`` seeds Python, NumPy and Keras
     (initial weights, dropout) and the order of shuffled arrays: two runs with the same seed
@@ -151,21 +210,20 @@ def train(
     Raises:
         RecipeError: ``out`` holds another run, or an option is invalid.
     """
-    import tempfile
-
-    from keras_adl.training.distribute import worker_info
-
-    recipe, task_spec, model = find(task, model)
-    check_run_options(task_spec, learning_rate, patience, minutes)
-    for option in task_spec.options:
+    _, spec, model = find(task, model)
+    check_run_options(spec, learning_rate, patience, minutes)
+    for option in spec.options:
         options[option.dest] = option.check(options.get(option.dest, option.default), task)
+    # The library's boundary: TensorFlow loads here, once the request is checked.
+    from keras_adl.recipes._train import Run, train_run
+
     run = Run(
         task=task,
         model=model,
         out=out,
-        epochs=epochs or task_spec.epochs,
-        batch_size=batch_size or task_spec.batch_size_of(model),
-        samples=samples or task_spec.samples,
+        epochs=epochs or spec.epochs,
+        batch_size=batch_size or spec.batch_size_of(model),
+        samples=samples or spec.samples,
         options=options,
         strategy=strategy,
         callbacks=tuple(callbacks),
@@ -176,41 +234,6 @@ def train(
         learning_rate=learning_rate,
         patience=patience,
         minutes=minutes,
+        budget_decay=spec.budget_decay,
     )
-    settings = dict(
-        epochs=run.epochs, batch_size=run.batch_size, samples=run.samples, options=options
-    )
-    # Before any build: XLA is off under a distributed strategy.
-    index, workers, chief = worker_info(run.get_strategy())
-    if seed is not None:
-        import keras
-
-        keras.utils.set_random_seed(seed)
-    if chief:
-        check_run_dir(out, task, model, settings, overwrite)
-    run.record.update(task=task, model=model, **settings, seed=seed, status="training")
-    if workers > 1:
-        run.batch_size *= workers
-        run.record.update(workers=workers, global_batch_size=run.batch_size)
-    if not chief:
-        run.run_dir, run.out = out, tempfile.mkdtemp(prefix=f"keras-adl-worker{index}-")
-    fresh = not os.path.exists(run.out)
-    os.makedirs(run.out, exist_ok=True)
-    write_json(run.path(RUN_FILE), run.record)
-    try:
-        keras_model, history, metrics = recipe.train(run)
-    except (ValueError, FileNotFoundError):
-        if chief and not os.path.exists(run.path(BACKUP_DIR)):  # bad data: leave nothing
-            if fresh:
-                shutil.rmtree(out, ignore_errors=True)
-            else:
-                os.remove(run.path(RUN_FILE))
-        raise
-    finally:
-        if not chief:
-            shutil.rmtree(run.out, ignore_errors=True)
-    run.record.update(status="finished", metrics=metrics)
-    if chief:
-        write_json(run.path(RUN_FILE), run.record)
-        print(json.dumps(metrics))
-    return keras_model, history, metrics
+    return train_run(recipe_for(task), run, seed, overwrite)

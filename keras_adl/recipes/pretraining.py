@@ -767,11 +767,13 @@ class PretrainingRecipe(Recipe):
         """The documents family's fortunes split, its training fortunes without the
         development split: ``(train_docs, train_labels, test_docs, test_labels, names, _,
         development)``."""
-        from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+        from keras_adl.recipes.documents import data as documents_data
 
-        train_docs, train_labels, *rest = DOCUMENTS.load("fortunes", options.get("data"), samples)
-        train_docs, train_labels, development = DOCUMENTS.development(
-            "fortunes", train_docs, train_labels
+        train_docs, train_labels, *rest = documents_data.fortune_topics(
+            options.get("data"), samples
+        )
+        train_docs, train_labels, development = documents_data.development_split(
+            train_docs, train_labels
         )
         return (train_docs, train_labels, *rest, development)
 
@@ -1050,10 +1052,10 @@ def default_corpus(samples=None):
 
     from keras_adl.data.fortunes import read_other_fortunes
     from keras_adl.data.text_corpora import load_corpus
-    from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+    from keras_adl.recipes.documents import data as documents_data
 
     try:
-        train_topics, _, test_topics, *_ = DOCUMENTS.load("fortunes", None, 10**9)
+        train_topics, _, test_topics, *_ = documents_data.fortune_topics(None, 10**9)
         fortunes = list(train_topics) + read_other_fortunes(exclude=test_topics)
     except (OSError, ValueError):
         fortunes = []  # fortunes not installed: GCIDE alone

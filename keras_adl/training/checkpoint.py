@@ -9,7 +9,7 @@ every one of its saved variables must load; ``state``: the training time so far 
 callbacks of `keras_adl.training.budget` keep, such as the best epoch's held-out loss). It is
 written under a temporary name in the same directory and renamed into place, so a checkpoint is
 either complete or absent, whenever the writer is killed.
-`keras_adl.recipes.base.Recipe.fit` restores the latest one and restarts the data stream at its
+`keras_adl.training.fit.fit` restores the latest one and restarts the data stream at its
 ``global_step``.
 
 Under ``MultiWorkerMirroredStrategy`` only the chief keeps checkpoints (the weights are the

@@ -1,7 +1,7 @@
 """Runs that diverge stop and say so; nothing non-finite is saved; the learning rate can be set.
 
 - `StopOnNonFinite`: a callback that stops ``fit`` at the first non-finite loss and records
-  the step, the value and the last finite loss (`keras_adl.recipes.base.Recipe.fit` turns that
+  the step, the value and the last finite loss (`keras_adl.training.fit.fit` turns that
   into one line naming ``--learning-rate``).
 - `non_finite_variables`: the names of a model's variables holding NaN or infinity (the
   checkpoints, ``model.keras`` and the exports refuse such a model).

@@ -6,7 +6,7 @@ strings (`keras_adl.recipes.sequences.make_seq2seq_serving_fn`, `make_pointer_se
 `make_text_pair_serving_fn`), image batches to classes or captions
 (`keras_adl.recipes.vision.make_ram_serving_fn`, `make_classifier_serving_fn`,
 `make_captioning_serving_fn`), raw documents
-to classes and attention (`keras_adl.recipes.documents.make_han_serving_fn`).
+to classes and attention (`keras_adl.recipes.documents.serving.make_han_serving_fn`).
 """
 
 import os

@@ -759,7 +759,7 @@ def test_list_shows_every_task_with_models_and_defaults(capsys):
     code, out, _ = _run(["list"], capsys)
     assert code == 0
     for name, (recipe, task) in recipes.all_tasks().items():
-        assert f"  {name} " in out and recipe.family + ":" in out
+        assert f"  {name} " in out and recipe.name + ":" in out
         assert f"models: {', '.join(task.models)} (default {task.models[0]})" in out
     assert "--epochs 3 --batch-size 32 --samples 20000" in out  # the memory tasks' defaults
     assert "dnc: --batch-size 16" in out and "ntm: --batch-size 2" in out  # recall's
@@ -835,7 +835,7 @@ def test_out_directory_of_another_run_is_refused_in_one_line(tmp_path, capsys):
 
 
 def test_a_resume_matches_an_option_added_since_only_when_it_is_left_unset(tmp_path):
-    from keras_adl.recipes.base import BACKUP_DIR, RecipeError, check_run_dir
+    from keras_adl.training.rundir import BACKUP_DIR, RecipeError, check_run_dir
 
     out = tmp_path / "run"
     (out / BACKUP_DIR).mkdir(parents=True)

@@ -9,14 +9,11 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.data.needle import needle_documents
-from keras_adl.metrics import sentence_attention_hit_rate
 from keras_adl.models import han_attention, han_classifier
-from keras_adl.recipes.base import compile_for_training
-from keras_adl.recipes.documents import (
-    HierarchicalAttentionHyperModel,
-    export_han,
-    make_han_serving_fn,
-)
+from keras_adl.recipes._compile import compile_for_training
+from keras_adl.recipes.documents.evaluate import sentence_attention_hit_rate
+from keras_adl.recipes.documents.hypermodels import HierarchicalAttentionHyperModel
+from keras_adl.recipes.documents.serving import export_han, make_han_serving_fn
 from keras_adl.text import DocumentTokenizer
 from keras_adl.training.distribute import build_in_scope, get_strategy
 from tests.harness import np_

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_adl.recipes import contextual
-from keras_adl.recipes.base import RecipeError
+from keras_adl.recipes import RecipeError, contextual
 from keras_adl.text.characters import character_ids
 from keras_adl.text.tokenizer import TextPairTokenizer, WordVectorPairTokenizer
 

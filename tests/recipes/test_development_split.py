@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from keras_adl import recipes
-from keras_adl.recipes.base import MIN_FOR_DEVELOPMENT, RecipeError, development_rows
+from keras_adl.recipes import RecipeError
+from keras_adl.recipes._development import MIN_FOR_DEVELOPMENT, development_rows
 
 
 class _Weights(keras.callbacks.Callback):
@@ -55,11 +56,12 @@ def _documents_file(tmp_path, count):
 
 
 def test_documents_development_is_disjoint_and_picks_the_best_epoch(tmp_path):
-    from keras_adl.recipes.documents import RECIPE
+    from keras_adl.recipes.documents.tasks import RECIPES
 
     data = _documents_file(tmp_path, 60)
-    train, labels, test, _, _, _ = RECIPE.load("documents", str(data), 10**6)
-    kept, _, development = RECIPE.development("documents", train, labels)
+    task = RECIPES["documents"]
+    train, labels, test, _, _, _ = task.documents(str(data), 10**6)
+    kept, _, development = task.development(train, labels)
     assert len(development[0]) == 5  # a tenth of the 48 training documents
     assert not set(development[0]) & set(kept) and not set(development[0]) & set(test)
     assert sorted([*kept, *development[0]]) == sorted(train)
@@ -79,10 +81,11 @@ def test_documents_development_is_disjoint_and_picks_the_best_epoch(tmp_path):
 
 
 def test_needle_development_documents_are_fresh():
-    from keras_adl.recipes.documents import RECIPE
+    from keras_adl.recipes.documents.tasks import RECIPES
 
-    train, labels, test, *_ = RECIPE.load("needle", None, 500)
-    kept, _, (development, _) = RECIPE.development("needle", train, labels)
+    task = RECIPES["needle"]
+    train, labels, test, *_ = task.documents(None, 500)
+    kept, _, (development, _) = task.development(train, labels)
     assert kept == train and len(development) == 256
     assert not set(development) & (set(train) | set(test))
 
@@ -211,16 +214,18 @@ def test_a_tiny_corpus_pretrains_without_a_development_split(tmp_path, capsys):
 
 
 def test_finetuning_and_fortune_features_read_the_documents_development_split(monkeypatch):
-    from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+    from keras_adl.recipes.documents import data as documents_data
     from keras_adl.recipes.pretraining import RECIPE
 
     docs = [f"fortune number {i}." for i in range(100)]
     labels = np.arange(100) % 3
 
-    def load(task, data, samples, seed=0):
-        return docs[:80], labels[:80], docs[80:], labels[80:], ["a", "b", "c"], None
+    def fortune_topics(data, samples, seed=0):
+        return documents_data.Documents(
+            docs[:80], labels[:80], docs[80:], labels[80:], ["a", "b", "c"], None
+        )
 
-    monkeypatch.setattr(DOCUMENTS, "load", load)
+    monkeypatch.setattr(documents_data, "fortune_topics", fortune_topics)
     train, _, test, _, _, _, (development, _) = RECIPE._fortunes({}, 10**6)
     assert len(development) == 8 and len(train) == 72
     assert not set(development) & (set(train) | set(test))

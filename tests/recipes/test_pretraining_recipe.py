@@ -11,7 +11,7 @@ from keras_adl.recipes.pretraining import RECIPE, default_corpus
 def test_default_corpus_excludes_held_out_fortunes_and_weights_the_rest(monkeypatch):
     import keras_adl.data.fortunes as fortunes
     import keras_adl.data.text_corpora as text_corpora
-    import keras_adl.recipes.documents as documents
+    from keras_adl.recipes.documents import data as documents_data
 
     definitions = [f"definition {i}." for i in range(400)]
     train_topics = [f"topic fortune {i}." for i in range(40)]
@@ -25,8 +25,8 @@ def test_default_corpus_excludes_held_out_fortunes_and_weights_the_rest(monkeypa
     monkeypatch.setattr(text_corpora, "load_corpus", lambda path=None: definitions)
     monkeypatch.setattr(fortunes, "read_other_fortunes", other_fortunes)
     monkeypatch.setattr(
-        documents.RECIPE,
-        "load",
+        documents_data,
+        "fortune_topics",
         lambda *a: (train_topics, np.zeros(40), test_topics, np.zeros(1), ["x", "y"], None),
     )
     train, held_out = default_corpus()

@@ -7,12 +7,12 @@ import keras_tuner
 import pytest
 
 from keras_adl import recipes
-from keras_adl.recipes.base import Option, Recipe, Task
+from keras_adl.recipes._spec import Option, Task
 
 
 def test_every_family_registers_tasks_with_unique_names():
-    families = recipes.recipes()
-    assert [r.family for r in families] == list(recipes.FAMILIES)
+    families = recipes.families()
+    assert [f.name for f in families] == list(recipes.FAMILIES)
     names = [task.name for recipe in families for task in recipe.tasks]
     assert len(names) == len(set(names)) == len(recipes.all_tasks())
     assert set(names) == {
@@ -40,7 +40,7 @@ def test_every_family_registers_tasks_with_unique_names():
         "fortunes_features",
     }
     for recipe in families:
-        assert isinstance(recipe, Recipe) and recipe.description
+        assert recipe.description
         for task in recipe.tasks:
             assert task.models and task.description
             assert (
@@ -48,12 +48,13 @@ def test_every_family_registers_tasks_with_unique_names():
                 > 0
             )
             for model in task.models:  # every (task, model) has settings
-                assert "learning_rate" in recipe.settings(task.name, model)
+                preset = task.preset(model) if task.presets else recipe.settings(task.name, model)
+                assert "learning_rate" in preset
 
 
 def test_find_names_the_choices_in_its_errors():
     recipe, task, model = recipes.find("copy")
-    assert recipe.family == "memory" and task.name == "copy" and model == "ntm"
+    assert recipe.name == "memory" and task.name == "copy" and model == "ntm"
     assert recipes.find("copy", "dnc")[2] == "dnc"
     with pytest.raises(ValueError, match=r"unknown task 'poems'; choose one of \['associative"):
         recipes.find("poems")
@@ -81,25 +82,29 @@ def test_task_defaults_include_its_options():
 
 def test_build_model_rejects_unknown_overrides():
     with pytest.raises(ValueError, match=r"unknown setting\(s\) \['memory_sise'\]"):
-        recipes.recipe_of("copy").build_model("copy", "ntm", memory_sise=16)
+        recipes.all_tasks()["copy"][0].build_model("copy", "ntm", memory_sise=16)
 
 
-def test_hypermodels_are_module_attributes_defined_on_first_use():
-    from keras_adl.recipes import documents, embeddings, memory, sequences, vision
+def test_hypermodels_are_top_level_classes_of_their_family():
+    import importlib
+    import os
 
-    for module, name in (
-        (embeddings, "Word2VecHyperModel"),
-        (sequences, "Seq2SeqHyperModel"),
-        (memory, "MemorySequenceHyperModel"),
-        (vision, "RecurrentAttentionHyperModel"),
-        (documents, "HierarchicalAttentionHyperModel"),
+    for family, name in (
+        ("embeddings", "Word2VecHyperModel"),
+        ("sequences", "Seq2SeqHyperModel"),
+        ("memory", "MemorySequenceHyperModel"),
+        ("vision", "RecurrentAttentionHyperModel"),
+        ("documents", "HierarchicalAttentionHyperModel"),
     ):
+        folder = os.path.isfile(
+            os.path.join(os.path.dirname(recipes.__file__), family, "__init__.py")
+        )
+        module = importlib.import_module(
+            f"keras_adl.recipes.{family}" + (".hypermodels" if folder else "")
+        )
         cls = getattr(module, name)
         assert issubclass(cls, keras_tuner.HyperModel)
         assert cls.__module__ == module.__name__ and cls.__qualname__ == name
-        assert getattr(module, name) is cls and name in dir(module)
-    with pytest.raises(AttributeError, match="has no attribute 'NoSuchHyperModel'"):
-        sequences.NoSuchHyperModel  # noqa: B018
 
 
 def test_importing_the_recipes_loads_no_tensorflow():
@@ -116,8 +121,8 @@ def test_importing_the_recipes_loads_no_tensorflow():
 def test_a_distributed_run_builds_its_model_without_xla():
     # XLA fails under MirroredStrategy on logical CPUs: `Run.build` turns it off there, for
     # every recipe's `build_model`, and keeps it on for one device.
-    from keras_adl.recipes.base import Run
     from keras_adl.training.distribute import get_strategy
+    from keras_adl.training.run import Run
 
     mirrored = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
     for strategy, jit in ((mirrored, False), ("default", True)):
@@ -130,12 +135,12 @@ def test_a_distributed_run_builds_its_model_without_xla():
             out="unused",
             strategy=strategy,
         )
-        model = run.build(recipes.recipe_of("sort").build_model, "sort", "pointer_network")
+        model = run.build(recipes.all_tasks()["sort"][0].build_model, "sort", "pointer_network")
         assert model.jit_compile is jit
 
 
 def test_option_checks_name_the_option_and_the_value(tmp_path):
-    from keras_adl.recipes.base import RecipeError
+    from keras_adl.recipes import RecipeError
 
     split = Option("--validation-split", "h", float)
     assert split.check(0.05, "pairs") == 0.05 and split.check(None, "pairs") is None

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from keras_adl import recipes
-from keras_adl.recipes import documents, memory, sequences, vision
+from keras_adl.recipes import memory, sequences, vision
+from keras_adl.recipes.documents.tasks import RECIPES as DOCUMENTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -417,29 +418,29 @@ def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
 
 @pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_documents_cli_example_and_benchmark_agree():
-    recipe, task = documents.RECIPE, "needle"
-    model_name = default_model(recipe, task)
-    # As recipe.train: the task's documents and their tokenizer give the vocabulary.
-    train_docs, _, _, _, names, _ = recipe.load(task, None, recipe.task(task).samples)
-    tokenizer = recipe.tokenizer(task, train_docs)
+    task = DOCUMENTS["needle"]
+    model_name = task.spec.models[0]
+    # As the task's train: its documents and their tokenizer give the vocabulary.
+    documents = task.documents(None, task.spec.samples)
+    tokenizer = task.tokenizer(documents.train_docs)
     cli = summary(
-        recipe.build_model,
-        task,
+        task.build_model,
         model_name,
         tokenizer.vocabulary_size,
-        len(names),
+        len(documents.class_names),
         jit_compile=True,
     )
 
     example = load_script("examples/han_documents.py")
     args = example.parse_args([])
-    assert args.task == task and example.MODEL == model_name
+    assert args.task == task.name and example.MODEL == model_name
     assert_same(summary(example.build_model, args), cli)
 
     benchmark = load_script("benchmarks/han.py")
     assert benchmark.MODEL == model_name
     assert_same(summary(benchmark.build_model, benchmark.parse_args([])), cli)
-    assert_recipe_settings(benchmark.QUICK_OVERRIDES, recipe, task, model_name)
+    assert benchmark.QUICK_OVERRIDES
+    assert set(benchmark.QUICK_OVERRIDES) <= set(task.spec.preset(model_name))
 
 
 def test_memory_benchmark_curriculum_grows_copy_lengths_and_recall_items():

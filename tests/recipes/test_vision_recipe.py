@@ -91,7 +91,7 @@ def test_dram_layout_depends_on_the_items_size():
 def test_predict_images_of_the_wrong_kind_are_refused_in_one_line(tmp_path):
     import numpy as np
 
-    from keras_adl.recipes.base import RecipeError
+    from keras_adl.recipes import RecipeError
     from keras_adl.recipes.vision import RECIPE as VISION
 
     def write(name, array):

@@ -1,4 +1,4 @@
-"""`StepCheckpoint` and `Recipe.fit`: atomic checkpoints every N steps, resume mid-epoch."""
+"""`StepCheckpoint` and `keras_adl.training.fit.fit`: atomic checkpoints every N steps, resume mid-epoch."""
 
 import json
 import os
@@ -7,9 +7,10 @@ import keras
 import numpy as np
 import pytest
 
-from keras_adl.recipes.base import Recipe, Run
 from keras_adl.training.checkpoint import StepCheckpoint
 from keras_adl.training.data import batch_stream, split_stream
+from keras_adl.training.fit import fit
+from keras_adl.training.run import Run
 
 
 class _Stop(keras.callbacks.Callback):
@@ -58,7 +59,7 @@ def test_fit_resumes_mid_epoch_with_the_checkpointed_weights(tmp_path, stop_epoc
     )
     model = _model()
     with pytest.raises(KeyboardInterrupt):
-        Recipe().fit(run, model, x, y, batch_size=4, shuffle=False, verbose=0)
+        fit(run, model, x, y, batch_size=4, shuffle=False, verbose=0)
     # Epoch ends and every 4th global step are checkpoints; the last two are kept.
     kept = sorted(os.listdir(os.path.join(out, "backup")))
     expected = {0: ["ckpt-000000004"], 1: ["ckpt-000000012", "ckpt-000000016"]}[stop_epoch]
@@ -75,7 +76,7 @@ def test_fit_resumes_mid_epoch_with_the_checkpointed_weights(tmp_path, stop_epoc
         }
     resumed, steps = _model(), _Steps()
     run.callbacks = (steps,)
-    history = Recipe().fit(run, resumed, x, y, batch_size=4, shuffle=False, verbose=0)
+    history = fit(run, resumed, x, y, batch_size=4, shuffle=False, verbose=0)
     # The rest of the interrupted epoch, then the remaining whole epochs.
     assert len(steps.seen) == 30 - last
     assert history.epoch[-1] == 2
@@ -98,7 +99,7 @@ def test_resume_restores_weights_and_optimizer_state(tmp_path):
     )
     model = _model()
     with pytest.raises(KeyboardInterrupt):
-        Recipe().fit(run, model, x, y, batch_size=4, shuffle=False, verbose=0)
+        fit(run, model, x, y, batch_size=4, shuffle=False, verbose=0)
     resumed = _model()
     resumed.build((None, 3))
     run.callbacks = ()
@@ -111,7 +112,7 @@ def test_resume_restores_weights_and_optimizer_state(tmp_path):
 
     check = _Check()
     run.callbacks = (check,)
-    Recipe().fit(run, resumed, x, y, batch_size=4, shuffle=False, verbose=0)
+    fit(run, resumed, x, y, batch_size=4, shuffle=False, verbose=0)
     assert check.iterations == 3  # 2 steps of epoch 0 and 1 of epoch 1
     np.testing.assert_allclose(check.weights[0], model.weights[0].numpy(), rtol=1e-6)
 
@@ -137,11 +138,11 @@ def test_resumed_run_ends_with_the_uninterrupted_runs_weights(tmp_path):
     keras.utils.set_random_seed(0)
     whole = _model()
     start = [w.numpy().copy() for w in whole.weights]
-    Recipe().fit(run(tmp_path / "a"), whole, x, y, batch_size=5, shuffle=True, verbose=0)
+    fit(run(tmp_path / "a"), whole, x, y, batch_size=5, shuffle=True, verbose=0)
     interrupted = _model()
     interrupted.set_weights(start)
     with pytest.raises(KeyboardInterrupt):
-        Recipe().fit(
+        fit(
             run(tmp_path / "b", (_Stop(1, 5),)),
             interrupted,
             x,
@@ -151,7 +152,7 @@ def test_resumed_run_ends_with_the_uninterrupted_runs_weights(tmp_path):
             verbose=0,
         )
     resumed = _model()  # other initial weights: all state must come from the checkpoint
-    Recipe().fit(run(tmp_path / "b"), resumed, x, y, batch_size=5, shuffle=True, verbose=0)
+    fit(run(tmp_path / "b"), resumed, x, y, batch_size=5, shuffle=True, verbose=0)
     for a, b in zip(resumed.get_weights(), whole.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 

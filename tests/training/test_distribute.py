@@ -61,7 +61,7 @@ def test_mirrored_strategy_is_shared_per_device_set():
 
 
 def _recall_run(tmp_path, batch_size, strategy):
-    from keras_adl.recipes.base import Run
+    from keras_adl.training.run import Run
 
     return Run(
         task="associative_recall",
@@ -77,7 +77,7 @@ def _recall_run(tmp_path, batch_size, strategy):
 def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
     """A batch of 1 under two replicas: one line naming the batch and the way out, not an
     empty replica."""
-    from keras_adl.recipes.base import RecipeError
+    from keras_adl.recipes import RecipeError
 
     strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
     with pytest.raises(RecipeError, match="--batch-size 1 is smaller than the 2 replicas"):
@@ -89,8 +89,8 @@ def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
 def test_the_batch_check_counts_a_workers_own_replicas(tmp_path, monkeypatch):
     """Under several workers ``batch_size`` is each worker's: 2 workers with one replica each
     train a batch of 1 per worker (2 in all)."""
-    from keras_adl.training import distribute
+    from keras_adl.training import run
 
     strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-    monkeypatch.setattr(distribute, "worker_info", lambda s: (0, 2, True))  # 2 × 1 replica
+    monkeypatch.setattr(run, "worker_info", lambda s: (0, 2, True))  # 2 × 1 replica
     assert _recall_run(tmp_path, 1, strategy).get_strategy() is strategy

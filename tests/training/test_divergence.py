@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_adl.recipes.base import Recipe, RecipeError, Run, Task, save_model, steps_per_call
+from keras_adl.recipes import RecipeError
 from keras_adl.training.checkpoint import list_checkpoints
 from keras_adl.training.divergence import (
     ScaledSchedule,
@@ -18,6 +18,8 @@ from keras_adl.training.divergence import (
     peak_learning_rate,
     set_peak_learning_rate,
 )
+from keras_adl.training.fit import fit, steps_per_call
+from keras_adl.training.run import Run, save_model
 from tests.training.test_checkpoint import _Steps
 
 
@@ -61,7 +63,7 @@ def test_a_nan_loss_stops_the_run_in_one_line_and_keeps_only_finite_checkpoints(
     run = _run(out, checkpoint_every=4, callbacks=(_Poison(13),))
     model = _model()
     with pytest.raises(RecipeError) as caught:
-        Recipe().fit(run, model, x, y, batch_size=4, verbose=0)
+        fit(run, model, x, y, batch_size=4, verbose=0)
     message = str(caught.value)
     assert "\n" not in message
     assert "t: training diverged at step 14" in message
@@ -73,7 +75,7 @@ def test_a_nan_loss_stops_the_run_in_one_line_and_keeps_only_finite_checkpoints(
     steps = _Steps()
     resumed = _model()
     run = _run(out, checkpoint_every=4, callbacks=(steps,), learning_rate=0.005)
-    Recipe().fit(run, resumed, x, y, batch_size=4, verbose=0)
+    fit(run, resumed, x, y, batch_size=4, verbose=0)
     assert len(steps.seen) == 30 - 12
     assert run.record["learning_rate"] == pytest.approx(0.005)
     assert float(resumed.optimizer.learning_rate) == pytest.approx(0.005)
@@ -84,7 +86,7 @@ def test_a_run_that_diverges_before_any_checkpoint_says_it_starts_afresh(tmp_pat
     x, y = _data()
     run = _run(str(tmp_path), checkpoint_every=None, callbacks=(_Poison(2),))
     with pytest.raises(RecipeError, match="no finite checkpoint was written"):
-        Recipe().fit(run, _model(), x, y, batch_size=4, verbose=0)
+        fit(run, _model(), x, y, batch_size=4, verbose=0)
     assert not os.path.exists(os.path.join(str(tmp_path), "backup"))
 
 
@@ -128,7 +130,7 @@ def test_an_epoch_holds_its_steps_under_steps_per_execution(tmp_path):
     x, y = _data()  # 10 steps an epoch; compiled calls of 4 would round it up to 12
     run = _run(str(tmp_path), checkpoint_every=None)
     model = _model(steps_per_execution=4)
-    history = Recipe().fit(run, model, x, y, batch_size=4, verbose=0)
+    history = fit(run, model, x, y, batch_size=4, verbose=0)
     assert int(model.optimizer.iterations) == 30
     assert len(history.epoch) == 3
 
@@ -145,7 +147,7 @@ def test_checkpoints_count_every_step_of_a_compiled_call(tmp_path):
     run = _run(out, checkpoint_every=4, callbacks=(Interrupt(),))
     with pytest.raises(KeyboardInterrupt):
         # Calls of 2 steps (10 = 5 × 2): the checkpoint at step 4 records 4 steps.
-        Recipe().fit(run, _model(steps_per_execution=4), x, y, batch_size=4, verbose=0)
+        fit(run, _model(steps_per_execution=4), x, y, batch_size=4, verbose=0)
     ((step, path),) = list_checkpoints(os.path.join(out, "backup"))
     with open(os.path.join(path, "progress.json")) as f:
         assert json.load(f)["global_step"] == step == 4
@@ -195,7 +197,7 @@ def test_patience_stops_and_the_best_epochs_weights_become_the_model(tmp_path):
     run = _run(out, checkpoint_every=None, callbacks=(seen,), patience=2)
     run.epochs = 10
     model = _model(rate=0.05)
-    history = Recipe().fit(run, model, x, y, batch_size=4, verbose=0, validation_data=(x, -y))
+    history = fit(run, model, x, y, batch_size=4, verbose=0, validation_data=(x, -y))
     assert len(history.epoch) == 3  # epoch 1 best, then 2 without improvement
     assert run.record["best_epoch"] == 1 and run.record["ended_by"] == "patience"
     assert run.record["best_val_loss"] == pytest.approx(history.history["val_loss"][0])
@@ -224,16 +226,14 @@ def test_the_best_epoch_survives_a_resume(tmp_path):
 
     run = _run(out, checkpoint_every=None, callbacks=(Interrupt(),))
     with pytest.raises(KeyboardInterrupt):
-        Recipe().fit(run, _model(rate=0.05), x, y, batch_size=4, verbose=0, validation_data=(x, -y))
+        fit(run, _model(rate=0.05), x, y, batch_size=4, verbose=0, validation_data=(x, -y))
     _, path = list_checkpoints(os.path.join(out, "backup"))[-1]  # epoch 2's end
     with open(os.path.join(path, "progress.json")) as f:
         state = json.load(f)["state"]
     assert state["best_epoch"] == 1 and state["epochs_since_best"] == 1
     run = _run(out, checkpoint_every=None, patience=2)
     run.epochs = 10
-    history = Recipe().fit(
-        run, _model(rate=0.05), x, y, batch_size=4, verbose=0, validation_data=(x, -y)
-    )
+    history = fit(run, _model(rate=0.05), x, y, batch_size=4, verbose=0, validation_data=(x, -y))
     assert history.epoch == [2]  # the resumed epoch 3 is the second without improvement
     assert run.record["best_epoch"] == 1 and run.record["ended_by"] == "patience"
 
@@ -243,7 +243,7 @@ def test_minutes_end_the_run_at_a_checkpoint_and_keep_the_model(tmp_path):
     out = str(tmp_path)
     steps = _Steps()
     run = _run(out, checkpoint_every=4, callbacks=(steps,), minutes=1e-9)
-    Recipe().fit(run, _model(), x, y, batch_size=4, verbose=0)
+    fit(run, _model(), x, y, batch_size=4, verbose=0)
     assert len(steps.seen) == 4  # the first checkpoint boundary
     assert run.record["ended_by"] == "minutes" and run.record["training_seconds"] >= 0
     assert os.path.isfile(os.path.join(out, "model.keras"))
@@ -257,7 +257,7 @@ def test_training_time_is_counted_across_resumes(tmp_path):
     out = str(tmp_path)
     run = _run(out, checkpoint_every=None, callbacks=(_Poison(25),))
     with pytest.raises(RecipeError):
-        Recipe().fit(run, _model(), x, y, batch_size=4, verbose=0)
+        fit(run, _model(), x, y, batch_size=4, verbose=0)
     checkpoint = StepCheckpoint(os.path.join(out, "backup"))
     first = read_progress(checkpoint.latest())["state"]["elapsed"]
     assert first > 0
@@ -329,8 +329,10 @@ def test_minutes_decay_a_constant_rate_linearly_to_zero_on_the_chiefs_clock():
     assert shared == [0]  # what this worker's clock said, before the chief's replaced it
 
 
-class _Decaying(Recipe):
-    tasks = (Task("t", ("m",), "a task whose --minutes decay the rate", budget_decay=True),)
+def _decaying(run):
+    """``run`` of a task whose --minutes decay the rate (``budget_decay``)."""
+    run.budget_decay = True
+    return run
 
 
 def test_a_minutes_run_records_its_peak_and_resumes_from_it(tmp_path):
@@ -339,11 +341,11 @@ def test_a_minutes_run_records_its_peak_and_resumes_from_it(tmp_path):
     run = _run(out, checkpoint_every=4, callbacks=(_InterruptAt(6),), minutes=1.0)
     model = _model(rate=0.02)
     with pytest.raises(KeyboardInterrupt):
-        _Decaying().fit(run, model, x, y, batch_size=4, verbose=0)
+        fit(_decaying(run), model, x, y, batch_size=4, verbose=0)
     assert 0 < float(model.optimizer.learning_rate) < peak  # decayed a little
     run = _run(out, checkpoint_every=None, minutes=1.0)
     resumed = _model(rate=0.02)
-    _Decaying().fit(run, resumed, x, y, batch_size=4, verbose=0)
+    fit(_decaying(run), resumed, x, y, batch_size=4, verbose=0)
     # The checkpoint holds a decayed rate; the peak came back from its state.
     assert run.record["learning_rate"] == peak
     assert run.record["learning_rate_schedule"] == "linear to 0 over --minutes"
@@ -352,19 +354,19 @@ def test_a_minutes_run_records_its_peak_and_resumes_from_it(tmp_path):
     run = _run(out, checkpoint_every=4, callbacks=(_InterruptAt(6),), minutes=1.0)
     run.epochs = 5
     with pytest.raises(KeyboardInterrupt):
-        _Decaying().fit(run, _model(rate=0.02), x, y, batch_size=4, verbose=0)
+        fit(_decaying(run), _model(rate=0.02), x, y, batch_size=4, verbose=0)
     run = _run(out, checkpoint_every=None)
     run.epochs = 5
     plain = _model(rate=0.02)
-    _Decaying().fit(run, plain, x, y, batch_size=4, verbose=0)
+    fit(_decaying(run), plain, x, y, batch_size=4, verbose=0)
     assert float(plain.optimizer.learning_rate) == peak and run.record["learning_rate"] == peak
     # A task without budget_decay, or an optimizer with a schedule of its own: no decay.
     constant = _run(str(tmp_path / "c"), checkpoint_every=None, minutes=1.0)
     model = _model(rate=0.02)
-    Recipe().fit(constant, model, x, y, batch_size=4, verbose=0)
+    fit(constant, model, x, y, batch_size=4, verbose=0)
     assert float(model.optimizer.learning_rate) == peak
     assert "learning_rate_schedule" not in constant.record
     scheduled = _run(str(tmp_path / "s"), checkpoint_every=None, minutes=1.0)
     model = _model(rate=keras.optimizers.schedules.ExponentialDecay(0.02, 10, 0.5))
-    _Decaying().fit(scheduled, model, x, y, batch_size=4, verbose=0)
+    fit(_decaying(scheduled), model, x, y, batch_size=4, verbose=0)
     assert "learning_rate_schedule" not in scheduled.record

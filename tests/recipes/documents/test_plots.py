@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from keras_adl.plotting import plot_document_attention
+from keras_adl.recipes.documents.plots import plot_document_attention
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

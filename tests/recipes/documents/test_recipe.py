@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 
 from keras_adl import recipes
-from keras_adl.recipes.documents import (
+from keras_adl.recipes.documents.data import cut_shares, fitted_shape
+from keras_adl.recipes.documents.spec import (
+    FORTUNES_SHAPE,
     MAX_SENTENCES,
     MAX_WORDS,
     MAX_WORDS_PER_DOCUMENT,
-    RECIPE,
-    SHAPES,
-    cut_shares,
-    fitted_shape,
 )
+from keras_adl.recipes.documents.tasks import RECIPES
 from keras_adl.text import DocumentTokenizer
 
 
@@ -57,8 +56,8 @@ def test_a_users_long_documents_keep_their_length_and_the_run_reports_the_cut(tm
         lines.append(f"{label}\t{_document(count, 12, 'alpha' if i % 2 else 'beta')}")
     data = tmp_path / "documents.tsv"
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tokenizer = RECIPE.tokenizer("documents", [line.split("\t")[1] for line in lines])
-    assert tokenizer.max_sentences > SHAPES["fortunes"][0]  # longer than the old fixed 15
+    tokenizer = RECIPES["documents"].tokenizer([line.split("\t")[1] for line in lines])
+    assert tokenizer.max_sentences > FORTUNES_SHAPE[0]  # longer than the old fixed 15
     assert tokenizer.max_words == 12
     out = tmp_path / "run"
     recipes.train("documents", str(out), epochs=1, data=str(data), max_sentences=10)

@@ -1,0 +1,82 @@
+"""The protocol every task of every family implements: `TaskRecipe`.
+
+A family's ``tasks.py`` holds one `TaskRecipe` per task (a task kind shared by several tasks,
+e.g. the RAM's classification tasks, is one class given each task's `Task` spec) in a dict
+``RECIPES`` by task name; `keras_adl.recipes.recipe_for` finds it. The command line, the
+examples and the benchmarks ask the task, they do not branch on its name.
+"""
+
+from keras_adl.training.rundir import RUN_FILE, RecipeError
+
+
+class TaskRecipe:
+    """How keras-adl trains, tunes, exports, serves and scores one task.
+
+    ``train`` is composed of four hooks a task implements (`data`, `build`, `fit`,
+    `evaluate`); a task whose training has several phases (pretraining, then fine-tuning)
+    overrides `train` itself.
+
+    Args:
+        spec: the task's `keras_adl.recipes._spec.Task` (name, models, defaults, options).
+    """
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    @property
+    def name(self):
+        return self.spec.name
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.spec.name!r})"
+
+    # -- train: data → build → fit → evaluate --------------------------------------------------
+
+    def train(self, run):
+        """Loads the data, builds, fits, evaluates; returns ``(model, history, metrics)``.
+        Pictures go to ``run.out``, facts about the data to ``run.record``."""
+        data = self.data(run)
+        model = self.build(run, data)
+        history = self.fit(run, model, data)
+        return model, history, self.evaluate(run, model, data)
+
+    def data(self, run):
+        """The run's data: training, development and test splits and what the model needs to
+        know of them (a vocabulary, class names), in the family's own container."""
+        raise NotImplementedError
+
+    def build(self, run, data):
+        """The compiled model for ``run.model``, built in the run's strategy scope
+        (``run.build``)."""
+        raise NotImplementedError
+
+    def fit(self, run, model, data):
+        """`keras_adl.training.fit.fit` on the training split (the development split, if
+        any, as ``validation_data``); returns the ``History``."""
+        raise NotImplementedError
+
+    def evaluate(self, run, model, data):
+        """The run's figures (a dict of numbers) on the test split, and its pictures."""
+        raise NotImplementedError
+
+    # -- the other verbs ---------------------------------------------------------------------
+
+    def tune(self, model_name, trials, epochs, samples, out, options):
+        """Random search with the task's HyperModel; returns the best hyperparameters."""
+        raise RecipeError(f"task {self.name!r} has no hyperparameter search")
+
+    def export(self, run_dir, record, model, export_dir, beam_width=1):
+        """Writes a SavedModel with the task's serving function to ``export_dir``."""
+        raise NotImplementedError
+
+    def predict(self, export_dir, inputs, info):
+        """Runs an exported model on the command line's raw inputs; prints one line each."""
+        raise NotImplementedError
+
+    def evaluate_file(self, path, info, is_run, data):
+        """``keras-adl evaluate``: the figures of the run (``is_run``) or export at ``path`` on
+        the user's ``data``, for the tasks a family lists in ``evaluate_tasks``."""
+        raise RecipeError(
+            f"evaluate scores models on your own data; the figures of {info.get('task')!r} "
+            f"are in its run's {RUN_FILE}"
+        )
