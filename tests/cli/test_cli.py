@@ -784,7 +784,7 @@ def test_task_help_shows_its_own_options_and_defaults(capsys):
 
 def test_train_batch_size_defaults_to_the_models(tmp_path):
     def batch(*argv):
-        *_, args, _ = cli._parse_task_command("train", [*argv, "--out", str(tmp_path)])
+        *_, args, _ = cli.parse_task_command("train", [*argv, "--out", str(tmp_path)])
         return args.batch_size
 
     assert batch("associative_recall", "--model", "dnc") == 16
@@ -1143,9 +1143,10 @@ def test_contextual_family_end_to_end(tmp_path, capsys):
 
 def test_minutes_without_epochs_leaves_the_epochs_to_the_budget_on_held_out_tasks(monkeypatch):
     from keras_adl import cli
+    from keras_adl.cli import commands
 
     seen = {}
-    monkeypatch.setattr(cli, "_load_tensorflow", lambda **kwargs: None)
+    monkeypatch.setattr(commands, "load_tensorflow", lambda **kwargs: None)
     monkeypatch.setattr(cli.recipes, "train", lambda *args, **kwargs: seen.update(args=args))
     argv = ["train", "pairs", "--data", "gettext:fr", "--minutes", "30", "--out", "/nonexistent"]
     assert cli.main(argv) == 0
