@@ -83,6 +83,19 @@ def check_image_shape(image_shape, *, where=""):
     return image_shape
 
 
+def check_glimpse_sizes(patch_size, num_scales, scale_factor, *, where=""):
+    """Checks a glimpse's sizes: ``patch_size`` and ``num_scales`` positive integers,
+    ``scale_factor`` a number >= 1 (`keras_adl.ops.extract_glimpses` and the glimpse layers)."""
+    check_positive_int("patch_size", patch_size, where=where)
+    check_positive_int("num_scales", num_scales, where=where)
+    if (
+        isinstance(scale_factor, bool)
+        or not isinstance(scale_factor, (int, float))
+        or not (scale_factor >= 1.0)
+    ):
+        raise ValueError(f"{where}`scale_factor` must be a number >= 1; received {scale_factor!r}.")
+
+
 def check_rate(name, value, *, where=""):
     """Checks that ``value`` is a float in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:

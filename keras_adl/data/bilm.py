@@ -124,8 +124,8 @@ def bilm_dataset(
     """
     import tensorflow as tf
 
-    from keras_adl.text._vocabulary import lookup_table
     from keras_adl.text.characters import character_ids
+    from keras_adl.text.vocabulary import lookup_table
 
     check_seed(seed, where="bilm_dataset: ")
     if not windows:

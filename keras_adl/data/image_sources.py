@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from keras_adl._extras import require_spec
+from keras_adl.extras import require_spec
 
 # Where Debian's `dataset-fashion-mnist` package installs the four gzip-compressed IDX files
 # (`train-images-idx3-ubyte.gz`, `train-labels-idx1-ubyte.gz`, `t10k-images-idx3-ubyte.gz`,
@@ -81,7 +81,7 @@ def load_sklearn_digits(size=16):
         (classes 0–9).
 
     Raises:
-        ImportError: scikit-learn is not installed (`keras_adl._extras.MissingExtra`, naming
+        ImportError: scikit-learn is not installed (`keras_adl.extras.MissingExtra`, naming
             ``pip install 'keras-adl[data]'``).
         ValueError: ``size`` is not an integer ≥ 8.
 

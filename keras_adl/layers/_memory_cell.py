@@ -5,7 +5,7 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer
+from keras_adl.type_aliases import Initializer
 from keras_adl.utils import (
     check_choice,
     check_positive_int,

@@ -6,7 +6,6 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer, Regularizer
 from keras_adl.ops.attention import (
     causal_mask,
     dot_scores,
@@ -16,6 +15,7 @@ from keras_adl.ops.attention import (
     scaled_dot_product_attention,
     split_heads,
 )
+from keras_adl.type_aliases import Initializer, Regularizer
 from keras_adl.utils import check_positive_int, check_rate, clone_initializer
 
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import keras
 
-from keras_adl._typing import Activation, Initializer
+from keras_adl.type_aliases import Activation, Initializer
 from keras_adl.utils import check_positive_int, check_rate, clone_initializer
 
 

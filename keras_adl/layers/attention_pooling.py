@@ -5,8 +5,8 @@ from typing import Any
 import keras
 from keras import ops  # noqa: F401  (the Example uses it)
 
-from keras_adl._typing import Initializer, Regularizer
 from keras_adl.ops.attention import context_scores, masked_softmax, weighted_sum
+from keras_adl.type_aliases import Initializer, Regularizer
 from keras_adl.utils import check_positive_int, check_rank, clone_initializer
 
 

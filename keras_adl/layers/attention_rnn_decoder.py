@@ -5,10 +5,10 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
 from keras_adl.layers.luong_attention import LuongAttention
 from keras_adl.ops.recurrence import scan_steps
+from keras_adl.type_aliases import Initializer
 from keras_adl.utils import (
     check_choice,
     check_positive_int,

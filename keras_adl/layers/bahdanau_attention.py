@@ -6,9 +6,9 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer, Regularizer
 from keras_adl.layers._sequence_attention import SequenceAttentionBase
 from keras_adl.ops.attention import additive_scores
+from keras_adl.type_aliases import Initializer, Regularizer
 from keras_adl.utils import check_positive_int, clone_initializer
 
 

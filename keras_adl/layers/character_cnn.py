@@ -7,9 +7,9 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Activation
 from keras_adl.layers.highway import Highway
 from keras_adl.ops.attention import large_negative
+from keras_adl.type_aliases import Activation
 from keras_adl.utils import check_positive_int, check_rank
 
 _WHERE = "CharacterCNN: "

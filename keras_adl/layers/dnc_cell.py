@@ -5,7 +5,6 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer
 from keras_adl.layers._memory_cell import MemoryCellBase, split_sizes
 from keras_adl.ops.addressing import (
     allocation_weights,
@@ -21,6 +20,7 @@ from keras_adl.ops.addressing import (
     update_temporal_link,
     update_usage,
 )
+from keras_adl.type_aliases import Initializer
 from keras_adl.utils import check_positive_int
 
 #: The largest slot index each state dtype holds exactly (the sparse link keeps its column

@@ -5,7 +5,8 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl.ops.glimpse import _check_sizes, extract_glimpses
+from keras_adl.ops.glimpse import extract_glimpses
+from keras_adl.utils import check_glimpse_sizes
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -58,7 +59,7 @@ class GlimpseSensor(keras.layers.Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        _check_sizes(patch_size, num_scales, scale_factor, where="GlimpseSensor: ")
+        check_glimpse_sizes(patch_size, num_scales, scale_factor, where="GlimpseSensor: ")
         if not isinstance(flatten, bool):
             raise TypeError(f"GlimpseSensor: `flatten` must be a bool; received {flatten!r}.")
         self.patch_size = patch_size

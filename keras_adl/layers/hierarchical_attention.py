@@ -6,8 +6,8 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer
 from keras_adl.layers.attention_pooling import AttentionPooling
+from keras_adl.type_aliases import Initializer
 from keras_adl.utils import check_choice, check_positive_int, check_rank, clone_initializer
 
 _RNNS = {"gru": keras.layers.GRU, "lstm": keras.layers.LSTM}

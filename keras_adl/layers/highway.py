@@ -5,7 +5,7 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Activation
+from keras_adl.type_aliases import Activation
 from keras_adl.utils import check_positive_int
 
 

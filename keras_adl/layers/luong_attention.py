@@ -5,9 +5,9 @@ from typing import Any
 
 import keras
 
-from keras_adl._typing import Initializer, Regularizer
 from keras_adl.layers._sequence_attention import SequenceAttentionBase
 from keras_adl.ops.attention import dot_scores
+from keras_adl.type_aliases import Initializer, Regularizer
 from keras_adl.utils import check_choice
 
 

@@ -5,7 +5,6 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer
 from keras_adl.layers._memory_cell import MemoryCellBase, split_sizes
 from keras_adl.ops.addressing import (
     circular_shift,
@@ -16,6 +15,7 @@ from keras_adl.ops.addressing import (
     read_memory,
     sharpen,
 )
+from keras_adl.type_aliases import Initializer
 from keras_adl.utils import check_positive_int
 
 

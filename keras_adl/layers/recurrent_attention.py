@@ -6,11 +6,11 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Initializer
 from keras_adl.layers.glimpse_network import GlimpseNetwork, check_conv_filters
-from keras_adl.ops.glimpse import _check_sizes
+from keras_adl.type_aliases import Initializer
 from keras_adl.utils import (
     check_choice,
+    check_glimpse_sizes,
     check_positive_int,
     check_rank,
     clone_initializer,
@@ -147,7 +147,7 @@ class RecurrentAttention(keras.layers.Layer):
         self.seed = seed
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.seed_generator = keras.random.SeedGenerator(seed)
-        _check_sizes(patch_size, num_scales, scale_factor, where=where)
+        check_glimpse_sizes(patch_size, num_scales, scale_factor, where=where)
         for name, value in (
             ("glimpse_units", glimpse_units),
             ("location_units", location_units),

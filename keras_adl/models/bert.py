@@ -9,11 +9,11 @@ projection is the token embedding's reverse call (tied weights, `TokenAndPositio
 
 import keras
 
-from keras_adl._typing import Tensor
 from keras_adl.layers.masked_lm_head import MaskedLMHead
 from keras_adl.layers.sequence_pooling import SequencePooling
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int, check_positive_ints, check_rate, keras_mask_of
 
 ENCODER_INPUTS = ("token_ids", "segment_ids")

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 import keras
 from keras import ops
 
-from keras_adl._typing import Tensor
 from keras_adl.conventions import PAD
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.doubly_stochastic_regularization import DoublyStochasticRegularization
 from keras_adl.models._decoding import beam_loop, greedy_loop, tile_beams
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int, check_rate
 
 

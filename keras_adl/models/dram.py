@@ -6,9 +6,9 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Tensor
 from keras_adl.layers.deep_recurrent_attention import DeepRecurrentAttention
 from keras_adl.models.ram import RecurrentAttentionModel, classifier_outputs
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_image_shape, check_positive_int
 
 

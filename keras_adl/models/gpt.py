@@ -8,11 +8,11 @@ from typing import Any
 import keras
 from keras import ops
 
-from keras_adl._typing import Tensor
 from keras_adl.conventions import END, PAD
 from keras_adl.layers.sequence_pooling import SequencePooling
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int, check_positive_ints, check_rate, keras_mask_of
 
 

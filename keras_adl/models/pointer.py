@@ -4,10 +4,10 @@ positions is the output."""
 import keras
 from keras import ops
 
-from keras_adl._typing import Tensor
 from keras_adl.conventions import START_VALUE
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.layers.bahdanau_attention import BahdanauAttention
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int
 
 

@@ -12,10 +12,10 @@ loops, no Python-side state), so they export to a SavedModel.
 import keras
 from keras import ops
 
-from keras_adl._typing import Tensor
 from keras_adl.conventions import PAD
 from keras_adl.layers.attention_rnn_decoder import AttentionRNNDecoder
 from keras_adl.models._decoding import beam_loop, greedy_loop, tile_beams
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_choice, check_positive_int
 
 

@@ -3,12 +3,12 @@
 import keras
 from keras import ops
 
-from keras_adl._typing import Tensor
 from keras_adl.conventions import PAD
 from keras_adl.layers.positional_encoding import PositionalEncoding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
 from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_adl.models._decoding import greedy_loop
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_ints, check_rate
 
 

@@ -26,7 +26,7 @@ References:
 
 from keras import ops
 
-from keras_adl._typing import Tensor
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_rank, check_same_dim
 
 #: DeepMind's DNC ``_EPSILON``. Used under the square roots of the cosine's norms

@@ -18,8 +18,8 @@ References:
 import keras
 from keras import ops
 
-from keras_adl._typing import DType, Tensor
 from keras_adl.ops._kernels import backend_attention
+from keras_adl.type_aliases import DType, Tensor
 from keras_adl.utils import check_rank, check_same_dim
 
 _LOW_PRECISION = ("float16", "bfloat16")

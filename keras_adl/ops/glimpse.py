@@ -29,8 +29,8 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_adl._typing import Tensor
-from keras_adl.utils import check_positive_int, check_rank, check_same_dim
+from keras_adl.type_aliases import Tensor
+from keras_adl.utils import check_glimpse_sizes, check_rank, check_same_dim
 
 
 def glimpse_widths(patch_size: int, num_scales: int, scale_factor: float = 2.0) -> list[float]:
@@ -41,19 +41,8 @@ def glimpse_widths(patch_size: int, num_scales: int, scale_factor: float = 2.0) 
     >>> glimpse_widths(8, 3)
     [8.0, 16.0, 32.0]
     """
-    _check_sizes(patch_size, num_scales, scale_factor, where="glimpse_widths: ")
+    check_glimpse_sizes(patch_size, num_scales, scale_factor, where="glimpse_widths: ")
     return [float(patch_size) * float(scale_factor) ** s for s in range(num_scales)]
-
-
-def _check_sizes(patch_size, num_scales, scale_factor, *, where=""):
-    check_positive_int("patch_size", patch_size, where=where)
-    check_positive_int("num_scales", num_scales, where=where)
-    if (
-        isinstance(scale_factor, bool)
-        or not isinstance(scale_factor, (int, float))
-        or not (scale_factor >= 1.0)
-    ):
-        raise ValueError(f"{where}`scale_factor` must be a number >= 1; received {scale_factor!r}.")
 
 
 def area_weights(
@@ -132,7 +121,7 @@ def extract_glimpses(
     [[[5.0, 6.0], [9.0, 10.0]], [[2.5, 4.5], [10.5, 12.5]]]
     """
     where = "extract_glimpses: "
-    _check_sizes(patch_size, num_scales, scale_factor, where=where)
+    check_glimpse_sizes(patch_size, num_scales, scale_factor, where=where)
     image_shape = check_rank("images", images, 4, where=where)
     location_shape = check_rank("locations", locations, 2, where=where)
     if location_shape[-1] not in (None, 2):

@@ -6,8 +6,9 @@ subword vocabulary every text family shares) tokenize in-graph with tensorflow-t
 placeholders, options) so they are copied exactly. `TextPairTokenizer` and `WordPieceTokenizer` first apply the Unicode normalisation of
 `keras_adl.text.normalization` (NFKC and full case folding); `DocumentTokenizer` applies NFC
 and Unicode lower-casing (its class docstring gives the rules). `CharVocabulary` is plain
-numpy. The tensorflow-text tokenizers are imported on first use, so
-``from keras_adl.text import CharVocabulary`` does not load tensorflow-text.
+numpy. `count_vocabulary` and `lookup_table` (`keras_adl.text.vocabulary`) are the counting
+and the id lookup table the tokenizers share. The tensorflow-text tokenizers are imported on
+first use, so ``from keras_adl.text import CharVocabulary`` does not load tensorflow-text.
 """
 
 import importlib
@@ -19,7 +20,9 @@ _LAZY = {
     "DocumentTokenizer": "keras_adl.text.document_tokenizer",
     "TextPairTokenizer": "keras_adl.text.tokenizer",
     "WordPieceTokenizer": "keras_adl.text.wordpiece",
+    "count_vocabulary": "keras_adl.text.vocabulary",
     "learn_wordpiece": "keras_adl.text.wordpiece",
+    "lookup_table": "keras_adl.text.vocabulary",
 }
 
 __all__ = [
@@ -28,7 +31,9 @@ __all__ = [
     "DocumentTokenizer",
     "TextPairTokenizer",
     "WordPieceTokenizer",
+    "count_vocabulary",
     "learn_wordpiece",
+    "lookup_table",
 ]
 
 

@@ -16,7 +16,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
-from keras_adl.text._vocabulary import count_vocabulary, lookup_table
+from keras_adl.text.vocabulary import count_vocabulary, lookup_table
 
 # A sentence ends at a run of sentence-final punctuation (with any closing quotes or brackets)
 # followed by whitespace or the end of the text, or at a paragraph break (a blank line). The

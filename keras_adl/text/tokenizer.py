@@ -15,9 +15,9 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, SPECIAL_TOKENS, START, UNK
-from keras_adl.text._vocabulary import count_vocabulary, lookup_table
 from keras_adl.text.copy_through import SLOTS, CopyThrough, choose_classes
 from keras_adl.text.normalization import SPACE_MARK, normalize_words, word_tokens
+from keras_adl.text.vocabulary import count_vocabulary, lookup_table
 from keras_adl.text.wordpiece import (
     JOINER,
     SurfaceWordPieceTokenizer,

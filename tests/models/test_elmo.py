@@ -8,7 +8,6 @@ import tensorflow as tf
 
 from keras_adl.data.bilm import bilm_dataset, lm_targets, unigram_perplexity, window_ids
 from keras_adl.data.skipgrams import WordVocabulary
-from keras_adl.layers._reverse_sequence import ReverseSequence
 from keras_adl.models import (
     attention_seq2seq,
     compile_bilm,
@@ -17,6 +16,7 @@ from keras_adl.models import (
     elmo_embedder,
     features_classifier,
 )
+from keras_adl.models.elmo import ReverseSequence
 from keras_adl.text.characters import character_ids
 from tests.harness import np_
 

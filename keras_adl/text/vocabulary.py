@@ -1,4 +1,5 @@
-"""Vocabulary helpers shared by the tokenizers: counting tokens and the id lookup table."""
+"""Vocabulary helpers: counting tokens, and the token → id lookup table that the tokenizers,
+`keras_adl.data.bilm` and the word-vector recipes share."""
 
 import collections
 

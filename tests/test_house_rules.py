@@ -1,0 +1,74 @@
+"""House rules read from the source with ``ast`` (nothing is imported):
+
+- no module imports a private name (a module or attribute starting with ``_``) of another
+  keras_adl package: a package is a directory, and ``keras_adl/x.py`` belongs to the package
+  ``keras_adl``; what another package needs is public there.
+"""
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "keras_adl"
+
+
+def _modules():
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def _relative(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+def _dotted(path):
+    """The dotted name of a module file (a package's ``__init__`` is the package)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_package(dotted):
+    return (ROOT / dotted.replace(".", "/") / "__init__.py").exists()
+
+
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _imported(node, path):
+    """``(module, name)`` pairs of an import statement: ``name`` is None for ``import m``."""
+    if isinstance(node, ast.Import):
+        return [(alias.name, None) for alias in node.names]
+    module = node.module or ""
+    if node.level:  # relative: resolved against the importing module's package
+        base = _dotted(path).split(".")
+        base = base if path.name == "__init__.py" else base[:-1]
+        base = base[: len(base) - node.level + 1]
+        module = ".".join(base + ([module] if module else []))
+    return [(module, alias.name) for alias in node.names]
+
+
+def _private_owners(module, name):
+    """The package owning each private name in ``from module import name`` (or
+    ``import module``): the package that holds the private module or attribute."""
+    parts = module.split(".")
+    owners = [".".join(parts[:i]) for i in range(1, len(parts)) if _private(parts[i])]
+    if name is not None and _private(name):
+        owners.append(module if _is_package(module) else ".".join(parts[:-1]))
+    return owners
+
+
+def test_no_private_name_is_imported_from_another_package():
+    found = []
+    for path in _modules():
+        package = _dotted(path) if path.name == "__init__.py" else _dotted(path).rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for module, name in _imported(node, path):
+                if module.split(".")[0] != "keras_adl":
+                    continue
+                for owner in _private_owners(module, name):
+                    if owner != package:
+                        what = module if name is None else f"{module}.{name}"
+                        found.append(f"{_relative(path)}:{node.lineno} imports {what}")
+    assert not found, "private names imported across packages:\n" + "\n".join(found)
