@@ -17,6 +17,7 @@ from keras_adl.recipes.documents.spec import (
     MAX_WORDS,
     MAX_WORDS_PER_DOCUMENT,
     NEEDLE_CLASSES,
+    NEEDLE_SENTENCES,
     NEEDLE_TEST_DOCUMENTS,
     SIZE_PERCENTILE,
     TEST_FRACTION,
@@ -31,12 +32,15 @@ Documents.__doc__ = """A task's documents: training and test documents with thei
 class names and, for the needle task, the test documents' key sentences (``None`` otherwise)."""
 
 
-def needle(samples, seed=0):
-    """`Documents`: ``samples`` generated training documents and `NEEDLE_TEST_DOCUMENTS` test
-    documents, with the key sentences of the test documents."""
-    train_docs, train_labels, _ = needle_documents(samples, num_classes=NEEDLE_CLASSES, seed=seed)
+def needle(samples, seed=0, sentences=NEEDLE_SENTENCES):
+    """`Documents`: ``samples`` generated training documents of ``sentences`` ``(low, high)``
+    sentences and `NEEDLE_TEST_DOCUMENTS` test documents, with the key sentences of the test
+    documents."""
+    train_docs, train_labels, _ = needle_documents(
+        samples, num_classes=NEEDLE_CLASSES, num_sentences=sentences, seed=seed
+    )
     test_docs, test_labels, keys = needle_documents(
-        NEEDLE_TEST_DOCUMENTS, num_classes=NEEDLE_CLASSES, seed=seed + 1
+        NEEDLE_TEST_DOCUMENTS, num_classes=NEEDLE_CLASSES, num_sentences=sentences, seed=seed + 1
     )
     names = list(CLASS_WORDS[:NEEDLE_CLASSES])
     return Documents(train_docs, train_labels, test_docs, test_labels, names, keys)
@@ -64,11 +68,14 @@ def _split(docs, labels, names, samples, seed):
     return Documents(train_docs, train_labels, list(test_docs), test_labels, list(names), None)
 
 
-def needle_development(documents, labels):
+def needle_development(documents, labels, sentences=NEEDLE_SENTENCES):
     """``(documents, labels, development)``: the training documents unchanged and
-    `DEVELOPMENT_DOCUMENTS` generated ones with their own seed."""
+    `DEVELOPMENT_DOCUMENTS` generated ones of ``sentences`` sentences with their own seed."""
     docs, classes, _ = needle_documents(
-        DEVELOPMENT_DOCUMENTS, num_classes=NEEDLE_CLASSES, seed=DEVELOPMENT_SEED
+        DEVELOPMENT_DOCUMENTS,
+        num_classes=NEEDLE_CLASSES,
+        num_sentences=sentences,
+        seed=DEVELOPMENT_SEED,
     )
     return documents, labels, (docs, classes)
 

@@ -11,6 +11,9 @@ MAX_VOCABULARY = 30000
 # (sentences, words) kept per document: the needle task's maxima; for the fortunes the B=64,
 # S=15, W=30 setting of benchmarks/han.py; a user's documents follow the data.
 NEEDLE_SHAPE = (10, 10)
+# needle_long: the key sentence among 20 to 40, as deep in a document as a user's page goes.
+NEEDLE_SENTENCES, NEEDLE_LONG_SENTENCES = (4, 10), (20, 40)
+NEEDLE_LONG_SHAPE = (40, 10)
 FORTUNES_SHAPE = (15, 30)
 # A user's documents keep the sentence and word counts that this percentile of the training
 # documents (and of their sentences) fits in, within these caps (memory: S × W ids a document).
@@ -51,6 +54,16 @@ NEEDLE = Task(
     held_out=True,
     presets=PRESETS,
 )
+NEEDLE_LONG = Task(
+    "needle_long",
+    MODELS,
+    "the needle task's key sentence among 20 to 40 sentences",
+    epochs=3,
+    batch_size=64,
+    samples=4000,
+    held_out=True,
+    presets=PRESETS,
+)
 FORTUNES = Task(
     "fortunes",
     MODELS,
@@ -77,5 +90,5 @@ DOCUMENTS = Task(
 FAMILY = Family(
     "documents",
     "Hierarchical Attention Network on raw documents",
-    (NEEDLE, FORTUNES, DOCUMENTS),
+    (NEEDLE, NEEDLE_LONG, FORTUNES, DOCUMENTS),
 )

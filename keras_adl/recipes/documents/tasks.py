@@ -174,12 +174,20 @@ class NeedleTask(HanTask):
     """Generated documents whose class is given by one key sentence."""
 
     shape = spec.NEEDLE_SHAPE
+    sentences = spec.NEEDLE_SENTENCES
 
     def documents(self, source, samples):
-        return data.needle(samples)
+        return data.needle(samples, sentences=self.sentences)
 
     def development(self, documents, labels):
-        return data.needle_development(documents, labels)
+        return data.needle_development(documents, labels, self.sentences)
+
+
+class LongNeedleTask(NeedleTask):
+    """The needle among 20 to 40 sentences."""
+
+    shape = spec.NEEDLE_LONG_SHAPE
+    sentences = spec.NEEDLE_LONG_SENTENCES
 
 
 class FortunesTask(HanTask):
@@ -200,6 +208,7 @@ class UserDocumentsTask(HanTask):
 
 RECIPES = {
     "needle": NeedleTask(spec.NEEDLE),
+    "needle_long": LongNeedleTask(spec.NEEDLE_LONG),
     "fortunes": FortunesTask(spec.FORTUNES),
     "documents": UserDocumentsTask(spec.DOCUMENTS),
 }
