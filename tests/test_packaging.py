@@ -16,10 +16,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from keras_adl import cli, plotting
+from keras_adl import cli, plotting, recipes
 from keras_adl.data.image_sources import load_sklearn_digits
 from keras_adl.extras import MissingExtra, require
-from keras_adl.recipes import FAMILIES, base
+from keras_adl.recipes import FAMILIES, _pictures, _tuning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # sha256 of the Apache License 2.0 text as apache.org publishes it (LICENSE-2.0.txt).
@@ -80,15 +80,20 @@ def test_digits_and_tsne_without_scikit_learn_name_the_data_extra(monkeypatch, t
 @pytest.mark.parametrize("family", FAMILIES)
 def test_each_recipes_hypermodels_without_keras_tuner_name_the_tuner_extra(monkeypatch, family):
     _missing(monkeypatch, "keras_tuner")
-    recipe = importlib.import_module(f"keras_adl.recipes.{family}")
+    name = f"keras_adl.recipes.{family}.hypermodels"
+    folder = os.path.isfile(os.path.join(os.path.dirname(recipes.__file__), family, "__init__.py"))
+    monkeypatch.delitem(sys.modules, name, raising=False)
     with pytest.raises(MissingExtra, match=r"needs keras-tuner: pip install 'keras-adl\[tuner\]'$"):
-        recipe._hypermodels()
+        if folder:
+            importlib.import_module(name)
+        else:  # a family still in one module
+            importlib.import_module(f"keras_adl.recipes.{family}")._hypermodels()
 
 
 def test_search_without_keras_tuner_names_the_tuner_extra(monkeypatch):
     _missing(monkeypatch, "keras_tuner")
     with pytest.raises(MissingExtra, match=r"pip install 'keras-adl\[tuner\]'"):
-        base.Recipe.search(None, "val_loss", 1, "unused", "unused")
+        _tuning.search(None, "val_loss", 1, "unused", "unused")
 
 
 def test_a_broken_install_is_not_reported_as_a_missing_extra(monkeypatch, tmp_path):
@@ -106,9 +111,9 @@ def test_a_broken_install_is_not_reported_as_a_missing_extra(monkeypatch, tmp_pa
 
 def test_run_pictures_are_skipped_with_one_line_without_matplotlib(monkeypatch, tmp_path, capsys):
     _missing(monkeypatch, "matplotlib", "matplotlib.pyplot")
-    monkeypatch.setattr(base, "_PICTURES_SKIPPED", set())
+    monkeypatch.setattr(_pictures, "_PICTURES_SKIPPED", set())
     for name in ("a.png", "b.png"):
-        drawn = base.draw(
+        drawn = _pictures.draw(
             plotting.plot_attention, np.ones((2, 2)), ["a", "b"], ["c", "d"], str(tmp_path / name)
         )
         assert drawn is None
@@ -123,7 +128,7 @@ def test_training_without_matplotlib_finishes_without_pictures(monkeypatch, tmp_
     from keras_adl import recipes
 
     _missing(monkeypatch, "matplotlib", "matplotlib.pyplot")
-    monkeypatch.setattr(base, "_PICTURES_SKIPPED", set())
+    monkeypatch.setattr(_pictures, "_PICTURES_SKIPPED", set())
     out = tmp_path / "sort"
     recipes.train("sort", str(out), epochs=1, samples=64, batch_size=32)
     skipped = "pictures skipped: matplotlib is not installed (pip install 'keras-adl[plots]')"

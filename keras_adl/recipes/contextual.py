@@ -520,15 +520,15 @@ class ContextualRecipe(Recipe):
         )
 
     def _train_classifier(self, run):
-        from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+        from keras_adl.recipes.documents import data as documents_data
 
         features = run.options["features"]
         sources = self.sources(features, run.options)
-        train_docs, train_labels, test_docs, test_labels, names, _ = DOCUMENTS.load(
-            "fortunes", run.options.get("data"), run.samples
+        train_docs, train_labels, test_docs, test_labels, names, _ = documents_data.fortune_topics(
+            run.options.get("data"), run.samples
         )
-        train_docs, train_labels, development = DOCUMENTS.development(
-            "fortunes", train_docs, train_labels
+        train_docs, train_labels, development = documents_data.development_split(
+            train_docs, train_labels
         )
         if development is None:
             without_development(
@@ -596,17 +596,17 @@ class ContextualRecipe(Recipe):
         """Random search over `ContextualClassifierHyperModel` on held-out accuracy
         (``fortunes_features``; the pretraining tasks are not tuned)."""
         from keras_adl.recipes.contextual import ContextualClassifierHyperModel
-        from keras_adl.recipes.documents import RECIPE as DOCUMENTS
+        from keras_adl.recipes.documents import data as documents_data
 
         features = options.get("features") or "elmo"
         sources = self.sources(features, options)
-        train_docs, train_labels, _, _, names, _ = DOCUMENTS.load(
-            "fortunes", options.get("data"), samples
+        train_docs, train_labels, _, _, names, _ = documents_data.fortune_topics(
+            options.get("data"), samples
         )
         # The training fortunes train reads, scored on its development split (the test
         # fortunes stay for the reported figures).
-        train_docs, train_labels, development = DOCUMENTS.development(
-            "fortunes", train_docs, train_labels
+        train_docs, train_labels, development = documents_data.development_split(
+            train_docs, train_labels
         )
         if development is None:
             raise RecipeError(

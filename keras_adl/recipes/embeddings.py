@@ -268,18 +268,13 @@ class EmbeddingsRecipe(Recipe):
         history = self.fit(run, model, data, steps_per_epoch=steps, shuffle=False)
         return model, history, self.evaluate(model, vocabulary, run.out)
 
-    def set_learning_rate(self, run, model):
+    def learning_rate_scale(self, run):
         """``--learning-rate`` is SGD's per-example rate (word2vec.c's alpha; the step's rate
         is alpha times the logits of a batch), Adam's rate otherwise."""
-        from keras_adl.training.divergence import peak_learning_rate, set_peak_learning_rate
-
         settings = run.record["settings"]
         if settings["optimizer"] != "sgd":
-            return super().set_learning_rate(run, model)
-        per_step = run.batch_size * (settings["negatives"] + 1)
-        if run.learning_rate is not None:
-            set_peak_learning_rate(model.optimizer, run.learning_rate * per_step)
-        run.record["learning_rate"] = peak_learning_rate(model.optimizer) / per_step
+            return 1.0
+        return run.batch_size * (settings["negatives"] + 1)
 
     @staticmethod
     def embeddings(model, vocabulary):
