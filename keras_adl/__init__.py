@@ -2,11 +2,11 @@
 
 Importing the package registers every keras-adl class that can appear in a saved model
 (layers, `RecurrentAttentionModel`, the memory losses and metrics) with ``keras.saving``, so
-that ``.keras`` files using them load after ``import keras_adl``; see `keras_adl._registry`.
+that ``.keras`` files using them load after ``import keras_adl``; see `keras_adl.registry`.
 
 One exception: when the process is the ``keras-adl`` command (or ``python -m keras_adl``),
 the registration waits, so that the command can parse and check its arguments before Keras and
-TensorFlow load; the command imports `keras_adl._registry` itself before it loads a model.
+TensorFlow load; the command imports `keras_adl.registry` itself before it loads a model.
 """
 
 import os as _os
@@ -29,7 +29,7 @@ def _started_as_command():
 
 if not _started_as_command():
     from keras_adl import (  # noqa: F401
-        _registry,  # noqa: F401  (registers classes for deserialization)
         layers,
         ops,
+        registry,  # noqa: F401  (registers classes for deserialization)
     )

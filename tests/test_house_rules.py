@@ -2,7 +2,8 @@
 
 - no module imports a private name (a module or attribute starting with ``_``) of another
   keras_adl package: a package is a directory, and ``keras_adl/x.py`` belongs to the package
-  ``keras_adl``; what another package needs is public there.
+  ``keras_adl``; what another package needs is public there (`PRIVATE_TO_SUBPACKAGES` lists
+  the exceptions).
 """
 
 import ast
@@ -10,6 +11,11 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "keras_adl"
+
+# Packages whose own subpackages may import their private names: the family folders of
+# keras_adl/recipes/ share its private core (_spec, _recipe, _compile, _development, _tuning,
+# _pictures) while the recipes are restructured; remove the entry once that core is public.
+PRIVATE_TO_SUBPACKAGES = ("keras_adl.recipes",)
 
 
 def _modules():
@@ -68,7 +74,8 @@ def test_no_private_name_is_imported_from_another_package():
                 if module.split(".")[0] != "keras_adl":
                     continue
                 for owner in _private_owners(module, name):
-                    if owner != package:
+                    shared = owner in PRIVATE_TO_SUBPACKAGES and package.startswith(owner + ".")
+                    if owner != package and not shared:
                         what = module if name is None else f"{module}.{name}"
                         found.append(f"{_relative(path)}:{node.lineno} imports {what}")
     assert not found, "private names imported across packages:\n" + "\n".join(found)

@@ -47,7 +47,7 @@ def start_tensorflow(multi_worker, collective_timeout=None):
         import tensorflow as tf
 
         tf.config.list_logical_devices()  # device start-up logs (no CUDA driver, say)
-    import keras_adl._registry  # noqa: F401  (the classes a saved model may hold)
+    import keras_adl.registry  # noqa: F401  (the classes a saved model may hold)
 
 
 def list_tasks():
