@@ -3,7 +3,9 @@
 - no module imports a private name (a module or attribute starting with ``_``) of another
   keras_adl package: a package is a directory, and ``keras_adl/x.py`` belongs to the package
   ``keras_adl``; what another package needs is public there (`PRIVATE_TO_SUBPACKAGES` lists
-  the exceptions).
+  the exceptions);
+- no function is longer than `MAX_FUNCTION_LINES` lines, from its ``def`` to its last line
+  (docstring included), outside `LONG_FUNCTIONS_ALLOWED_IN`.
 """
 
 import ast
@@ -16,6 +18,11 @@ PACKAGE = ROOT / "keras_adl"
 # keras_adl/recipes/ share its private core (_spec, _recipe, _compile, _development, _tuning,
 # _pictures) while the recipes are restructured; remove the entry once that core is public.
 PRIVATE_TO_SUBPACKAGES = ("keras_adl.recipes",)
+
+MAX_FUNCTION_LINES = 80
+# Paths (a folder ends with "/") still being split into shorter functions; remove an entry once
+# its functions are short.
+LONG_FUNCTIONS_ALLOWED_IN = ("keras_adl/recipes/", "keras_adl/cli/")
 
 
 def _modules():
@@ -79,3 +86,17 @@ def test_no_private_name_is_imported_from_another_package():
                         what = module if name is None else f"{module}.{name}"
                         found.append(f"{_relative(path)}:{node.lineno} imports {what}")
     assert not found, "private names imported across packages:\n" + "\n".join(found)
+
+
+def test_no_function_is_longer_than_the_limit():
+    found = []
+    for path in _modules():
+        relative = _relative(path)
+        if relative.startswith(LONG_FUNCTIONS_ALLOWED_IN):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    found.append(f"{relative}:{node.lineno} {node.name}: {lines} lines")
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)

@@ -183,6 +183,32 @@ def mask_tokens(
     token_ids = tf.cast(tf.convert_to_tensor(token_ids), tf.int32)
     if token_ids.shape.rank != 2:
         raise ValueError(f"{where}`token_ids` must be [batch, length]; received {token_ids.shape}.")
+    _check_rates(selection_rate, mask_rate, random_rate, where=where)
+    _check_max_predictions(max_predictions, where=where)
+    if vocab_size <= FIRST_PIECE:
+        raise ValueError(
+            f"{where}`vocab_size` must exceed {FIRST_PIECE} (specials and [MASK]); received "
+            f"{vocab_size}."
+        )
+    seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 4)
+    shape = tf.shape(token_ids)
+    eligible = (token_ids != PAD) & (token_ids != CLS) & (token_ids != SEP) & (token_ids != MASK)
+    selected, choice = _select(eligible, word_starts, selection_rate, seeds)
+    # Keep at most max_predictions selected pieces (the first ones, in position order).
+    order = tf.cumsum(tf.cast(selected, tf.int32), axis=1)
+    selected = selected & (order <= max_predictions)
+    random_ids = tf.random.stateless_uniform(
+        shape, seeds[2], minval=FIRST_PIECE, maxval=vocab_size, dtype=tf.int32
+    )
+    replaced = tf.where(
+        choice < mask_rate, MASK, tf.where(choice < mask_rate + random_rate, random_ids, token_ids)
+    )
+    masked = tf.where(selected, replaced, token_ids)
+    return {"token_ids": masked, **_prediction_slots(token_ids, selected, max_predictions)}
+
+
+def _check_rates(selection_rate, mask_rate, random_rate, *, where=""):
+    """Checks `mask_tokens`' three rates: each in [0, 1], ``mask_rate + random_rate <= 1``."""
     for name, rate in (
         ("selection_rate", selection_rate),
         ("mask_rate", mask_rate),
@@ -195,18 +221,20 @@ def mask_tokens(
             f"{where}`mask_rate + random_rate` must be at most 1; received "
             f"{mask_rate} + {random_rate}."
         )
+
+
+def _check_max_predictions(max_predictions, *, where=""):
+    """Checks that ``max_predictions`` is a positive int."""
     if isinstance(max_predictions, bool) or not isinstance(max_predictions, int):
         raise TypeError(f"{where}`max_predictions` must be an int; received {max_predictions!r}.")
     if max_predictions < 1:
         raise ValueError(f"{where}`max_predictions` must be positive; received {max_predictions}.")
-    if vocab_size <= FIRST_PIECE:
-        raise ValueError(
-            f"{where}`vocab_size` must exceed {FIRST_PIECE} (specials and [MASK]); received "
-            f"{vocab_size}."
-        )
-    seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 4)
-    shape = tf.shape(token_ids)
-    eligible = (token_ids != PAD) & (token_ids != CLS) & (token_ids != SEP) & (token_ids != MASK)
+
+
+def _select(eligible, word_starts, selection_rate, seeds):
+    """``(selected, choice)`` ``[B, L]``: the pieces selected for prediction, and the uniform
+    draw that decides each one's replacement (one per unit: a piece, or a whole word)."""
+    shape = tf.shape(eligible)
     if word_starts is None:
         unit_starts = eligible
     else:
@@ -223,28 +251,21 @@ def mask_tokens(
     unit_selected = unit_starts & (rank < wanted[:, None])
     # One replacement decision per unit, spread over its pieces.
     choice = tf.random.stateless_uniform(shape, seeds[1])
-    if word_starts is not None:
-        safe_index = tf.maximum(unit_index, 0)
-        start_positions = _unit_start_positions(unit_starts, unit_index)
-        unit_selected_at = tf.gather(unit_selected, start_positions, batch_dims=1)
-        in_unit = eligible & (unit_index >= 0)
-        selected = in_unit & tf.gather(unit_selected_at, safe_index, batch_dims=1)
-        choice = tf.gather(
-            tf.gather(choice, start_positions, batch_dims=1), safe_index, batch_dims=1
-        )
-    else:
-        selected = unit_selected
-    # Keep at most max_predictions selected pieces (the first ones, in position order).
-    order = tf.cumsum(tf.cast(selected, tf.int32), axis=1)
-    selected = selected & (order <= max_predictions)
-    random_ids = tf.random.stateless_uniform(
-        shape, seeds[2], minval=FIRST_PIECE, maxval=vocab_size, dtype=tf.int32
-    )
-    replaced = tf.where(
-        choice < mask_rate, MASK, tf.where(choice < mask_rate + random_rate, random_ids, token_ids)
-    )
-    masked = tf.where(selected, replaced, token_ids)
-    # The selected positions, sorted, padded to max_predictions.
+    if word_starts is None:
+        return unit_selected, choice
+    safe_index = tf.maximum(unit_index, 0)
+    start_positions = _unit_start_positions(unit_starts, unit_index)
+    unit_selected_at = tf.gather(unit_selected, start_positions, batch_dims=1)
+    in_unit = eligible & (unit_index >= 0)
+    selected = in_unit & tf.gather(unit_selected_at, safe_index, batch_dims=1)
+    choice = tf.gather(tf.gather(choice, start_positions, batch_dims=1), safe_index, batch_dims=1)
+    return selected, choice
+
+
+def _prediction_slots(token_ids, selected, max_predictions):
+    """``mask_positions``, ``mask_ids`` and ``mask_weights`` ``[B, max_predictions]``: the
+    selected positions, sorted, padded to ``max_predictions``."""
+    shape = tf.shape(token_ids)
     positions = tf.broadcast_to(tf.range(shape[1])[None, :], shape)
     sort_key = tf.where(selected, positions, shape[1] + positions)
     length = shape[1]
@@ -255,7 +276,6 @@ def mask_tokens(
     mask_ids = tf.where(valid, tf.gather(token_ids, picked, batch_dims=1), 0)
     pad = [[0, 0], [0, max_predictions - slots]]
     return {
-        "token_ids": masked,
         "mask_positions": tf.pad(mask_positions, pad),
         "mask_ids": tf.pad(mask_ids, pad),
         "mask_weights": tf.pad(tf.cast(valid, tf.float32), pad),

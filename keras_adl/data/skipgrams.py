@@ -302,6 +302,32 @@ def skipgram_dataset(
             f"`window`, `negatives` and `batch_size` must be positive; received {window}, "
             f"{negatives} and {batch_size}."
         )
+    ids, document_ids = _encoded_tokens(documents, vocabulary)
+    # Chunks of chunk_tokens consecutive tokens (a long document is cut: only the windows
+    # across a cut are lost).
+    bounds = np.append(np.arange(0, len(ids), chunk_tokens), len(ids)).astype("int64")
+    examples = _chunk_examples(ids, document_ids, vocabulary, window, negatives, t, seed, cbow)
+    chunk_count = len(bounds) - 1
+    steps = tf.data.Dataset.counter()
+    dataset = steps.map(
+        lambda step: (
+            step,
+            tf.gather(bounds[:-1], step % chunk_count),
+            tf.gather(bounds[1:], step % chunk_count),
+        )
+    )
+    # Each chunk gives all its examples at once; rebatch cuts them into fixed-size batches,
+    # carrying a chunk's remainder over to the next (a chunk may give less than a batch).
+    dataset = dataset.map(examples, num_parallel_calls=2).rebatch(batch_size, drop_remainder=True)
+    labels = tf.constant([[1.0] + [0.0] * negatives])
+    return dataset.map(
+        lambda x: (x, tf.broadcast_to(labels, [batch_size, negatives + 1]))
+    ).prefetch(tf.data.AUTOTUNE)
+
+
+def _encoded_tokens(documents, vocabulary):
+    """``(ids, document_ids)``: the vocabulary ids of every document's words, one list, and
+    the number of the document each comes from."""
     ids, document_ids = [], []
     for number, document in enumerate(documents):
         encoded = vocabulary.encode(document)
@@ -314,14 +340,18 @@ def skipgram_dataset(
             "skipgram_dataset: no document holds two words of the vocabulary, so there is no "
             "window to draw pairs from."
         )
-    # Chunks of chunk_tokens consecutive tokens (a long document is cut: only the windows
-    # across a cut are lost).
-    bounds = np.append(np.arange(0, len(ids), chunk_tokens), len(ids)).astype("int64")
+    return ids, document_ids
+
+
+def _chunk_examples(ids, document_ids, vocabulary, window, negatives, t, seed, cbow):
+    """``examples(step, start, end)``: the shuffled skip-gram (or CBOW) examples of the tokens
+    ``start:end``, drawn with seeds derived from ``(seed, step)``."""
+    import tensorflow as tf
+
     all_ids = tf.constant(np.asarray(ids, dtype="int32"))
     all_documents = tf.constant(np.asarray(document_ids, dtype="int32"))
     keep = keep_probabilities(vocabulary.counts, t)
     probabilities = negative_distribution(vocabulary.counts)
-    labels = tf.constant([[1.0] + [0.0] * negatives])
 
     def examples(step, start, end):
         seeds = tf.random.experimental.stateless_split(
@@ -338,28 +368,10 @@ def skipgram_dataset(
             )
             grid, targets = tf.gather(grid, order), tf.gather(targets, order)
             drawn = sample_negatives(targets, negatives, probabilities, seeds[2])
-            inputs = {"contexts": grid, "targets": tf.concat([targets[:, None], drawn], 1)}
-        else:
-            order = tf.random.experimental.stateless_shuffle(
-                tf.range(tf.shape(centres)[0]), seeds[1]
-            )
-            centres, contexts = tf.gather(centres, order), tf.gather(contexts, order)
-            drawn = sample_negatives(contexts, negatives, probabilities, seeds[2])
-            inputs = {"centre": centres, "contexts": tf.concat([contexts[:, None], drawn], 1)}
-        return inputs
+            return {"contexts": grid, "targets": tf.concat([targets[:, None], drawn], 1)}
+        order = tf.random.experimental.stateless_shuffle(tf.range(tf.shape(centres)[0]), seeds[1])
+        centres, contexts = tf.gather(centres, order), tf.gather(contexts, order)
+        drawn = sample_negatives(contexts, negatives, probabilities, seeds[2])
+        return {"centre": centres, "contexts": tf.concat([contexts[:, None], drawn], 1)}
 
-    chunk_count = len(bounds) - 1
-    steps = tf.data.Dataset.counter()
-    dataset = steps.map(
-        lambda step: (
-            step,
-            tf.gather(bounds[:-1], step % chunk_count),
-            tf.gather(bounds[1:], step % chunk_count),
-        )
-    )
-    # Each chunk gives all its examples at once; rebatch cuts them into fixed-size batches,
-    # carrying a chunk's remainder over to the next (a chunk may give less than a batch).
-    dataset = dataset.map(examples, num_parallel_calls=2).rebatch(batch_size, drop_remainder=True)
-    return dataset.map(
-        lambda x: (x, tf.broadcast_to(labels, [batch_size, negatives + 1]))
-    ).prefetch(tf.data.AUTOTUNE)
+    return examples

@@ -110,19 +110,8 @@ class TransformerDecoderBlock(TransformerBlockBase):
             )
         return self.cross_attention.precompute_key_value(encoder_outputs)
 
-    def call(
-        self,
-        inputs,
-        encoder_outputs=None,
-        padding_mask=None,
-        encoder_padding_mask=None,
-        use_causal_mask=True,
-        cache=None,
-        cache_index=None,
-        cross_attention_cache=None,
-        return_attention_scores=False,
-        training=None,
-    ):
+    def _check_call_inputs(self, inputs, encoder_outputs, cross_attention_cache):
+        """`call`'s checks: ranks, and encoder outputs exactly when the block cross-attends."""
         where = "TransformerDecoderBlock: "
         shape = check_rank("inputs", inputs, 3, where=where)
         has_memory = encoder_outputs is not None or cross_attention_cache is not None
@@ -147,6 +136,21 @@ class TransformerDecoderBlock(TransformerBlockBase):
                 "The batch sizes",
                 where=where,
             )
+
+    def call(
+        self,
+        inputs,
+        encoder_outputs=None,
+        padding_mask=None,
+        encoder_padding_mask=None,
+        use_causal_mask=True,
+        cache=None,
+        cache_index=None,
+        cross_attention_cache=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        self._check_call_inputs(inputs, encoder_outputs, cross_attention_cache)
         if padding_mask is None:
             padding_mask = keras_mask_of(inputs)
         if encoder_padding_mask is None and encoder_outputs is not None:

@@ -140,8 +140,16 @@ def beam_loop(
         done = ops.logical_or(done, ops.equal(chosen, END))
         return (t + 1, ops.reshape(chosen, (-1,)), state, done, lengths, scores, tokens, attention)
 
+    loop = _initial_beams(initial_state, batch, k, max_length, memory_steps)
+    result = ops.while_loop(lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length)
+    _, _, _, _, lengths, scores, tokens, attention = result
+    return _best_hypothesis(lengths, scores, tokens, attention, batch, length_penalty)
+
+
+def _initial_beams(initial_state, batch, k, max_length, memory_steps):
+    """`beam_loop`'s loop variables before the first step: only beam 0 of each example live."""
     first = ops.where(ops.arange(k) == 0, 0.0, -1e9)  # only beam 0 is live at the start
-    loop = (
+    return (
         ops.zeros((), "int32"),
         ops.full((batch * k,), START, "int32"),
         initial_state,
@@ -151,8 +159,10 @@ def beam_loop(
         ops.zeros((batch, k, max_length), "int32"),
         ops.zeros((batch, k, max_length, memory_steps), "float32"),
     )
-    result = ops.while_loop(lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length)
-    _, _, _, _, lengths, scores, tokens, attention = result
+
+
+def _best_hypothesis(lengths, scores, tokens, attention, batch, length_penalty):
+    """``(tokens, attention, score)`` of each example's best beam under the length penalty."""
     penalty = ops.power((5.0 + ops.cast(lengths, "float32")) / 6.0, float(length_penalty))
     best = ops.argmax(scores / penalty, axis=-1)  # [B]
     best = ops.cast(ops.expand_dims(best, -1), "int32")

@@ -9,6 +9,20 @@ regulariser pushes the attention to cover every region once over a caption.
 `caption_greedy_decode` and `caption_beam_search` run inference from those layers as bounded
 loops (`keras_adl.models._decoding`), so they trace into a ``tf.function`` / SavedModel, and
 `caption_attention` gives the teacher-forced attention for alignment figures and plots.
+
+In `show_attend_tell`, the LSTM state is carried from step to step (the TensorFlow tutorial
+dropped it, tensorflow#38248). The context ``z_t`` of the read-out is recomputed from the
+regulariser's output (the same weights as the decoder's own), which keeps the regulariser on
+the path to the logits: a functional model only runs the layers that lead to an output.
+
+The regulariser's weight: Keras averages the cross-entropy over the caption's tokens, while the
+authors summed it over each caption; the same ``λ`` therefore weighs about ``S`` times more here
+than in the paper (use ``λ / S`` for the paper's balance). With fewer steps ``S`` than regions
+``L`` the penalty cannot reach 0 (its floor is ``L (1 − S/L)²``, reached by spreading every
+region's total weight evenly), so for ``L ≫ S`` it pulls against sharp attention: on 3-digit
+strips (``S = 4``) with the default 4×12 grid (``L = 48``) λ = 1 stalled training (0.29
+held-out token accuracy vs 0.87 with λ = 0, 430 steps), while with a 2×6 grid (``L = 12``)
+both reach ≈0.96 (`benchmarks/captioning.py`).
 """
 
 from collections.abc import Sequence
@@ -110,23 +124,11 @@ def show_attend_tell(
         h_t, c_t = LSTM([E y_{t-1}; z_t], (h_{t-1}, c_{t-1}))
         p(y_t | a, y_{<t}) ∝ exp(L_o tanh(E y_{t-1} + L_h h_t + L_z z_t))
 
-    (the tanh before ``L_o`` is in the authors' code; eq. 7 omits it). The LSTM state is
-    carried from step to step (the TensorFlow tutorial dropped it, tensorflow#38248). The
-    teacher-forced attention ``[B, S, L]`` passes through `DoublyStochasticRegularization`
-    masked by the caption (``decoder_input != PAD``), which adds
-    ``λ · mean_B Σ_i (1 − Σ_t α_ti)²`` to the model's losses (eq. 14; ``fit`` and ``evaluate``
-    include it). The context ``z_t`` of the read-out is recomputed from the regulariser's
-    output (the same weights as the decoder's own), which keeps the regulariser on the path to
-    the logits: a functional model only runs the layers that lead to an output.
-
-    Keras averages the cross-entropy over the caption's tokens, while the authors summed it
-    over each caption; the same ``λ`` therefore weighs about ``S`` times more here than in the
-    paper (use ``λ / S`` for the paper's balance). With fewer steps ``S`` than regions ``L``
-    the penalty cannot reach 0 (its floor is ``L (1 − S/L)²``, reached by spreading every
-    region's total weight evenly), so for ``L ≫ S`` it pulls against sharp attention: on
-    3-digit strips (``S = 4``) with the default 4×12 grid (``L = 48``) λ = 1 stalled training
-    (0.29 held-out token accuracy vs 0.87 with λ = 0, 430 steps), while with a 2×6 grid
-    (``L = 12``) both reach ≈0.96 (`benchmarks/captioning.py`).
+    (the tanh before ``L_o`` is in the authors' code; eq. 7 omits it). The teacher-forced
+    attention ``[B, S, L]`` passes through `DoublyStochasticRegularization` masked by the
+    caption (``decoder_input != PAD``), which adds ``λ · mean_B Σ_i (1 − Σ_t α_ti)²`` to the
+    model's losses (eq. 14; ``fit`` and ``evaluate`` include it); the module docstring has
+    notes on the implementation and on choosing ``λ``.
 
     Tokens: ``PAD=0``, ``START=1``, ``END=2`` (`keras_adl.conventions`). The logits
     carry no Keras mask (the read-out slices ``h_t`` and recomputes ``z_t`` with ops, which
@@ -169,19 +171,38 @@ def show_attend_tell(
         Attention. arXiv:1502.03044.
     """
     where = f"{name}: "
+    _check_sizes(vocab_size, embedding_dim, units, attention_units, where=where)
+    image_shape, feature_shape = _check_input_shape(image_shape, feature_shape, where=where)
+    encoder_filters, dropout = _check_layers(encoder_filters, dropout, regularization, where=where)
+    encoder = _encoder(image_shape, feature_shape, encoder_filters, position_embedding, where)
+    return _teacher_forced_model(
+        encoder, vocab_size, embedding_dim, units, attention_units, regularization, dropout, name
+    )
+
+
+def _check_sizes(vocab_size, embedding_dim, units, attention_units, *, where=""):
+    """Checks `show_attend_tell`'s sizes: positive integers (``attention_units`` or None)."""
     check_positive_int("vocab_size", vocab_size, where=where)
     check_positive_int("embedding_dim", embedding_dim, where=where)
     check_positive_int("units", units, where=where)
     check_positive_int("attention_units", attention_units, allow_none=True, where=where)
+
+
+def _check_input_shape(image_shape, feature_shape, *, where=""):
+    """``(image_shape, feature_shape)`` checked, as tuples: exactly one of them given."""
     if (image_shape is None) == (feature_shape is None):
         raise ValueError(
             f"{where}give exactly one of `image_shape` and `feature_shape`; received "
             f"image_shape={image_shape!r}, feature_shape={feature_shape!r}."
         )
     if image_shape is not None:
-        image_shape = _check_shape("image_shape", image_shape, 3, where=where)
-    else:
-        feature_shape = _check_shape("feature_shape", feature_shape, 2, where=where)
+        return _check_shape("image_shape", image_shape, 3, where=where), None
+    return None, _check_shape("feature_shape", feature_shape, 2, where=where)
+
+
+def _check_layers(encoder_filters, dropout, regularization, *, where=""):
+    """``(encoder_filters, dropout)`` checked (a tuple, a float), and ``regularization`` (``λ``)
+    checked to be a non-negative number."""
     encoder_filters = _check_filters(encoder_filters, where=where)
     dropout = check_rate("dropout", dropout, where=where)
     if (
@@ -192,8 +213,14 @@ def show_attend_tell(
         raise ValueError(
             f"{where}`regularization` must be a non-negative float; received {regularization!r}."
         )
+    return encoder_filters, dropout
 
-    encoder = _encoder(image_shape, feature_shape, encoder_filters, position_embedding, where)
+
+def _teacher_forced_model(
+    encoder, vocab_size, embedding_dim, units, attention_units, regularization, dropout, name
+):
+    """`show_attend_tell`'s model around ``encoder``: the attending decoder, the regulariser
+    and the deep output, fed the caption behind ``START``."""
     inputs = keras.Input(encoder.input.shape[1:], name=encoder.input.name)
     decoder_input = keras.Input((None,), dtype="int32", name="decoder_input")
     annotations = encoder(inputs)  # a_i, [B, L, D]
@@ -218,16 +245,21 @@ def show_attend_tell(
     )
     hidden = outputs[..., :units]  # h_t (the decoder's output is [h_t; z_t])
     context = ops.matmul(attention, annotations)  # z_t = Σ_i α_ti a_i
+    logits = _deep_output(embedded, hidden, context, embedding_dim, vocab_size, dropout)
+    return keras.Model(
+        {encoder.input.name: inputs, "decoder_input": decoder_input}, logits, name=name
+    )
+
+
+def _deep_output(embedded, hidden, context, embedding_dim, vocab_size, dropout):
+    """The logits ``L_o tanh(E y_{t-1} + L_h h_t + L_z z_t)`` (dropout before ``L_o``)."""
     deep = keras.layers.Concatenate(name="deep_input")([hidden, context])
     deep = keras.layers.Dense(embedding_dim, name="deep_output")(deep)  # L_h h_t + L_z z_t
     deep = keras.layers.Add(name="deep_sum")([embedded, deep])  # + E y_{t-1}
     deep = keras.layers.Activation("tanh", name="deep_tanh")(deep)
     if dropout > 0:
         deep = keras.layers.Dropout(dropout, name="output_dropout")(deep)
-    logits = keras.layers.Dense(vocab_size, name="logits")(deep)  # L_o
-    return keras.Model(
-        {encoder.input.name: inputs, "decoder_input": decoder_input}, logits, name=name
-    )
+    return keras.layers.Dense(vocab_size, name="logits")(deep)  # L_o
 
 
 def _annotations_and_state(model, images_or_features):

@@ -133,21 +133,25 @@ def elmo_bilm(
     )(characters)
     x = keras.layers.Dropout(dropout, name="token_dropout")(tokens)
     softmax = keras.layers.Dense(vocab_size, name="softmax")
-    reverse_input, reverse_output = ReverseSequence(name="reverse_input"), None
     outputs = {}
     for direction in DIRECTIONS:
-        h = x if direction == "forward" else reverse_input(x)
-        for j in range(1, num_layers + 1):
-            out = keras.layers.LSTM(units, return_sequences=True, name=f"{direction}_lstm_{j}")(h)
-            out = keras.layers.Dense(projection_dim, name=f"{direction}_projection_{j}")(out)
-            if j > 1:  # the residual connection between LSTM layers
-                out = keras.layers.Add(name=f"{direction}_residual_{j}")([out, h])
-            h = keras.layers.Dropout(dropout, name=f"{direction}_dropout_{j}")(out)
+        h = x if direction == "forward" else ReverseSequence(name="reverse_input")(x)
+        h = _lstm_layers(h, direction, num_layers, units, projection_dim, dropout)
         if direction == "backward":
-            reverse_output = ReverseSequence(name="reverse_output")
-            h = reverse_output(h)
+            h = ReverseSequence(name="reverse_output")(h)
         outputs[direction] = softmax(h)
     return keras.Model(characters, outputs, name=name)
+
+
+def _lstm_layers(h, direction, num_layers, units, projection_dim, dropout):
+    """One direction's stack: projected LSTM layers, residual from the second on, dropout."""
+    for j in range(1, num_layers + 1):
+        out = keras.layers.LSTM(units, return_sequences=True, name=f"{direction}_lstm_{j}")(h)
+        out = keras.layers.Dense(projection_dim, name=f"{direction}_projection_{j}")(out)
+        if j > 1:  # the residual connection between LSTM layers
+            out = keras.layers.Add(name=f"{direction}_residual_{j}")([out, h])
+        h = keras.layers.Dropout(dropout, name=f"{direction}_dropout_{j}")(out)
+    return h
 
 
 def num_bilm_layers(bilm: keras.Model) -> int:

@@ -318,39 +318,22 @@ def generate(
         )
     sampling = not (isinstance(temperature, (int, float)) and temperature <= 0)
     if sampling and noise is None:
-        if not isinstance(seed, keras.random.SeedGenerator):
-            seed = keras.random.SeedGenerator(seed)
-
-        def noise(t, shape):
-            return keras.random.uniform(shape, minval=1e-7, maxval=1.0, seed=seed)
-
+        noise = _seeded_noise(seed)
     prompts = ops.convert_to_tensor(prompts, "int32")
     if len(prompts.shape) != 2:
         raise ValueError(f"generate: `prompts` must be [batch, length]; received {prompts.shape}.")
     blocks = [model.get_layer(f"decoder_{i}") for i in range(_count_decoders(model))]
     batch = ops.shape(prompts)[0]
-    prompt_steps = ops.shape(prompts)[1]
-    lengths = ops.sum(ops.cast(ops.not_equal(prompts, PAD), "int32"), axis=1)
-    # The prompt, padded (or cut) to max_length: position t of the result.
-    width = ops.maximum(max_length - prompt_steps, 0)
-    forced = ops.pad(prompts, [[0, 0], [0, width]])[:, :max_length]
+    lengths, forced = _prompt_tokens(prompts, max_length)
     caches = tuple(tuple(block.initial_cache(batch, max_length)) for block in blocks)
     greedy = ops.less_equal(ops.cast(temperature, "float32"), 0.0)
 
     def body(t, token, caches, done, tokens):
-        # Feed the token at input position t (the start token at t = 0); predict output t.
-        x = embedding(ops.expand_dims(token, 1), start_index=t)
-        new_caches = []
-        for block, cache in zip(blocks, caches):
-            x, cache = block(x, cache=cache, cache_index=t)
-            new_caches.append(tuple(cache))
-        logits = ops.cast(embedding(x[:, 0], reverse=True), "float32")
+        logits, new_caches = _cached_step(embedding, blocks, token, t, caches)
         chosen = ops.cast(ops.argmax(logits, axis=-1), "int32")
         if sampling:
-            filtered = filter_logits(logits, temperature, top_k, top_p)
-            u = ops.clip(ops.cast(noise(t, ops.shape(logits)), "float32"), 1e-7, 1.0 - 1e-7)
-            drawn = ops.argmax(filtered - ops.log(-ops.log(u)), axis=-1)
-            chosen = ops.where(greedy, chosen, ops.cast(drawn, "int32"))
+            drawn = _gumbel_max(logits, t, temperature, top_k, top_p, noise)
+            chosen = ops.where(greedy, chosen, drawn)
         in_prompt = t < lengths
         chosen = ops.where(in_prompt, ops.take(forced, t, axis=1), chosen)
         chosen = ops.where(done, PAD, chosen)
@@ -368,3 +351,43 @@ def generate(
     )
     result = ops.while_loop(lambda t, *_: t < max_length, body, loop, maximum_iterations=max_length)
     return result[-1]
+
+
+def _prompt_tokens(prompts, max_length):
+    """``(lengths [B], forced [B, max_length])``: each prompt's length, and the prompts padded
+    (or cut) to ``max_length``, position ``t`` of the result."""
+    prompt_steps = ops.shape(prompts)[1]
+    lengths = ops.sum(ops.cast(ops.not_equal(prompts, PAD), "int32"), axis=1)
+    width = ops.maximum(max_length - prompt_steps, 0)
+    forced = ops.pad(prompts, [[0, 0], [0, width]])[:, :max_length]
+    return lengths, forced
+
+
+def _cached_step(embedding, blocks, token, t, caches):
+    """Feeds ``token`` at input position ``t`` (the start token at ``t = 0``) through the
+    cached blocks: ``(float32 logits [B, V] of output t, the updated caches)``."""
+    x = embedding(ops.expand_dims(token, 1), start_index=t)
+    new_caches = []
+    for block, cache in zip(blocks, caches):
+        x, cache = block(x, cache=cache, cache_index=t)
+        new_caches.append(tuple(cache))
+    return ops.cast(embedding(x[:, 0], reverse=True), "float32"), new_caches
+
+
+def _seeded_noise(seed):
+    """`generate`'s default noise: uniform draws from ``seed`` (a generator, or an int)."""
+    if not isinstance(seed, keras.random.SeedGenerator):
+        seed = keras.random.SeedGenerator(seed)
+
+    def noise(t, shape):
+        return keras.random.uniform(shape, minval=1e-7, maxval=1.0, seed=seed)
+
+    return noise
+
+
+def _gumbel_max(logits, t, temperature, top_k, top_p, noise):
+    """Step ``t``'s sampled tokens (int32 ``[B]``): ``argmax(filtered logits - log(-log u))``."""
+    filtered = filter_logits(logits, temperature, top_k, top_p)
+    u = ops.clip(ops.cast(noise(t, ops.shape(logits)), "float32"), 1e-7, 1.0 - 1e-7)
+    drawn = ops.argmax(filtered - ops.log(-ops.log(u)), axis=-1)
+    return ops.cast(drawn, "int32")

@@ -58,7 +58,7 @@ def memory_sequence_model(
 
     Returns:
         A ``keras.Model`` from ``[B, T, input_dim]`` to logits ``[B, T, output_dim]``. Compile it
-        with `keras_adl.recipes.memory.compile_memory_model`.
+        with `keras_adl.recipes.memory.build.compile_memory_model`.
 
     Example:
 
@@ -72,7 +72,38 @@ def memory_sequence_model(
         Graves et al. (2016). Hybrid computing using a neural network with dynamic external
         memory. Nature 538.
     """
+    arguments = dict(locals())  # by name: `_memory_cell` takes the cell's from it
     where = "memory_sequence_model: "
+    _check_arguments(input_dim, output_dim, cell, sparse_links, stop_usage_gradient, where=where)
+    inputs = keras.Input((None, input_dim), name="inputs")
+    addressing = None
+    if cell == "lstm":
+        hidden = _lstm_stack(inputs, lstm_units, lstm_layers, return_addressing, where=where)
+    else:
+        memory_cell = _memory_cell(cell, arguments)
+        hidden = keras.layers.RNN(memory_cell, return_sequences=True, name="memory")(inputs)
+        if return_addressing:
+            addressing = memory_cell.split_output(hidden)
+            hidden = addressing["output"]
+    outputs = _outputs(hidden, addressing, output_dim)
+    return keras.Model(inputs, outputs, name=name or f"{cell}_sequence_model")
+
+
+# `memory_sequence_model`'s arguments that both memory cells take as they are.
+_CELL_ARGUMENTS = (
+    "controller_units",
+    "memory_size",
+    "memory_width",
+    "num_write_heads",
+    "controller",
+    "memory_init",
+    "clip_value",
+    "return_addressing",
+)
+
+
+def _check_arguments(input_dim, output_dim, cell, sparse_links, stop_usage_gradient, *, where=""):
+    """`memory_sequence_model`'s own checks (the cells check their arguments)."""
     check_positive_int("input_dim", input_dim, where=where)
     check_positive_int("output_dim", output_dim, where=where)
     check_choice("cell", cell, CELLS, where=where)
@@ -85,50 +116,47 @@ def memory_sequence_model(
                 f"{where}`{option}` is a DNC option; received {option}={value!r} with "
                 f"cell={cell!r}."
             )
-    inputs = keras.Input((None, input_dim), name="inputs")
-    addressing = None
-    if cell == "lstm":
-        if return_addressing:
-            raise ValueError(
-                f"{where}`return_addressing=True` needs a memory cell; received cell='lstm'."
-            )
-        check_positive_int("lstm_layers", lstm_layers, where=where)
-        hidden = inputs
-        for i in range(lstm_layers):
-            hidden = keras.layers.LSTM(lstm_units, return_sequences=True, name=f"lstm_{i}")(hidden)
-    else:
-        common = dict(
-            controller_units=controller_units,
-            memory_size=memory_size,
-            memory_width=memory_width,
-            num_write_heads=num_write_heads,
-            controller=controller,
-            memory_init=memory_init,
-            clip_value=clip_value,
-            return_addressing=return_addressing,
-            name=f"{cell}_cell",
+
+
+def _lstm_stack(inputs, lstm_units, lstm_layers, return_addressing, *, where=""):
+    """The papers' LSTM baseline: ``lstm_layers`` LSTMs of ``lstm_units``, all steps out."""
+    if return_addressing:
+        raise ValueError(
+            f"{where}`return_addressing=True` needs a memory cell; received cell='lstm'."
         )
-        if cell == "ntm":
-            reads = 1 if num_read_heads is None else num_read_heads
-            memory_cell = NTMCell(num_read_heads=reads, shift_range=shift_range, **common)
-        else:
-            reads = 4 if num_read_heads is None else num_read_heads
-            if stop_usage_gradient is not None:
-                common["stop_usage_gradient"] = stop_usage_gradient
-            memory_cell = DNCCell(num_read_heads=reads, sparse_links=sparse_links, **common)
-        hidden = keras.layers.RNN(memory_cell, return_sequences=True, name="memory")(inputs)
-        if return_addressing:
-            addressing = memory_cell.split_output(hidden)
-            hidden = addressing["output"]
+    check_positive_int("lstm_layers", lstm_layers, where=where)
+    hidden = inputs
+    for i in range(lstm_layers):
+        hidden = keras.layers.LSTM(lstm_units, return_sequences=True, name=f"lstm_{i}")(hidden)
+    return hidden
+
+
+def _memory_cell(cell, arguments):
+    """The `NTMCell` or `DNCCell` of `memory_sequence_model`'s ``arguments`` (by name)."""
+    common = {name: arguments[name] for name in _CELL_ARGUMENTS}
+    reads = arguments["num_read_heads"]
+    if cell == "ntm":
+        reads = 1 if reads is None else reads
+        shift_range = arguments["shift_range"]
+        return NTMCell(num_read_heads=reads, shift_range=shift_range, name="ntm_cell", **common)
+    reads = 4 if reads is None else reads
+    if arguments["stop_usage_gradient"] is not None:
+        common["stop_usage_gradient"] = arguments["stop_usage_gradient"]
+    sparse_links = arguments["sparse_links"]
+    return DNCCell(num_read_heads=reads, sparse_links=sparse_links, name="dnc_cell", **common)
+
+
+def _outputs(hidden, addressing, output_dim):
+    """The logits ``[B, T, output_dim]``, or with ``addressing`` the dict of logits, read and
+    write weights."""
     logits = keras.layers.Dense(output_dim, name="logits")(hidden)
-    outputs = logits
-    if addressing is not None:
-        outputs = {
-            "logits": logits,
-            "read_weights": addressing["read_weights"],
-            "write_weights": addressing["write_weights"],
-        }
-    return keras.Model(inputs, outputs, name=name or f"{cell}_sequence_model")
+    if addressing is None:
+        return logits
+    return {
+        "logits": logits,
+        "read_weights": addressing["read_weights"],
+        "write_weights": addressing["write_weights"],
+    }
 
 
 def addressing_model(model: keras.Model) -> keras.Model:

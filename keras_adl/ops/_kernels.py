@@ -178,25 +178,63 @@ def _fused_torch(query, key, value, mask, scale, causal):
 
 
 def _blocked_tensorflow(query, key, value, mask, scale, causal):
+    """TensorFlow's attention over blocks of ``QUERY_BLOCK`` query rows, its gradient
+    recomputing each block's softmax (the module docstring)."""
     import tensorflow as tf
 
-    from keras_adl.ops.attention import large_negative  # imported here: attention imports us
-
     dtype = query.dtype
-    length, key_length = tf.shape(query)[2], tf.shape(key)[2]
+    length = tf.shape(query)[2]
     blocks = (length + QUERY_BLOCK - 1) // QUERY_BLOCK
+    to_blocks, from_blocks = _block_reshapes(length, blocks)
+    keep = _block_mask(mask, causal, length, tf.shape(key)[2], to_blocks)
+
+    @tf.custom_gradient
+    def attend(query, key, value):
+        scaled = to_blocks(query * tf.cast(scale, dtype))
+
+        def weights(index):
+            """The block's attention weights ``[B, H, QUERY_BLOCK, T]`` (float32)."""
+            return _block_weights(scaled[index], key, keep(index))
+
+        context_blocks = _blocked_forward(weights, value, blocks)
+
+        def grad(upstream):
+            d_queries, d_key, d_value = _blocked_backward(
+                weights, to_blocks(upstream), context_blocks, scaled, key, value, scale, blocks
+            )
+            d_query = from_blocks(d_queries)
+            return d_query, tf.cast(d_key, key.dtype), tf.cast(d_value, value.dtype)
+
+        return from_blocks(context_blocks), grad
+
+    return attend(query, key, value)
+
+
+def _block_reshapes(length, blocks):
+    """``(to_blocks, from_blocks)``: ``[b, h, S, n] → [blocks, b, h, QUERY_BLOCK, n]`` (rows
+    padded), and the inverse (rows cut back to ``S = length``)."""
+    import tensorflow as tf
+
     padded = blocks * QUERY_BLOCK
 
-    def to_blocks(x):  # [b, h, S, n] → [blocks, b, h, QUERY_BLOCK, n], rows padded
+    def to_blocks(x):
         x = tf.pad(x, [[0, 0], [0, 0], [0, padded - tf.shape(x)[2]], [0, 0]])
         shape = tf.shape(x)
         x = tf.reshape(x, [shape[0], shape[1], blocks, QUERY_BLOCK, shape[3]])
         return tf.transpose(x, [2, 0, 1, 3, 4])
 
-    def from_blocks(x):  # the inverse, rows cut back to S
+    def from_blocks(x):
         x = tf.transpose(x, [1, 2, 0, 3, 4])
         shape = tf.shape(x)
         return tf.reshape(x, [shape[0], shape[1], padded, shape[4]])[:, :, :length]
+
+    return to_blocks, from_blocks
+
+
+def _block_mask(mask, causal, length, key_length, to_blocks):
+    """``keep(index)``: block ``index``'s boolean mask (the given mask and the causal one),
+    broadcastable to ``[B, H, QUERY_BLOCK, T]``, or None."""
+    import tensorflow as tf
 
     if mask is not None and mask.shape[2] is None:
         # Rows unknown until run time ([.., 1, T] or [.., S, T]): broadcast them to S.
@@ -207,7 +245,6 @@ def _blocked_tensorflow(query, key, value, mask, scale, causal):
     columns = tf.range(key_length)[None, :]
 
     def keep(index):
-        """The block's boolean mask, broadcastable to ``[B, H, QUERY_BLOCK, T]``, or None."""
         parts = []
         if mask is not None:
             parts.append(tf.cast(mask_blocks[index], tf.bool) if row_mask else mask)
@@ -217,67 +254,77 @@ def _blocked_tensorflow(query, key, value, mask, scale, causal):
             return None
         return parts[0] if len(parts) == 1 else tf.logical_and(parts[0], parts[1])
 
-    @tf.custom_gradient
-    def attend(query, key, value):
-        scaled = to_blocks(query * tf.cast(scale, dtype))
+    return keep
 
-        def weights(index):
-            """The block's attention weights ``[B, H, QUERY_BLOCK, T]`` (float32)."""
-            logits = tf.cast(tf.matmul(scaled[index], key, transpose_b=True), tf.float32)
-            valid = keep(index)
-            if valid is None:
-                return tf.nn.softmax(logits)
-            # Masked entries get exactly 0 and a fully masked row all zeros (not uniform).
-            fill = large_negative("float32")  # the block's scores are float32
-            probabilities = tf.nn.softmax(tf.where(valid, logits, fill))
-            return probabilities * tf.cast(valid, tf.float32)
 
-        def forward(index, outputs):
-            context = tf.matmul(tf.cast(weights(index), dtype), value)
-            return index + 1, outputs.write(index, context)
+def _block_weights(scaled_block, key, valid):
+    """One block's attention weights ``[B, H, QUERY_BLOCK, T]`` (float32) from its scaled
+    queries, the keys and its mask ``valid`` (or None)."""
+    import tensorflow as tf
 
-        _, outputs = tf.while_loop(
-            lambda index, _: index < blocks,
-            forward,
-            (0, tf.TensorArray(dtype, size=blocks)),
-            parallel_iterations=PARALLEL_BLOCKS,
-        )
-        context_blocks = outputs.stack()
+    from keras_adl.ops.attention import large_negative  # imported here: attention imports us
 
-        def grad(upstream):
-            upstream_blocks = to_blocks(upstream)
+    logits = tf.cast(tf.matmul(scaled_block, key, transpose_b=True), tf.float32)
+    if valid is None:
+        return tf.nn.softmax(logits)
+    # Masked entries get exactly 0 and a fully masked row all zeros (not uniform).
+    fill = large_negative("float32")  # the block's scores are float32
+    probabilities = tf.nn.softmax(tf.where(valid, logits, fill))
+    return probabilities * tf.cast(valid, tf.float32)
 
-            def backward(index, d_queries, d_key, d_value):
-                d_out = upstream_blocks[index]
-                probabilities = weights(index)  # recomputed: one block of scores at a time
-                row = tf.reduce_sum(
-                    tf.cast(d_out, tf.float32) * tf.cast(context_blocks[index], tf.float32),
-                    axis=-1,
-                    keepdims=True,
-                )  # rowsum(dO ∘ O) = rowsum(dP ∘ P)
-                d_value += tf.cast(
-                    tf.matmul(tf.cast(probabilities, dtype), d_out, transpose_a=True), tf.float32
-                )  # Pᵀ dO
-                d_weights = tf.cast(tf.matmul(d_out, value, transpose_b=True), tf.float32)
-                d_scores = tf.cast(probabilities * (d_weights - row), dtype)  # P ∘ (dP − rowsum)
-                d_query = tf.matmul(d_scores, key) * tf.cast(scale, dtype)
-                d_key += tf.cast(tf.matmul(d_scores, scaled[index], transpose_a=True), tf.float32)
-                return index + 1, d_queries.write(index, d_query), d_key, d_value
 
-            _, d_queries, d_key, d_value = tf.while_loop(
-                lambda index, *_: index < blocks,
-                backward,
-                (
-                    0,
-                    tf.TensorArray(dtype, size=blocks),
-                    tf.zeros(tf.shape(key), tf.float32),
-                    tf.zeros(tf.shape(value), tf.float32),
-                ),
-                parallel_iterations=PARALLEL_BLOCKS,
-            )
-            d_query = from_blocks(d_queries.stack())
-            return d_query, tf.cast(d_key, key.dtype), tf.cast(d_value, value.dtype)
+def _blocked_forward(weights, value, blocks):
+    """The context of every block, ``[blocks, B, H, QUERY_BLOCK, D]``, one block at a time."""
+    import tensorflow as tf
 
-        return from_blocks(context_blocks), grad
+    dtype = value.dtype
 
-    return attend(query, key, value)
+    def forward(index, outputs):
+        context = tf.matmul(tf.cast(weights(index), dtype), value)
+        return index + 1, outputs.write(index, context)
+
+    _, outputs = tf.while_loop(
+        lambda index, _: index < blocks,
+        forward,
+        (0, tf.TensorArray(dtype, size=blocks)),
+        parallel_iterations=PARALLEL_BLOCKS,
+    )
+    return outputs.stack()
+
+
+def _blocked_backward(weights, upstream_blocks, context_blocks, scaled, key, value, scale, blocks):
+    """The gradients ``(d_query blocks, d_key, d_value)`` (the latter two float32), each
+    block's softmax recomputed: one block of scores at a time."""
+    import tensorflow as tf
+
+    dtype = scaled.dtype  # the queries'
+
+    def backward(index, d_queries, d_key, d_value):
+        d_out = upstream_blocks[index]
+        probabilities = weights(index)  # recomputed: one block of scores at a time
+        row = tf.reduce_sum(
+            tf.cast(d_out, tf.float32) * tf.cast(context_blocks[index], tf.float32),
+            axis=-1,
+            keepdims=True,
+        )  # rowsum(dO ∘ O) = rowsum(dP ∘ P)
+        d_value += tf.cast(
+            tf.matmul(tf.cast(probabilities, dtype), d_out, transpose_a=True), tf.float32
+        )  # Pᵀ dO
+        d_weights = tf.cast(tf.matmul(d_out, value, transpose_b=True), tf.float32)
+        d_scores = tf.cast(probabilities * (d_weights - row), dtype)  # P ∘ (dP − rowsum)
+        d_query = tf.matmul(d_scores, key) * tf.cast(scale, dtype)
+        d_key += tf.cast(tf.matmul(d_scores, scaled[index], transpose_a=True), tf.float32)
+        return index + 1, d_queries.write(index, d_query), d_key, d_value
+
+    _, d_queries, d_key, d_value = tf.while_loop(
+        lambda index, *_: index < blocks,
+        backward,
+        (
+            0,
+            tf.TensorArray(dtype, size=blocks),
+            tf.zeros(tf.shape(key), tf.float32),
+            tf.zeros(tf.shape(value), tf.float32),
+        ),
+        parallel_iterations=PARALLEL_BLOCKS,
+    )
+    return d_queries.stack(), d_key, d_value
