@@ -26,15 +26,17 @@ import time
 def ours(tokenized, vocabulary, settings, epochs, batch_size, seed, optimizer=None, sparse=False):
     import keras
 
-    from keras_adl.recipes.embeddings import LEARNING_RATES, RECIPE
+    from keras_adl.recipes.embeddings.evaluate import word_embeddings
+    from keras_adl.recipes.embeddings.spec import LEARNING_RATES
+    from keras_adl.recipes.embeddings.tasks import RECIPES
     from keras_adl.training.sparse_adam import SparseAdam
 
+    task = RECIPES["word2vec"]
     if optimizer:
         settings = dict(settings, optimizer=optimizer, learning_rate=LEARNING_RATES[optimizer])
     keras.utils.set_random_seed(seed)
-    steps = RECIPE.steps_per_epoch(vocabulary, settings, batch_size)
-    model = RECIPE.build_model(
-        "word2vec",
+    steps = task.steps_per_epoch("skipgram", vocabulary, settings, batch_size)
+    model = task.build_model(
         "skipgram",
         vocabulary.size,
         jit_compile=True,
@@ -46,12 +48,12 @@ def ours(tokenized, vocabulary, settings, epochs, batch_size, seed, optimizer=No
         model.compile(
             optimizer=SparseAdam(settings["learning_rate"]), loss=model.loss, jit_compile=False
         )
-    data = RECIPE.dataset(tokenized, vocabulary, settings, batch_size, seed=seed)
+    data = task.dataset("skipgram", tokenized, vocabulary, settings, batch_size, seed=seed)
     model.fit(data.take(3), epochs=1, steps_per_epoch=3, verbose=0, shuffle=False)  # compiles
     start = time.perf_counter()
     model.fit(data, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False)
     seconds = time.perf_counter() - start
-    return RECIPE.embeddings(model, vocabulary), seconds, steps * epochs
+    return word_embeddings(model, vocabulary), seconds, steps * epochs
 
 
 def reference(tokenized, vocabulary, settings, epochs, workers, seed):
@@ -81,7 +83,8 @@ def reference(tokenized, vocabulary, settings, epochs, workers, seed):
 
 def measure(system, tokenized, vocabulary, settings, args, repeat):
     """One system's figures and throughput (seed ``args.seed + repeat``)."""
-    from keras_adl.recipes.embeddings import BATCH_SIZE, standard_figures
+    from keras_adl.recipes.embeddings.evaluate import standard_figures
+    from keras_adl.recipes.embeddings.spec import BATCH_SIZE
 
     seed = args.seed + repeat
     words = int(vocabulary.counts.sum())
@@ -132,12 +135,13 @@ def main(argv=None):
     parser.add_argument("--out", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    from keras_adl.recipes.embeddings import RECIPE
+    from keras_adl.recipes.embeddings.tasks import RECIPES
 
+    task = RECIPES["word2vec"]
     start = time.perf_counter()
-    tokenized, vocabulary = RECIPE.load(args.data, args.documents, args.min_count)
+    tokenized, vocabulary = task.corpus(args.data, args.documents, args.min_count)
     words = int(vocabulary.counts.sum())
-    settings = RECIPE.settings("word2vec", "skipgram")
+    settings = task.spec.preset("skipgram")
     print(
         f"{args.data or 'gcide'}: {len(tokenized)} documents, {words} words in the vocabulary "
         f"of {len(vocabulary.words)}; {args.epochs} epochs; settings {settings} "

@@ -21,14 +21,15 @@ import tempfile
 def curve(tokenized, vocabulary, cap, epochs, seed):
     import keras
 
-    from keras_adl.recipes.embeddings import BATCH_SIZE, RECIPE, STEPS_PER_EXECUTION
+    from keras_adl.recipes.embeddings.spec import BATCH_SIZE, STEPS_PER_EXECUTION
+    from keras_adl.recipes.embeddings.tasks import RECIPES
     from keras_adl.training.fit import steps_per_call
 
-    settings = dict(RECIPE.settings("word2vec", "skipgram"), max_row_updates=cap)
+    task = RECIPES["word2vec"]
+    settings = dict(task.spec.preset("skipgram"), max_row_updates=cap)
     keras.utils.set_random_seed(seed)
-    steps = RECIPE.steps_per_epoch(vocabulary, settings, BATCH_SIZE)
-    model = RECIPE.build_model(
-        "word2vec",
+    steps = task.steps_per_epoch("skipgram", vocabulary, settings, BATCH_SIZE)
+    model = task.build_model(
         "skipgram",
         vocabulary.size,
         batch_size=BATCH_SIZE,
@@ -42,7 +43,7 @@ def curve(tokenized, vocabulary, cap, epochs, seed):
         def on_train_batch_end(self, batch, logs=None):
             losses.append(float(logs["loss"]))
 
-    data = RECIPE.dataset(tokenized, vocabulary, settings, BATCH_SIZE, seed=seed)
+    data = task.dataset("skipgram", tokenized, vocabulary, settings, BATCH_SIZE, seed=seed)
     model.fit(
         data, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False, callbacks=[Record()]
     )
@@ -60,7 +61,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from keras_adl.data.text_corpora import topic_corpus
-    from keras_adl.recipes.embeddings import RECIPE, SETTINGS
+    from keras_adl.recipes.embeddings.tasks import RECIPES
 
     results = []
     for size in args.vocabularies:
@@ -69,9 +70,10 @@ def main(argv=None):
             path = os.path.join(tempfile.mkdtemp(), f"corpus{size}.txt")
             with open(path, "w", encoding="utf-8") as f:
                 f.write(topic_corpus(int(size), args.lines, seed=args.seed))
-        tokenized, vocabulary = RECIPE.load(path, 10**9, 5)
+        tokenized, vocabulary = RECIPES["word2vec"].corpus(path, 10**9, 5)
         for cap in args.caps:
-            value = {"recipe": SETTINGS["skipgram"]["max_row_updates"], "none": None}.get(cap)
+            recipe = RECIPES["word2vec"].spec.preset("skipgram")["max_row_updates"]
+            value = {"recipe": recipe, "none": None}.get(cap)
             value = float(cap) if value is None and cap not in ("recipe", "none") else value
             found = curve(tokenized, vocabulary, value, args.epochs, args.seed)
             row = dict(

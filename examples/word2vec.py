@@ -24,14 +24,12 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import tensorflow as tf  # noqa: E402
 import tensorflow_text  # noqa: E402,F401  (the reloaded SavedModel's normalisation ops)
 
-from keras_adl.recipes.embeddings import (  # noqa: E402
-    MIN_COUNT,
-    RECIPE,
-    SETTINGS,
-    make_word_vectors_serving_fn,
-)
-from keras_adl.training.export import export_serving_fn  # noqa: E402
+from keras_adl.recipes.embeddings.evaluate import evaluate  # noqa: E402
+from keras_adl.recipes.embeddings.serving import export_word_vectors  # noqa: E402
+from keras_adl.recipes.embeddings.spec import MIN_COUNT  # noqa: E402
+from keras_adl.recipes.embeddings.tasks import RECIPES  # noqa: E402
 
+TASK = RECIPES["word2vec"]
 MODEL = "skipgram"
 
 
@@ -41,7 +39,7 @@ def parse_args(argv=None):
     parser.add_argument("--documents", type=int, default=20000, help="(default: %(default)s)")
     parser.add_argument("--epochs", type=int, default=1, help="(default: %(default)s)")
     parser.add_argument("--min-count", type=int, default=MIN_COUNT, help="(default: %(default)s)")
-    parser.add_argument("--dim", type=int, default=SETTINGS[MODEL]["dim"])
+    parser.add_argument("--dim", type=int, default=TASK.spec.preset(MODEL)["dim"])
     parser.add_argument("--out", default="runs/word2vec")
     return parser.parse_args(argv)
 
@@ -49,31 +47,29 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    tokenized, vocabulary = RECIPE.load(args.data, args.documents, args.min_count)
-    settings = dict(RECIPE.settings("word2vec", MODEL), dim=args.dim)
+    tokenized, vocabulary = TASK.corpus(args.data, args.documents, args.min_count)
+    settings = dict(TASK.spec.preset(MODEL), dim=args.dim)
     print(
         f"{len(tokenized)} documents, {int(vocabulary.counts.sum())} words, "
         f"vocabulary {len(vocabulary.words)}"
     )
-    batch_size = RECIPE.task("word2vec").batch_size
-    steps = RECIPE.steps_per_epoch(vocabulary, settings, batch_size)
-    model = RECIPE.build_model(
-        "word2vec",
+    batch_size = TASK.spec.batch_size
+    steps = TASK.steps_per_epoch(MODEL, vocabulary, settings, batch_size)
+    model = TASK.build_model(
         MODEL,
         vocabulary.size,
         batch_size=batch_size,
         total_steps=steps * args.epochs,  # SGD's learning rate decays over the run
         **settings,
     )
-    data = RECIPE.dataset(tokenized, vocabulary, settings, batch_size)
+    data = TASK.dataset(MODEL, tokenized, vocabulary, settings, batch_size)
     model.fit(data, epochs=args.epochs, steps_per_epoch=steps, shuffle=False, verbose=2)
-    figures = RECIPE.evaluate(model, vocabulary, args.out)
+    figures = evaluate(model, vocabulary, args.out)
     print(json.dumps(figures))
 
     export_dir = os.path.join(args.out, "export")
     shutil.rmtree(export_dir, ignore_errors=True)
-    serve, resources = make_word_vectors_serving_fn(model, vocabulary.words)
-    export_serving_fn(model, export_dir, serve, resources=resources)
+    export_word_vectors(model, export_dir, vocabulary.words)
     reloaded = tf.saved_model.load(export_dir).signatures["serving_default"]
     word = vocabulary.words[min(50, len(vocabulary.words) - 1)]
     outputs = reloaded(words=tf.constant([word, "zzzunknownzzz"]))

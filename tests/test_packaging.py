@@ -72,8 +72,10 @@ def test_digits_and_tsne_without_scikit_learn_name_the_data_extra(monkeypatch, t
     _missing(monkeypatch, "sklearn", "sklearn.manifold")
     with pytest.raises(MissingExtra, match=r"^load_sklearn_digits .*needs scikit-learn: "):
         load_sklearn_digits()
+    from keras_adl.recipes.embeddings.plots import plot_embeddings
+
     with pytest.raises(MissingExtra) as raised:
-        plotting.plot_embeddings(None, ["a", "b"], str(tmp_path / "embeddings.png"))
+        plot_embeddings(None, ["a", "b"], str(tmp_path / "embeddings.png"))
     assert str(raised.value).endswith("needs scikit-learn: pip install 'keras-adl[data]'")
 
 

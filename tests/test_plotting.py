@@ -180,27 +180,6 @@ def test_bad_arguments_raise():
     plt.close("all")  # a call that fails leaves its figure open
 
 
-def test_plot_embeddings_labels_the_words_and_their_neighbours(tmp_path, saved):
-    from keras_adl.embeddings import Embeddings
-
-    rng = np.random.default_rng(0)
-    centres = rng.normal(size=(3, 8))
-    words, vectors = [], []
-    for group, centre in enumerate(centres):  # three clusters of five words
-        for member in range(5):
-            words.append(f"g{group}w{member}")
-            vectors.append(centre + 0.05 * rng.normal(size=8))
-    embeddings = Embeddings(words, vectors)
-    path = str(tmp_path / "embeddings.png")
-    plotting.plot_embeddings(embeddings, ["g0w0", "g2w0", "unknown"], path, neighbors=4)
-    ax = _one_closed_figure(saved).axes[0]
-    labels = {t.get_text() for t in ax.texts}
-    assert labels == {f"g0w{i}" for i in range(5)} | {f"g2w{i}" for i in range(5)}
-    assert _png_size(path) == (900, 700)
-    with pytest.raises(ValueError, match="at least 2 of `words` must be in the vocabulary"):
-        plotting.plot_embeddings(embeddings, ["g0w0", "nope"], path)
-
-
 def test_plot_training_curves_draws_one_panel_per_quantity(tmp_path, saved):
     path = tmp_path / "training.png"
     steps = [10, 20, 30]

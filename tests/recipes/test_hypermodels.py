@@ -200,25 +200,6 @@ def test_whole_image_hypermodels_search_their_sizes():
         WholeImageHyperModel("resnet", (32, 32, 1))
 
 
-def test_word2vec_hypermodel_builds_searched_settings_and_scores_wordsim(tmp_path):
-    from keras_adl.data.skipgrams import WordVocabulary
-    from keras_adl.recipes.embeddings import RECIPE, Word2VecHyperModel
-
-    corpus = [["king", "queen", "man", "woman", "tiger", "cat"] * 3] * 40
-    vocabulary = WordVocabulary.build(corpus, min_count=1)
-    hypermodel = Word2VecHyperModel(RECIPE, "skipgram", corpus, vocabulary)
-    hp = keras_tuner.HyperParameters()
-    hp.Fixed("dim", 50)
-    hp.Fixed("negatives", 2)
-    hp.Fixed("subsample", 0.0)
-    model = hypermodel.build(hp)
-    assert model.get_layer("input_embedding").output_dim == 50
-    assert model.input["contexts"].shape[-1] == 3  # 1 positive + 2 negatives
-    result = hypermodel.fit(hp, model, epochs=1, verbose=0)
-    # WordSim-353 holds (tiger, cat), (king, queen)…: a Spearman over the known pairs.
-    assert -1.0 <= result["wordsim353_spearman"] <= 1.0
-
-
 def test_pretraining_hypermodel_searches_sizes_and_schedule_or_only_the_schedule():
     from keras_adl.models.gpt import gpt_lm
     from keras_adl.recipes.pretraining import PretrainingHyperModel
