@@ -57,14 +57,14 @@ from keras_adl.data.algorithmic import (  # noqa: E402
     repeat_copy_batch,
     task_dataset,
 )
-from keras_adl.recipes.memory import (  # noqa: E402
+from keras_adl.recipes.memory.build import compile_memory_model  # noqa: E402
+from keras_adl.recipes.memory.spec import (  # noqa: E402
     CLIPNORM,
     MEMORY_LEARNING_RATE,
     OPTIMIZERS,
-    RECIPE,
     RMSPROP_LEARNING_RATE,
-    compile_memory_model,
 )
+from keras_adl.recipes.memory.tasks import RECIPES  # noqa: E402
 
 # An optimiser's rate when --optimizer replaces the recipe's: the recipe's Adam rate for the
 # memory cells, the NTM paper's 1e-4 for RMSProp.
@@ -97,7 +97,7 @@ def build_model(args, cell=None):
         overrides["sparse_links"] = args.sparse_links
     if args.keep_usage_gradient and cell == "dnc":
         overrides["stop_usage_gradient"] = False
-    model = RECIPE.build_model(args.task, cell, jit_compile=not args.no_jit, **overrides)
+    model = RECIPES[args.task].build_model(cell, jit_compile=not args.no_jit, **overrides)
     if args.clipnorm is None and args.warmup_sequences is None:
         return model
     optimizer = optimizer_of(args, cell)
@@ -118,7 +118,7 @@ def build_model(args, cell=None):
 
 def batch_size(args, cell):
     """Sequences per step of ``cell`` in this run: ``--batch-size`` or the recipe's."""
-    return args.batch_size or RECIPE.task(args.task).batch_size_of(cell)
+    return args.batch_size or RECIPES[args.task].spec.batch_size_of(cell)
 
 
 def optimizer_of(args, cell):
@@ -126,7 +126,7 @@ def optimizer_of(args, cell):
     if args.optimizer:
         return args.optimizer
     given = {} if cell == "lstm" else dict(args.set)
-    return given.get("optimizer", RECIPE.settings(args.task, cell)["optimizer"])
+    return given.get("optimizer", RECIPES[args.task].spec.preset(cell)["optimizer"])
 
 
 def learning_rate(args, cell):
@@ -135,7 +135,7 @@ def learning_rate(args, cell):
     ``--optimizer rmsprop`` replaces the recipe's Adam."""
     if args.learning_rate is not None:
         return args.learning_rate
-    settings = RECIPE.settings(args.task, cell)
+    settings = RECIPES[args.task].spec.preset(cell)
     if cell != "lstm" and "learning_rate" in dict(args.set):
         return dict(args.set)["learning_rate"]
     if optimizer_of(args, cell) != settings["optimizer"]:

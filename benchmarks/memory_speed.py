@@ -27,7 +27,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 
 from keras_adl.data.algorithmic import copy_batch  # noqa: E402
-from keras_adl.recipes.memory import RECIPE  # noqa: E402
+from keras_adl.recipes.memory.tasks import RECIPES  # noqa: E402
 
 TASK = "copy"
 # --smoke: tiny sizes (replacing the recipe's), one repeat, sequences of 3 vectors.
@@ -46,7 +46,7 @@ def build_model(args, cell="ntm", jit_compile=True, **overrides):
     """The compiled model ``keras-adl train copy --model CELL`` trains (with
     `SMOKE_OVERRIDES` under ``--smoke``), ``overrides`` replacing settings (``memory_size``)."""
     sizes = dict(SMOKE_OVERRIDES if args.smoke else {}, **overrides)
-    return RECIPE.build_model(TASK, cell, jit_compile=jit_compile, **sizes)
+    return RECIPES[TASK].build_model(cell, jit_compile=jit_compile, **sizes)
 
 
 def step_time(args, cell, batch_size, jit, **overrides):

@@ -25,10 +25,12 @@ import tensorflow as tf  # noqa: E402
 
 from keras_adl.data.algorithmic import copy_batch, task_dataset  # noqa: E402
 from keras_adl.models import addressing_model  # noqa: E402
-from keras_adl.plotting import plot_memory_addressing  # noqa: E402
-from keras_adl.recipes.memory import HELD_OUT, RECIPE  # noqa: E402
+from keras_adl.recipes.memory.plots import plot_memory_addressing  # noqa: E402
+from keras_adl.recipes.memory.spec import HELD_OUT  # noqa: E402
+from keras_adl.recipes.memory.tasks import RECIPES  # noqa: E402
 
 TASK, MODEL = "copy", "ntm"
+RECIPE = RECIPES[TASK]
 # The demo's departures from the recipe's settings, so that it learns in half a minute (the
 # flags below replace them one by one; ``--recipe`` drops them all).
 OVERRIDES = dict(memory_size=16, memory_width=8, controller_units=64)
@@ -41,13 +43,13 @@ def parse_args(argv=None):
         "--steps",
         type=int,
         default=1000,
-        help=f"training steps of {RECIPE.task(TASK).batch_size} sequences",
+        help=f"training steps of {RECIPE.spec.batch_size} sequences",
     )
     parser.add_argument(
         "--recipe", action="store_true", help="the recipe's settings, without the demo's OVERRIDES"
     )
     for flag in ("learning_rate", "controller_units", "memory_size"):
-        default = OVERRIDES.get(flag, RECIPE.settings(TASK, MODEL)[flag])
+        default = OVERRIDES.get(flag, RECIPE.spec.preset(MODEL)[flag])
         parser.add_argument(
             "--" + flag.replace("_", "-"),
             type=type(default),
@@ -72,7 +74,7 @@ def overrides(args):
 
 def build_model(args):
     """The compiled model ``keras-adl train copy`` trains, with this run's overrides."""
-    return RECIPE.build_model(TASK, MODEL, **overrides(args))
+    return RECIPE.build_model(MODEL, **overrides(args))
 
 
 def main(argv=None):
@@ -81,9 +83,9 @@ def main(argv=None):
     keras.utils.set_random_seed(0)
 
     model = build_model(args)
-    memory_size = {**RECIPE.settings(TASK, MODEL), **overrides(args)}["memory_size"]
+    memory_size = {**RECIPE.spec.preset(MODEL), **overrides(args)}["memory_size"]
     train = task_dataset(
-        TASK, RECIPE.task(TASK).batch_size, seed=0, min_length=1, max_length=args.max_length
+        TASK, RECIPE.spec.batch_size, seed=0, min_length=1, max_length=args.max_length
     )
     model.fit(train, steps_per_epoch=args.steps, epochs=1, shuffle=False, verbose=2)
 

@@ -1,7 +1,8 @@
 """`keras_adl.plotting`'s figures, checked directly: each writes a PNG of the size its layout
 asks for, draws the given weights, labels and title, and closes its figure (matplotlib Agg).
 
-`plot_document_attention` is the documents family's: tests/recipes/documents/test_plots.py.
+`plot_document_attention` is the documents family's: tests/recipes/documents/test_plots.py;
+`plot_memory_addressing` the memory family's: tests/recipes/memory/test_plots.py.
 """
 
 import pathlib
@@ -84,37 +85,6 @@ def test_plot_attention_widens_with_the_source_and_has_no_title_by_default(tmp_p
     # 0.32 inch per source token, 0.09 per character of the longest output label, 2.2 more.
     assert _png_size(path) == (869, 300)
     assert _one_closed_figure(saved).axes[0].get_title() == ""
-
-
-def test_plot_memory_addressing_shows_the_first_heads_over_time(tmp_path, saved):
-    steps, slots = 6, 16
-    write = np.zeros((steps, 2, slots), "float32")  # [T, Hw, N]
-    write[np.arange(steps), 0, np.arange(steps)] = 1.0  # head 0 writes a diagonal in slots 0..5
-    write[:, 1, -1] = 1.0  # head 1 is not drawn
-    read = np.zeros((steps, slots), "float32")  # [T, N] is accepted too
-    read[np.arange(steps), np.arange(steps)[::-1]] = 0.9
-    path = str(tmp_path / "memory.png")
-    assert plotting.plot_memory_addressing(write, read, path, title="copy") == path
-    figure = _one_closed_figure(saved)
-    write_ax, read_ax = figure.axes
-    # Slots (rows) × time (columns), trimmed to the used slots + 1: rows 0..6 of 16.
-    np.testing.assert_array_equal(_image_data(write_ax), write[:, 0].T[:7])
-    np.testing.assert_array_equal(_image_data(read_ax), read.T[:7])
-    assert (write_ax.get_title(), read_ax.get_title()) == ("write weights", "read weights")
-    assert write_ax.get_xlabel() == "time step" and write_ax.get_ylabel() == "memory slot"
-    assert figure._suptitle.get_text() == "copy"
-    width, height = _png_size(path)
-    assert width == 600 and abs(height - 304) <= 1  # 6 × (0.12 · 7 + 2.2) inches
-
-
-def test_plot_memory_addressing_keeps_at_least_four_slots(tmp_path, saved):
-    weights = np.zeros((3, 10), "float32")  # nothing used: every slot is drawn
-    plotting.plot_memory_addressing(weights, weights, str(tmp_path / "empty.png"))
-    assert _image_data(_one_closed_figure(saved).axes[0]).shape == (10, 3)
-    saved.clear()
-    weights[:, 0] = 1.0  # slot 0 used: rows 0..1, padded to the minimum of 4
-    plotting.plot_memory_addressing(weights, weights, str(tmp_path / "one.png"))
-    assert _image_data(_one_closed_figure(saved).axes[0]).shape == (4, 3)
 
 
 def test_plot_glimpse_path_draws_each_glimpse_at_its_location(tmp_path, saved):

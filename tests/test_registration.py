@@ -13,7 +13,7 @@ import numpy as np
 import keras_adl
 from keras_adl import layers, metrics, models
 from keras_adl.recipes._compile import compile_for_training
-from keras_adl.recipes.memory import compile_memory_model
+from keras_adl.recipes.memory.build import compile_memory_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASES = (keras.layers.Layer, keras.losses.Loss, keras.metrics.Metric)  # keras.Model is a Layer

@@ -58,7 +58,7 @@ def memory_sequence_model(
 
     Returns:
         A ``keras.Model`` from ``[B, T, input_dim]`` to logits ``[B, T, output_dim]``. Compile it
-        with `keras_adl.recipes.memory.compile_memory_model`.
+        with `keras_adl.recipes.memory.build.compile_memory_model`.
 
     Example:
 

@@ -4,7 +4,8 @@ import pytest
 
 from keras_adl.data.algorithmic import copy_batch
 from keras_adl.models.memory import addressing_model, memory_sequence_model
-from keras_adl.recipes.memory import RECIPE, compile_memory_model
+from keras_adl.recipes.memory.build import compile_memory_model
+from keras_adl.recipes.memory.spec import COPY
 from tests.harness import np_
 
 TINY = dict(controller_units=16, memory_size=12, memory_width=6)
@@ -131,7 +132,7 @@ def test_ntm_copy_lengths_1_to_20_at_the_reliable_rate():
     1e-3 that decides whether the run finds the algorithm. 5e-3 converged on every seed tried
     (median 11.2k over 5 seeds, at most 16.8k sequences: twice that budget here).
     """
-    model, logs = _train_copy("ntm", 1000, RECIPE.settings("copy", "ntm")["learning_rate"], 20)
+    model, logs = _train_copy("ntm", 1000, COPY.preset("ntm")["learning_rate"], 20)
     assert logs["bit_errors"] < 0.5, logs
     x, y, w = copy_batch(64, 50, 50, seed=3)
     longer = model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)

@@ -108,9 +108,10 @@ def test_tiny_documents_train_without_a_development_split_and_refuse_patience(tm
 
 def test_memory_development_sequences_are_their_own_and_pick_the_best_epoch(tmp_path):
     from keras_adl.data.algorithmic import GENERATORS, task_dataset
-    from keras_adl.recipes.memory import HELD_OUT, RECIPE
+    from keras_adl.recipes.memory.spec import HELD_OUT
+    from keras_adl.recipes.memory.tasks import RECIPES
 
-    x, _, _ = RECIPE.development("copy")
+    x, _, _ = RECIPES["copy"].development()
     rows = {r.tobytes() for r in x}
     test = GENERATORS["copy"](HELD_OUT, seed=1)[0]
     stream = iter(task_dataset("copy", 32, seed=0))

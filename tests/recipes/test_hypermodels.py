@@ -1,11 +1,9 @@
-import keras
 import keras_tuner
 import numpy as np
 import pytest
 
 from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from keras_adl.data.sorting import sort_arrays
-from keras_adl.recipes import memory
 from keras_adl.recipes.sequences import (
     PointerNetworkHyperModel,
     Seq2SeqHyperModel,
@@ -82,60 +80,6 @@ def test_other_hypermodels_build_and_fit(hypermodel, data):
     history = model.fit(*data, epochs=1, batch_size=32, verbose=0)
     assert np.isfinite(history.history["loss"][0])
     assert len(hp.values) >= 2
-
-
-def test_memory_hypermodel_builds_each_cell_with_its_own_hyperparameters():
-    from keras_adl.recipes.memory import MemorySequenceHyperModel
-
-    for cell, names in [
-        (None, {"cell", "controller_units", "memory_size", "memory_width"}),
-        ("lstm", {"lstm_units", "lstm_layers"}),
-    ]:
-        hp = keras_tuner.HyperParameters()
-        model = MemorySequenceHyperModel(9, 8, cell=cell, jit_compile=False).build(hp)
-        assert names | {"learning_rate"} == set(hp.values)
-        assert model.output.shape[-1] == 8
-        assert model.name == ("ntm" if cell is None else cell) + "_sequence_model"
-        assert isinstance(model.optimizer, keras.optimizers.Adam)  # the family's default
-    # with a task, the recipe's optimiser and rate for it are the defaults (what tune passes)
-    hp = keras_tuner.HyperParameters()
-    model = MemorySequenceHyperModel(
-        9, 8, cell="ntm", jit_compile=False, task="associative_recall"
-    ).build(hp)
-    assert isinstance(model.optimizer, keras.optimizers.RMSprop)
-    assert hp.values["learning_rate"] == pytest.approx(1e-4)
-    space = {entry["config"]["name"]: entry["config"] for entry in hp.get_config()["space"]}
-    assert (space["learning_rate"]["min_value"], space["learning_rate"]["max_value"]) == (
-        pytest.approx(1e-5),
-        pytest.approx(1e-3),
-    )  # around RMSProp's 1e-4, not Adam's range
-    hypermodel = memory.RECIPE.hypermodel("associative_recall", "dnc")
-    assert hypermodel.task == "associative_recall"
-
-
-def test_memory_hypermodel_keeps_the_recipes_unsearched_settings(monkeypatch):
-    from keras_adl.recipes.memory import MemorySequenceHyperModel
-
-    def cell_of(model):
-        return next(layer.cell for layer in model.layers if hasattr(layer, "cell"))
-
-    def build(task):
-        return MemorySequenceHyperModel(9, 8, cell="dnc", jit_compile=False, task=task).build(
-            keras_tuner.HyperParameters()
-        )
-
-    assert cell_of(build("copy")).num_read_heads == 1  # DNC_TASK_SETTINGS on copy
-    assert cell_of(build("associative_recall")).num_read_heads == 4
-    dnc = dict(memory.SETTINGS["dnc"], sparse_links=4, stop_usage_gradient=False)
-    monkeypatch.setitem(memory.SETTINGS, "dnc", dnc)
-    cell = cell_of(build("associative_recall"))
-    assert (cell.sparse_links, cell.stop_usage_gradient) == (4, False)
-    # the memory sizes searched hold the sparse link's K entries per row
-    monkeypatch.setitem(memory.SETTINGS, "dnc", dict(dnc, sparse_links=32))
-    hp = keras_tuner.HyperParameters()
-    MemorySequenceHyperModel(9, 8, cell="dnc", jit_compile=False).build(hp)
-    space = {entry["config"]["name"]: entry["config"] for entry in hp.get_config()["space"]}
-    assert space["memory_size"]["values"] == [32, 64, 128]
 
 
 def test_visual_hypermodels_build_with_their_search_spaces():

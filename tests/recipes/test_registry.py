@@ -83,7 +83,7 @@ def test_task_defaults_include_its_options():
 
 def test_build_model_rejects_unknown_overrides():
     with pytest.raises(ValueError, match=r"unknown setting\(s\) \['memory_sise'\]"):
-        recipes.all_tasks()["copy"][0].build_model("copy", "ntm", memory_sise=16)
+        recipes.recipe_for("copy").build_model("ntm", memory_sise=16)
 
 
 def test_hypermodels_are_top_level_classes_of_their_family():

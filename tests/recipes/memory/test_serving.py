@@ -1,0 +1,58 @@
+"""The memory family's export and ``predict``: copy models read bit vectors typed on the command
+line; the other tasks' models are served through the Python API only."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from keras_adl.recipes import RecipeError
+from keras_adl.recipes.memory.tasks import RECIPES
+from keras_adl.training.rundir import TASK_FILE
+
+VECTORS = ["10110010", "01100110", "11110000"]
+
+
+@pytest.fixture(scope="module")
+def copy_export(tmp_path_factory):
+    copy = RECIPES["copy"]
+    model = copy.build_model("lstm", jit_compile=False, lstm_units=8, lstm_layers=1)
+    export_dir = str(tmp_path_factory.mktemp("copy") / "export")
+    copy.export("unused", {"task": "copy", "model": "lstm"}, model, export_dir)
+    return model, export_dir
+
+
+def test_an_exported_copy_model_prints_each_vector_and_its_copy(copy_export, capsys):
+    model, export_dir = copy_export
+    with open(os.path.join(export_dir, TASK_FILE)) as f:
+        assert json.load(f) == {"task": "copy", "model": "lstm"}
+    RECIPES["copy"].predict(export_dir, VECTORS, {"task": "copy", "model": "lstm"})
+    rows = [line.split("\t") for line in capsys.readouterr().out.strip().splitlines()]
+    assert [row[0] for row in rows] == VECTORS
+    # the copies are the model's own answer steps, read after the end-of-input flag
+    x = np.zeros((1, 7, 9), "float32")
+    x[0, :3, :8] = [[float(c) for c in v] for v in VECTORS]
+    x[0, 3, 8] = 1.0
+    logits = np.asarray(model(x))[0, 4:]
+    assert [row[1] for row in rows] == ["".join("1" if v > 0 else "0" for v in r) for r in logits]
+
+
+def test_predict_refuses_other_widths_and_malformed_vectors(copy_export):
+    _, export_dir = copy_export
+    info = {"task": "copy", "model": "lstm"}
+    with pytest.raises(RecipeError, match="copies 8-bit vectors; received 4 bits"):
+        RECIPES["copy"].predict(export_dir, ["1011", "0110"], info)
+    for inputs in (["1011", "011"], ["10a1"]):
+        with pytest.raises(RecipeError, match="inputs must be bit vectors of one length"):
+            RECIPES["copy"].predict(export_dir, inputs, info)
+
+
+@pytest.mark.parametrize("task", ["repeat_copy", "associative_recall", "priority_sort"])
+def test_predict_reads_copy_vectors_only(task):
+    with pytest.raises(
+        RecipeError,
+        match=rf"predict reads copy-task bit vectors; a '{task}' model takes \[batch, time, "
+        r"features\] arrays through the Python API",
+    ):
+        RECIPES[task].predict("unused", VECTORS, {"task": task, "model": "ntm"})
