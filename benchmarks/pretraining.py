@@ -5,7 +5,7 @@ masked-LM learning, transfer to fortunes, and a GPT against a unigram model and 
     python benchmarks/pretraining.py --parts mlm transfer --minutes 10      # ~20 minutes
     python benchmarks/pretraining.py --parts lm --minutes 8                 # ~17 minutes
 
-Data: the pretraining recipe's corpus (`keras_adl.recipes.pretraining.default_corpus`: GCIDE +
+Data: the pretraining recipe's corpus (`keras_adl.recipes.pretraining.data.default_corpus`: GCIDE +
 the fortunes except the held-out topic ones, ``make data``; ``--data`` another), its WordPiece
 vocabulary and its 2-layer d = 128 models; fortunes with the documents family's split. Parts and their figures (issue 15):
 
@@ -34,7 +34,8 @@ vocabulary and its 2-layer d = 128 models; fortunes with the documents family's 
   Fine-tuning reads each fortune as the recipe does: up to ``--windows`` (the recipe's
   default, `FINETUNE_WINDOWS`) consecutive windows of ``sequence_length - 2`` pieces, trained
   on with its label and classified by the sum of their log-probabilities
-  (`PretrainingRecipe.text_classes`, `make_text_classifier_serving_fn`); ``--windows 1`` reads
+  (`keras_adl.recipes.pretraining.data.text_classes`, `make_text_classifier_serving_fn`);
+  ``--windows 1`` reads
   the first window only. Also reported: the same models on each fortune's first window alone.
 - ``lm``: ``gpt`` and an LSTM LM of about the same parameter count, each for ``--minutes``;
   held-out perplexity against a unigram model (goals: GPT ≤ 0.5× unigram and ≤ the LSTM's).
@@ -52,11 +53,12 @@ def masking(tokenizer, train, args):
     import numpy as np
 
     from keras_adl.data.pretraining import FIRST_PIECE, MASK
-    from keras_adl.recipes.pretraining import RECIPE, SIZES
+    from keras_adl.recipes.pretraining.data import mlm_dataset
+    from keras_adl.recipes.pretraining.spec import SIZES
 
     selected = eligible = special = 0
     as_mask = kept = random = 0
-    for inputs, targets, weights in RECIPE.mlm_dataset(
+    for inputs, targets, weights in mlm_dataset(
         tokenizer, train, 64, SIZES["sequence_length"], args.seed, segments="pairs"
     ):
         # The original ids: put the targets back where the masks went.
@@ -92,7 +94,7 @@ def cache_speed(vocab_size, args):
     import tensorflow as tf
 
     from keras_adl.models.gpt import generate, gpt_lm
-    from keras_adl.recipes.pretraining import SIZES
+    from keras_adl.recipes.pretraining.spec import SIZES
 
     keras.utils.set_random_seed(args.seed)
     length = 256
@@ -150,7 +152,7 @@ def export_check(model, tokenizer, prompts, out):
     import tensorflow as tf
 
     from keras_adl.models.gpt import generate
-    from keras_adl.recipes.pretraining import make_generation_serving_fn
+    from keras_adl.recipes.pretraining.serving import make_generation_serving_fn
     from keras_adl.training.export import export_serving_fn
 
     max_length = 32
@@ -207,11 +209,10 @@ def train_for(model, data, minutes, steps_cap=10**7, report_every=1000, callback
 
 def save_pretrainer(directory, tokenizer, model=None):
     """The vocabulary and (if given) the pretrainer, as ``--load`` reads them."""
-    from keras_adl.recipes.pretraining import VOCABULARY_FILE
+    from keras_adl.recipes.pretraining.data import save_tokenizer
 
     os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, VOCABULARY_FILE), "w") as f:
-        json.dump(tokenizer.get_config(), f)
+    save_tokenizer(tokenizer, directory)
     if model is not None:
         model.save(os.path.join(directory, "pretrainer.keras"))
 
@@ -222,7 +223,9 @@ def mlm(tokenizer, train, held_out, args, start=None):
     import keras
     import numpy as np
 
-    from keras_adl.recipes.pretraining import RECIPE, SIZES
+    from keras_adl.recipes.pretraining.data import mlm_dataset
+    from keras_adl.recipes.pretraining.spec import SIZES
+    from keras_adl.recipes.pretraining.tasks import RECIPES
 
     keras.utils.set_random_seed(args.seed)
     length = SIZES["sequence_length"]
@@ -230,10 +233,10 @@ def mlm(tokenizer, train, held_out, args, start=None):
     # about 9 (2026-11-23), so their cosine decay stops short of its end. --steps is exact.
     steps = args.steps or int(args.minutes * 60 * 12)
     rate = {} if args.mlm_rate is None else {"learning_rate": args.mlm_rate}
-    model = RECIPE.build_model("pretrain_mlm", "bert", tokenizer.size, total_steps=steps, **rate)
+    model = RECIPES["pretrain_mlm"].build_model("bert", tokenizer.size, total_steps=steps, **rate)
     if start is not None:
         model.set_weights(start.get_weights())
-    data = RECIPE.mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
+    data = mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
     callbacks = []
     if args.save and args.checkpoint_every:
         save_pretrainer(args.save, tokenizer)
@@ -242,7 +245,7 @@ def mlm(tokenizer, train, held_out, args, start=None):
     facts = train_for(
         model, data, 10**6 if args.steps else args.minutes, steps, callbacks=callbacks
     )
-    evaluation = RECIPE.mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(40).cache()
+    evaluation = mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(40).cache()
     figures = model.evaluate(evaluation, verbose=0, return_dict=True)
     targets = np.concatenate([t["mlm"].numpy()[w["mlm"].numpy() > 0] for _, t, w in evaluation])
     baseline = float(np.bincount(targets).max() / len(targets))
@@ -283,11 +286,11 @@ def transfer(pretrainer, tokenizer, args):
 
     from keras_adl.models.bert import encoder_of
     from keras_adl.recipes.documents import data as documents_data
-    from keras_adl.recipes.pretraining import (
-        RECIPE,
-        SIZES,
-        make_text_classifier_serving_fn,
-    )
+    from keras_adl.recipes.pretraining.data import classifier_windows, text_classes
+    from keras_adl.recipes.pretraining.evaluate import classifier_accuracy
+    from keras_adl.recipes.pretraining.serving import make_text_classifier_serving_fn
+    from keras_adl.recipes.pretraining.spec import SIZES
+    from keras_adl.recipes.pretraining.tasks import RECIPES
 
     train_docs, train_labels, test_docs, test_labels, names, _ = documents_data.fortune_topics(
         args.fortunes, 10**9
@@ -303,12 +306,12 @@ def transfer(pretrainer, tokenizer, args):
     }
     length, batch = SIZES["sequence_length"], 32
     weights = pretrainer.get_weights()
-    data = RECIPE.text_classes(
+    data = text_classes(
         tokenizer, train_docs, train_labels, batch, length, True, max_windows=args.windows
     )
     steps = int(data.cardinality())
     counts = [
-        len(RECIPE.classifier_windows("bert", tokenizer, docs, length, args.windows)[2])
+        len(classifier_windows("bert", tokenizer, docs, length, args.windows)[2])
         for docs in (train_docs, test_docs)
     ]
     results["windows"] = {
@@ -317,7 +320,8 @@ def transfer(pretrainer, tokenizer, args):
         "held_out": counts[1],
         "steps_per_epoch": steps,
     }
-    rates = args.finetune_rates or [RECIPE.settings("finetune", "bert")["learning_rate"]]
+    finetune = RECIPES["finetune"]
+    rates = args.finetune_rates or [finetune.spec.preset("bert")["learning_rate"]]
     for start in args.starts:
         for rate in rates:
             scores, firsts = [], []  # firsts: each fortune's first window alone
@@ -327,8 +331,7 @@ def transfer(pretrainer, tokenizer, args):
                 if start == "pretrained":
                     pretrainer.set_weights(weights)  # the same pretrained start for every seed
                     encoder = encoder_of(pretrainer)
-                model = RECIPE.build_model(
-                    "finetune",
+                model = finetune.build_model(
                     "bert",
                     tokenizer.size,
                     num_classes=len(names),
@@ -349,7 +352,7 @@ def transfer(pretrainer, tokenizer, args):
                     serve = make_text_classifier_serving_fn(
                         model, "bert", tokenizer, length, names, read
                     )
-                    figures.append(RECIPE.classifier_accuracy(serve, test_docs, test_labels))
+                    figures.append(classifier_accuracy(serve, test_docs, test_labels))
             results[f"{start} at {rate:g}"] = {
                 "seeds": list(args.seeds),
                 "accuracy": scores,
@@ -391,11 +394,13 @@ def lm(tokenizer, train, held_out, args):
     import tensorflow as tf
 
     from keras_adl.data.pretraining import lm_windows
-    from keras_adl.recipes.pretraining import RECIPE, SIZES
+    from keras_adl.recipes.pretraining.data import token_lists
+    from keras_adl.recipes.pretraining.spec import SIZES
+    from keras_adl.recipes.pretraining.tasks import RECIPES
 
     length = SIZES["sequence_length"]
-    inputs, targets = lm_windows(RECIPE.token_lists(tokenizer, train), length)
-    held_inputs, held_targets = lm_windows(RECIPE.token_lists(tokenizer, held_out), length)
+    inputs, targets = lm_windows(token_lists(tokenizer, train), length)
+    held_inputs, held_targets = lm_windows(token_lists(tokenizer, held_out), length)
     counts = np.bincount(targets.ravel(), minlength=tokenizer.size) + 1.0
     unigram = float(np.exp(-np.log(counts / counts.sum())[held_targets.ravel()].mean()))
     data = (
@@ -409,7 +414,7 @@ def lm(tokenizer, train, held_out, args):
     keras.utils.set_random_seed(args.seed)
     minutes = args.lm_minutes or args.minutes
     steps = int(minutes * 60 * 10)
-    gpt = RECIPE.build_model("pretrain_lm", "gpt", tokenizer.size, total_steps=steps)
+    gpt = RECIPES["pretrain_lm"].build_model("gpt", tokenizer.size, total_steps=steps)
     keras.utils.set_random_seed(args.seed)
     lstm, units = lstm_lm(tokenizer.size, gpt.count_params(), length)
     for name, model in (("gpt", gpt), ("lstm", lstm)):
@@ -508,7 +513,9 @@ def main(argv=None):
     if args.windows is not None and args.windows < 1:
         parser.error(f"--windows must be 1 or more windows; received {args.windows}")
 
-    from keras_adl.recipes.pretraining import FINETUNE_WINDOWS, RECIPE
+    from keras_adl.recipes.pretraining import data
+    from keras_adl.recipes.pretraining.spec import FINETUNE_WINDOWS
+    from keras_adl.recipes.pretraining.tasks import RECIPES
 
     if args.windows is None:
         args.windows = FINETUNE_WINDOWS
@@ -520,12 +527,12 @@ def main(argv=None):
         import keras
 
         pretrainer = keras.saving.load_model(os.path.join(args.load, "pretrainer.keras"))
-        tokenizer = RECIPE.load_tokenizer(args.load)
+        tokenizer = data.load_tokenizer(args.load)
     if set(args.parts) - {"cache"} and not (args.load and set(args.parts) == {"transfer"}):
         # The cache part needs only a vocabulary size; a saved pretrainer brings its own.
-        train, held_out = RECIPE.corpus(args.data, args.documents)
+        train, held_out = data.corpus(args.data, args.documents)
         if not args.load:
-            tokenizer = RECIPE.learn_tokenizer(train, args.vocab_size)
+            tokenizer = data.learn_tokenizer(train, args.vocab_size)
         results = {"documents": len(train), "held_out_documents": len(held_out)}
         results["vocabulary"] = tokenizer.size
         print(
@@ -550,7 +557,7 @@ def main(argv=None):
             gpt, results[part] = lm(tokenizer, train, held_out, args)
         elif part == "export":
             if gpt is None:  # untrained weights: the check is of the export, not the model
-                gpt = RECIPE.build_model("pretrain_lm", "gpt", tokenizer.size)
+                gpt = RECIPES["pretrain_lm"].build_model("gpt", tokenizer.size)
             prompts = [" ".join(d.split()[:3]) for d in held_out[:20]]
             results[part] = export_check(gpt, tokenizer, prompts, None)
         else:

@@ -25,11 +25,10 @@ import tensorflow_text  # noqa: E402,F401  (the reloaded SavedModel's text ops)
 
 from keras_adl.data.pretraining import lm_windows  # noqa: E402
 from keras_adl.models.gpt import generate  # noqa: E402
-from keras_adl.recipes.pretraining import (  # noqa: E402
-    RECIPE,
-    SIZES,
-    make_generation_serving_fn,
-)
+from keras_adl.recipes.pretraining import data  # noqa: E402
+from keras_adl.recipes.pretraining.serving import make_generation_serving_fn  # noqa: E402
+from keras_adl.recipes.pretraining.spec import SIZES  # noqa: E402
+from keras_adl.recipes.pretraining.tasks import RECIPES  # noqa: E402
 from keras_adl.training.export import export_serving_fn  # noqa: E402
 
 
@@ -48,27 +47,26 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    train, held_out = RECIPE.corpus(args.data, args.documents)
-    tokenizer = RECIPE.learn_tokenizer(train, args.vocab_size)
+    train, held_out = data.corpus(args.data, args.documents)
+    tokenizer = data.learn_tokenizer(train, args.vocab_size)
     length = SIZES["sequence_length"]
-    inputs, targets = lm_windows(RECIPE.token_lists(tokenizer, train), length)
-    held_inputs, held_targets = lm_windows(RECIPE.token_lists(tokenizer, held_out), length)
+    inputs, targets = lm_windows(data.token_lists(tokenizer, train), length)
+    held_inputs, held_targets = lm_windows(data.token_lists(tokenizer, held_out), length)
     print(f"{len(train)} documents, {len(inputs)} windows of {length}, {tokenizer.size} pieces")
-    model = RECIPE.build_model(
-        "pretrain_lm",
+    model = RECIPES["pretrain_lm"].build_model(
         "gpt",
         tokenizer.size,
         total_steps=args.steps,
         model_dim=args.dim,
         intermediate_dim=4 * args.dim,
     )
-    data = (
+    batches = (
         tf.data.Dataset.from_tensor_slices((inputs, targets))
         .shuffle(len(inputs), seed=0)
         .repeat()
         .batch(32, drop_remainder=True)
     )
-    model.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
+    model.fit(batches, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
     perplexity = model.evaluate(held_inputs, held_targets, verbose=0, return_dict=True)
     counts = np.bincount(targets.ravel(), minlength=tokenizer.size) + 1.0
     unigram = float(np.exp(-np.log(counts / counts.sum())[held_targets.ravel()].mean()))

@@ -26,12 +26,11 @@ import numpy as np  # noqa: E402
 
 from keras_adl.models.bert import encoder_of  # noqa: E402
 from keras_adl.recipes.documents import data as documents_data  # noqa: E402
-from keras_adl.recipes.pretraining import (  # noqa: E402
-    FINETUNE_WINDOWS,
-    RECIPE,
-    SIZES,
-    make_text_classifier_serving_fn,
-)
+from keras_adl.recipes.pretraining import data  # noqa: E402
+from keras_adl.recipes.pretraining.evaluate import classifier_accuracy  # noqa: E402
+from keras_adl.recipes.pretraining.serving import make_text_classifier_serving_fn  # noqa: E402
+from keras_adl.recipes.pretraining.spec import FINETUNE_WINDOWS, SIZES  # noqa: E402
+from keras_adl.recipes.pretraining.tasks import RECIPES  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -54,14 +53,14 @@ def main(argv=None):
     keras.utils.set_random_seed(args.seed)
     sizes = dict(model_dim=args.dim, intermediate_dim=4 * args.dim)
     length = SIZES["sequence_length"]
-    train, held_out = RECIPE.corpus(args.data, args.documents)
-    tokenizer = RECIPE.learn_tokenizer(train, args.vocab_size)
-    pretrainer = RECIPE.build_model(
-        "pretrain_mlm", "bert", tokenizer.size, total_steps=args.steps, **sizes
+    train, held_out = data.corpus(args.data, args.documents)
+    tokenizer = data.learn_tokenizer(train, args.vocab_size)
+    pretrainer = RECIPES["pretrain_mlm"].build_model(
+        "bert", tokenizer.size, total_steps=args.steps, **sizes
     )
-    data = RECIPE.mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
-    pretrainer.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
-    evaluation = RECIPE.mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(10).cache()
+    batches = data.mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
+    pretrainer.fit(batches, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
+    evaluation = data.mlm_dataset(tokenizer, held_out, 64, length, seed=1).take(10).cache()
     figures = pretrainer.evaluate(evaluation, verbose=0, return_dict=True)
     targets = np.concatenate([t["mlm"].numpy()[w["mlm"].numpy() > 0] for _, t, w in evaluation])
     pretraining = {
@@ -77,14 +76,13 @@ def main(argv=None):
     results = {}
     for start in ("pretrained", "random"):
         # Built anew for each start, so both see the same windows in the same order.
-        data = RECIPE.text_classes(
+        batches = data.text_classes(
             tokenizer, train_docs, train_labels, batch, length, True, max_windows=FINETUNE_WINDOWS
         )
-        steps = int(data.cardinality())
+        steps = int(batches.cardinality())
         keras.utils.set_random_seed(args.seed)
         encoder = encoder_of(pretrainer) if start == "pretrained" else None
-        classifier = RECIPE.build_model(
-            "finetune",
+        classifier = RECIPES["finetune"].build_model(
             "bert",
             tokenizer.size,
             num_classes=len(names),
@@ -93,12 +91,12 @@ def main(argv=None):
             **sizes,
         )
         classifier.fit(
-            data.repeat(), steps_per_epoch=steps, epochs=args.epochs, verbose=0, shuffle=False
+            batches.repeat(), steps_per_epoch=steps, epochs=args.epochs, verbose=0, shuffle=False
         )
         serve = make_text_classifier_serving_fn(
             classifier, "bert", tokenizer, length, names, FINETUNE_WINDOWS
         )
-        results[start] = RECIPE.classifier_accuracy(serve, test_docs, test_labels)
+        results[start] = classifier_accuracy(serve, test_docs, test_labels)
         print(f"fine-tuned from {start} weights: held-out accuracy {results[start]:.3f}")
     return {"pretraining": pretraining, "finetuning": results}
 

@@ -164,25 +164,3 @@ def test_plot_training_curves_draws_one_panel_per_quantity(tmp_path, saved):
         plotting.plot_training_curves(steps, {"loss": [1.0, 2.0]}, path)
     with pytest.raises(ValueError, match="must hold 1 to 4 quantities"):
         plotting.plot_training_curves(steps, {}, path)
-
-
-def test_plot_attention_heads_draws_one_map_per_layer_and_head(tmp_path, saved):
-    path = tmp_path / "attention.png"
-    rng = np.random.default_rng(0)
-    weights = rng.random((2, 3, 7, 7))
-    tokens = ["<s>", "Été", "ça", "Привет", "東京", "##s", "</s>"]
-    plotting.plot_attention_heads(weights, tokens[:5], path, title="heads")
-    assert _png_size(path)[0] > _png_size(path)[1]  # 3 heads across, 2 layers down
-    axes = _one_closed_figure(saved).axes
-    assert [ax.get_title() for ax in axes][:4] == [
-        "layer 1, head 1",
-        "layer 1, head 2",
-        "layer 1, head 3",
-        "layer 2, head 1",
-    ]
-    np.testing.assert_allclose(axes[5].images[0].get_array(), weights[1, 2, :5, :5])
-    assert [t.get_text() for t in axes[0].get_xticklabels()] == tokens[:5]
-    with pytest.raises(ValueError, match=r"must be \[layers, heads, T, T\]"):
-        plotting.plot_attention_heads(weights[0], tokens, path)
-    with pytest.raises(ValueError, match="fewer than the 8 tokens"):
-        plotting.plot_attention_heads(weights, tokens + ["x"], path)

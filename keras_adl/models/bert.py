@@ -161,7 +161,7 @@ def attention_weights(
     model: keras.Model, token_ids: Tensor, segment_ids: Tensor | None = None
 ) -> Tensor:
     """Every encoder block's self-attention weights for a batch (inference: no dropout), e.g.
-    for `keras_adl.plotting.plot_attention_heads`.
+    for `keras_adl.recipes.pretraining.plots.plot_attention_heads`.
 
     Args:
         model: a `bert_encoder`, `bert_pretrainer` or `bert_classifier` (layers

@@ -202,7 +202,7 @@ def compile_classifier(
 
 def attention_weights(model: keras.Model, token_ids: Tensor) -> Tensor:
     """Every decoder block's causal self-attention weights for a batch (inference: no
-    dropout), e.g. for `keras_adl.plotting.plot_attention_heads`.
+    dropout), e.g. for `keras_adl.recipes.pretraining.plots.plot_attention_heads`.
 
     Args:
         model: a `gpt_lm` (or a `gpt_classifier` built on one).

@@ -181,11 +181,12 @@ def _corpus(tmp_path, count):
 
 
 def test_pretraining_development_is_disjoint_and_picks_the_best_epoch(tmp_path):
-    from keras_adl.recipes.pretraining import RECIPE
+    from keras_adl.recipes.pretraining import data as pretraining_data
 
     data = _corpus(tmp_path, 60)
-    train, held_out = RECIPE.corpus(str(data), 10**6)
-    kept, development = RECIPE.development(train + train[:5])  # repeats leave training too
+    train, held_out = pretraining_data.corpus(str(data), 10**6)
+    # repeats leave training too
+    kept, development = pretraining_data.development_split(train + train[:5])
     assert len(development) == 6
     assert not set(development) & (set(kept) | set(held_out))
     seen = _Weights()
@@ -216,7 +217,7 @@ def test_a_tiny_corpus_pretrains_without_a_development_split(tmp_path, capsys):
 
 def test_finetuning_and_fortune_features_read_the_documents_development_split(monkeypatch):
     from keras_adl.recipes.documents import data as documents_data
-    from keras_adl.recipes.pretraining import RECIPE
+    from keras_adl.recipes.pretraining import data as pretraining_data
 
     docs = [f"fortune number {i}." for i in range(100)]
     labels = np.arange(100) % 3
@@ -227,7 +228,8 @@ def test_finetuning_and_fortune_features_read_the_documents_development_split(mo
         )
 
     monkeypatch.setattr(documents_data, "fortune_topics", fortune_topics)
-    train, _, test, _, _, _, (development, _) = RECIPE._fortunes({}, 10**6)
+    fortunes, (development, _) = pretraining_data.fortunes(None, 10**6)
+    train, test = fortunes.train_docs, fortunes.test_docs
     assert len(development) == 8 and len(train) == 72
     assert not set(development) & (set(train) | set(test))
     tasks = recipes.all_tasks()

@@ -96,6 +96,7 @@ def test_hypermodels_are_top_level_classes_of_their_family():
         ("memory", "MemorySequenceHyperModel"),
         ("vision", "RecurrentAttentionHyperModel"),
         ("documents", "HierarchicalAttentionHyperModel"),
+        ("pretraining", "PretrainingHyperModel"),
     ):
         folder = os.path.isfile(
             os.path.join(os.path.dirname(recipes.__file__), family, "__init__.py")
