@@ -11,9 +11,12 @@ rest), the same ids the unigram baseline (`unigram_perplexity`) predicts.
 """
 
 import numpy as np
+import tensorflow as tf
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
 from keras_adl.data._checks import check_int, check_seed
+from keras_adl.text.characters import character_ids
+from keras_adl.text.vocabulary import lookup_table
 
 MIN_WINDOW = 2  # a window needs a word to predict in each direction
 
@@ -122,11 +125,6 @@ def bilm_dataset(
         repeat: repeat forever (give ``steps_per_epoch`` to ``fit``).
         drop_remainder: drop the last partial batch.
     """
-    import tensorflow as tf
-
-    from keras_adl.text.characters import character_ids
-    from keras_adl.text.vocabulary import lookup_table
-
     check_seed(seed, where="bilm_dataset: ")
     if not windows:
         raise ValueError("bilm_dataset: no window of at least 2 words; give more text.")

@@ -27,6 +27,7 @@ a chosen word (with one replacement decision per word).
 
 import numpy as np
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, START
 
@@ -89,8 +90,6 @@ def pack_inputs(first, sequence_length, second=None):
     >>> packed["segment_ids"].numpy().tolist()
     [[0, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1, 1]]
     """
-    import tensorflow_text as tf_text
-
     where = "pack_inputs: "
     segments = [_ragged("first", first, where=where)]
     if second is not None:

@@ -25,6 +25,7 @@ Ids follow `keras_adl.conventions`: 0-3 are the specials (unused here), words st
 import collections
 
 import numpy as np
+import tensorflow as tf
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS
 
@@ -184,8 +185,6 @@ def sample_negatives(contexts, k, probabilities, seed):
     Returns:
         int32 ``[B, k]`` negative ids, never equal to their row's context.
     """
-    import tensorflow as tf
-
     accept, alias = alias_table(probabilities)
     size = len(accept)
     seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 2)
@@ -206,8 +205,6 @@ def sample_negatives(contexts, k, probabilities, seed):
 def _draw_except(index, probabilities, seed):
     """One draw per entry of ``index`` (0-based word indices) from ``probabilities``
     conditioned on differing from that entry (int32 ``[M]``)."""
-    import tensorflow as tf
-
     probabilities = tf.constant(probabilities, tf.float64)
     cdf = tf.cumsum(probabilities)
     p_context = tf.gather(probabilities, index)
@@ -236,8 +233,6 @@ def window_pairs(ids, documents, window, keep, seed):
         the context ids of each kept centre (0 where there is none) with ``grid_centres``
         ``[M]``, for CBOW.
     """
-    import tensorflow as tf
-
     ids = tf.cast(ids, tf.int32)
     documents = tf.cast(documents, tf.int32)
     seeds = tf.random.experimental.stateless_split(seed, 2)
@@ -295,8 +290,6 @@ def skipgram_dataset(
         CBOW: ``({"contexts": [B, 2W] (0-padded), "targets": [B, 1 + k]}, labels)``: the
         centre word is the positive target.
     """
-    import tensorflow as tf
-
     if window < 1 or negatives < 1 or batch_size < 1:
         raise ValueError(
             f"`window`, `negatives` and `batch_size` must be positive; received {window}, "
@@ -346,8 +339,6 @@ def _encoded_tokens(documents, vocabulary):
 def _chunk_examples(ids, document_ids, vocabulary, window, negatives, t, seed, cbow):
     """``examples(step, start, end)``: the shuffled skip-gram (or CBOW) examples of the tokens
     ``start:end``, drawn with seeds derived from ``(seed, step)``."""
-    import tensorflow as tf
-
     all_ids = tf.constant(np.asarray(ids, dtype="int32"))
     all_documents = tf.constant(np.asarray(document_ids, dtype="int32"))
     keep = keep_probabilities(vocabulary.counts, t)

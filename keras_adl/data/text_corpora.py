@@ -22,6 +22,11 @@ import gzip
 import os
 import re
 
+import numpy as np
+import tensorflow as tf
+
+from keras_adl.text.normalization import plain_words
+
 GCIDE_PATH = "/usr/share/dictd/gcide.dict.dz"
 WORDNET_DIR = "/usr/share/wordnet"
 WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
@@ -142,8 +147,6 @@ def topic_corpus(vocabulary, lines, topics=6, seed=0):
     >>> len(topic_corpus(10, 2).splitlines())
     2
     """
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     groups = np.array_split(np.arange(vocabulary), topics)
     out = []
@@ -216,10 +219,6 @@ def load_corpus(path=None, blocks=False):
 def tokenize_documents(documents, batch_size=4096):
     """The words of each document (`keras_adl.text.normalization.plain_words`), tokenized in
     ``tf.data`` batches: a list of lists of str."""
-    import tensorflow as tf
-
-    from keras_adl.text.normalization import plain_words
-
     tokenized = []
     dataset = tf.data.Dataset.from_tensor_slices(list(documents)).batch(batch_size)
     for words in dataset.map(plain_words, num_parallel_calls=tf.data.AUTOTUNE):

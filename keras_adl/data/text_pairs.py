@@ -2,6 +2,8 @@
 
 import os
 
+import numpy as np
+
 
 def load_text_pairs(path):
     """Reads a tab-separated file of (source, target) pairs.
@@ -75,8 +77,6 @@ def split_pairs(sources, targets, fraction=0.05, seed=0):
     >>> len(train), len(held), sorted(train + held) == list("abcdefghij")
     (8, 2, True)
     """
-    import numpy as np
-
     if len(sources) != len(targets):
         raise ValueError(
             f"split_pairs: `sources` and `targets` must have one length; received "

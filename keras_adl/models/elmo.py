@@ -17,7 +17,9 @@ from collections.abc import Sequence
 import keras
 from keras import ops
 
+from keras_adl.conventions import PAD
 from keras_adl.layers.character_cnn import CharacterCNN
+from keras_adl.metrics import Perplexity
 from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int, check_positive_ints, check_rate
 
@@ -237,9 +239,6 @@ def compile_bilm(
     >>> sorted(bilm.loss)
     ['backward', 'forward']
     """
-    from keras_adl.conventions import PAD
-    from keras_adl.metrics import Perplexity
-
     losses = {
         d: keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=PAD)
         for d in DIRECTIONS

@@ -12,6 +12,7 @@ from keras_adl.conventions import END, PAD
 from keras_adl.layers.sequence_pooling import SequencePooling
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from keras_adl.layers.transformer_decoder_block import TransformerDecoderBlock
+from keras_adl.metrics import Perplexity
 from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int, check_positive_ints, check_rate, keras_mask_of
 
@@ -85,8 +86,6 @@ def compile_lm(
     """Compiles a `gpt_lm` for next-token prediction: sparse cross-entropy on the logits
     (padding targets, id 0, ignored) with the `Perplexity` metric; Adam with clipping by
     default."""
-    from keras_adl.metrics import Perplexity
-
     model.compile(
         optimizer=optimizer or keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=PAD),
@@ -175,8 +174,6 @@ def compile_classifier(
 
     Data: ``(token_ids, {"classes": labels, "lm": next_ids})``.
     """
-    from keras_adl.metrics import Perplexity
-
     if lm_loss_weight < 0:
         raise ValueError(
             f"compile_classifier: `lm_loss_weight` must be >= 0; received {lm_loss_weight}."

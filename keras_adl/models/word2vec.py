@@ -8,6 +8,7 @@ with the sigmoid (logistic) loss. As in word2vec.c, the input table starts unifo
 """
 
 import keras
+import numpy as np
 from keras import ops
 
 INPUT_TABLE = "input_embedding"
@@ -126,8 +127,6 @@ def word_vectors(model, normalize=True):
     """The word vectors of a `skipgram_negative_sampling` model: its input table ``[V, D]``
     (numpy), each row scaled to unit length (with an epsilon, so the unused special rows stay
     finite) unless ``normalize`` is false."""
-    import numpy as np
-
     table = keras.ops.convert_to_numpy(model.get_layer(INPUT_TABLE).embeddings)
     if not normalize:
         return table

@@ -16,7 +16,7 @@ import tensorflow_text as tf_text
 
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, SPECIAL_TOKENS, START, UNK
 from keras_adl.text.copy_through import SLOTS, CopyThrough, choose_classes
-from keras_adl.text.normalization import SPACE_MARK, normalize_words, word_tokens
+from keras_adl.text.normalization import SPACE_MARK, normalize_words, plain_words, word_tokens
 from keras_adl.text.vocabulary import count_vocabulary, lookup_table
 from keras_adl.text.wordpiece import (
     JOINER,
@@ -354,8 +354,6 @@ class WordVectorPairTokenizer(TextPairTokenizer):
         cased_target=False,
         copy_through=(),
     ):
-        from keras_adl.text.normalization import plain_words
-
         if cased_target:
             raise ValueError("WordVectorPairTokenizer: CoVe's targets are case folded.")
         if copy_through:

@@ -29,6 +29,8 @@ import warnings
 
 import keras
 
+from keras_adl.training.divergence import non_finite_variables
+
 PREFIX = "ckpt-"
 WEIGHTS_FILE = "model.weights.h5"
 PROGRESS_FILE = "progress.json"
@@ -212,8 +214,6 @@ class StepCheckpoint(keras.callbacks.Callback):
     def save(self):
         """Writes a checkpoint of the current state (atomically), then prunes to ``keep``;
         nothing once `frozen`, or while a weight or optimizer value is not finite."""
-        from keras_adl.training.divergence import non_finite_variables
-
         if self.frozen or non_finite_variables(self.model):
             return
         if not self.write:

@@ -17,7 +17,9 @@ train on exactly the single-process batches.
 
 import copy
 
+import keras
 import numpy as np
+import tensorflow as tf
 
 
 def batch_stream(x, y=None, batch_size=None, steps_per_epoch=None, shuffle=False, seed=0):
@@ -40,9 +42,6 @@ def batch_stream(x, y=None, batch_size=None, steps_per_epoch=None, shuffle=False
     Raises:
         ValueError: an endless dataset without ``steps_per_epoch``, or no batches at all.
     """
-    import keras
-    import tensorflow as tf
-
     if isinstance(x, tf.data.Dataset):
         cardinality = int(x.cardinality())
         if cardinality == tf.data.INFINITE_CARDINALITY and not steps_per_epoch:
@@ -92,8 +91,6 @@ def split_stream(dataset):
     instead, so ``fit`` on ``part(n)`` then on ``part(None)`` sees exactly the batches one
     ``fit`` would have.
     """
-    import tensorflow as tf
-
     iterator = iter(dataset)
 
     def part(count=None):
@@ -115,8 +112,6 @@ def split_stream(dataset):
 
 
 def _shardable(dataset):
-    import tensorflow as tf
-
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
@@ -125,8 +120,6 @@ def _shardable(dataset):
 def _pydataset_stream(pristine, start):
     """The batches of a ``PyDataset`` from the ``start``-th on, endless: a fresh copy of it is
     advanced by ``on_epoch_end`` to the epoch of ``start`` (as ``fit`` would have)."""
-    import tensorflow as tf
-
     length = len(pristine)
     first = pristine[0]
     if isinstance(first, list):

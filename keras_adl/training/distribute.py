@@ -13,6 +13,14 @@ to a distributed ``fit``.
 """
 
 import tensorflow as tf
+from keras.src import tree
+from keras.src.backend.tensorflow import trainer
+from keras.src.backend.tensorflow.optimizer import TFOptimizer
+from keras.src.optimizers.base_optimizer import BaseOptimizer
+from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2
+from tensorflow.python.eager import context
+
+from keras_adl.training.cluster import read_tf_config
 
 # One MirroredStrategy per device set and process: a second instance over the same devices
 # reuses the first one's collective instance keys, and its all-reduces of differently shaped
@@ -113,11 +121,6 @@ def multi_worker_strategy(heartbeat_timeout=HEARTBEAT_TIMEOUT, collective_timeou
     """
     if _MULTI_WORKER:
         return _MULTI_WORKER[0]
-    from tensorflow.compiler.xla.tsl.protobuf import coordination_config_pb2
-    from tensorflow.python.eager import context
-
-    from keras_adl.training.cluster import read_tf_config
-
     config = read_tf_config()
     cluster = config["cluster"]
     leader = "chief" if "chief" in cluster else "worker"
@@ -236,8 +239,6 @@ def fix_keras_distribution():
     """
     if _PATCHED:
         return
-    from keras.src.backend.tensorflow import trainer
-
     original_reduce = trainer.reduce_per_replica
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
@@ -263,8 +264,6 @@ def _mean_across_replicas(values, strategy):
     """The mean across replicas of every value of ``values`` (a structure of per-replica
     tensors), in ONE all-reduce when they are all floating point: each of a step's logs
     reduced on its own would cost a collective per metric per step."""
-    from keras.src import tree
-
     flat = tree.flatten(values)
     local = [strategy.experimental_local_results(v)[0] for v in flat]
     if not local or not all(v.dtype.is_floating for v in local):
@@ -289,9 +288,6 @@ def _replicated():
 
 
 def _clip_after_all_reduce():
-    from keras.src.backend.tensorflow.optimizer import TFOptimizer
-    from keras.src.optimizers.base_optimizer import BaseOptimizer
-
     clip = BaseOptimizer._clip_gradients
     all_reduce = TFOptimizer._all_reduce_sum_gradients
 

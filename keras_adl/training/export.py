@@ -15,6 +15,8 @@ import tempfile
 
 import keras
 
+from keras_adl.training.divergence import check_finite
+
 
 def export_serving_fn(model, export_dir, serving_fn, resources=()):
     """Writes ``model`` with ``serving_fn`` as its ``serving_default`` SavedModel signature.
@@ -30,8 +32,6 @@ def export_serving_fn(model, export_dir, serving_fn, resources=()):
         FileExistsError: ``export_dir`` already exists.
         ValueError: a weight of ``model`` is NaN or infinite (a diverged model is not shipped).
     """
-    from keras_adl.training.divergence import check_finite
-
     if os.path.exists(export_dir):
         raise FileExistsError(f"export directory {export_dir!r} already exists; choose a new one.")
     check_finite(model, f"export to {export_dir}")
