@@ -5,7 +5,11 @@
   ``keras_adl``; what another package needs is public there (`PRIVATE_TO_SUBPACKAGES` lists
   the exceptions);
 - no function is longer than `MAX_FUNCTION_LINES` lines, from its ``def`` to its last line
-  (docstring included), outside `LONG_FUNCTIONS_ALLOWED_IN`.
+  (docstring included), outside `LONG_FUNCTIONS_ALLOWED_IN`;
+- imports go at the top of a module: an import inside a function is for the CLI boundary, an
+  optional extra or backend-specific code, and there are at most `MAX_LOCAL_IMPORTS` of them;
+- no import cycle among keras_adl's modules, counting the imports that run when a module is
+  imported (those outside functions).
 """
 
 import ast
@@ -23,6 +27,8 @@ MAX_FUNCTION_LINES = 80
 # Paths (a folder ends with "/") still being split into shorter functions; remove an entry once
 # its functions are short.
 LONG_FUNCTIONS_ALLOWED_IN = ("keras_adl/recipes/", "keras_adl/cli/")
+
+MAX_LOCAL_IMPORTS = 30
 
 
 def _modules():
@@ -70,6 +76,91 @@ def _private_owners(module, name):
     return owners
 
 
+def _is_submodule(dotted):
+    return _is_package(dotted) or (ROOT / (dotted.replace(".", "/") + ".py")).exists()
+
+
+def _imports_by_place(tree):
+    """``(module-level imports, imports inside a function)`` of a parsed module; an import in
+    a class body runs when the module is imported, so it is module-level."""
+    top, local = [], []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                (local if in_function else top).append(child)
+            function = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            visit(child, in_function or function)
+
+    visit(tree, False)
+    return top, local
+
+
+def _module_graph():
+    """``{module: {keras_adl modules its module-level imports run}}``. ``from p import x``
+    runs ``p.x`` where ``x`` is a submodule, and ``p`` itself where some name is an attribute
+    of ``p``; the parent packages Python imports first are not counted."""
+    graph = {}
+    for path in _modules():
+        top, _ = _imports_by_place(ast.parse(path.read_text(encoding="utf-8")))
+        targets = set()
+        for node in top:
+            for module, name in _imported(node, path):
+                if module.split(".")[0] != "keras_adl":
+                    continue
+                if name is not None and _is_submodule(f"{module}.{name}"):
+                    targets.add(f"{module}.{name}")
+                else:
+                    targets.add(module)
+        graph[_dotted(path)] = targets
+    return graph
+
+
+def _cycles(graph):
+    """One cycle (a list of modules, the first repeated at the end) through each strongly
+    connected group of ``graph`` (Tarjan's algorithm, then a path back to its first member)."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def connect(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while node not in group:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+            if len(group) > 1 or node in graph.get(node, ()):
+                groups.append(group)
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return [_cycle_through(graph, group) for group in groups]
+
+
+def _cycle_through(graph, group):
+    start = min(group)
+    paths = {start: [start]}
+    pending = [start]
+    while pending:  # breadth first, inside the group, until an edge leads back to start
+        node = pending.pop(0)
+        for target in sorted(graph[node] & group):
+            if target == start:
+                return paths[node] + [start]
+            if target not in paths:
+                paths[target] = paths[node] + [target]
+                pending.append(target)
+    raise AssertionError(f"no cycle through {start}")  # a group always has one
+
+
 def test_no_private_name_is_imported_from_another_package():
     found = []
     for path in _modules():
@@ -100,3 +191,21 @@ def test_no_function_is_longer_than_the_limit():
                 if lines > MAX_FUNCTION_LINES:
                     found.append(f"{relative}:{node.lineno} {node.name}: {lines} lines")
     assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)
+
+
+def test_few_imports_are_inside_functions():
+    found = []
+    for path in _modules():
+        _, local = _imports_by_place(ast.parse(path.read_text(encoding="utf-8")))
+        found += [f"{_relative(path)}:{node.lineno} {ast.unparse(node)}" for node in local]
+    assert len(found) <= MAX_LOCAL_IMPORTS, (
+        f"{len(found)} imports inside functions (at most {MAX_LOCAL_IMPORTS}: the CLI boundary, "
+        "optional extras, backend-specific code):\n" + "\n".join(found)
+    )
+
+
+def test_no_import_cycle():
+    cycles = _cycles(_module_graph())
+    assert not cycles, "import cycles (module-level imports):\n" + "\n".join(
+        " -> ".join(cycle) for cycle in cycles
+    )
