@@ -23,7 +23,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from keras_adl.models import greedy_decode  # noqa: E402
-from keras_adl.recipes.sequences import RECIPE  # noqa: E402
+from keras_adl.recipes.sequences.tasks import RECIPES  # noqa: E402
 from keras_adl.text.char_vocabulary import CharVocabulary  # noqa: E402
 
 VOCAB = CharVocabulary("abcdefghijklmnopqrstuvwxyz")
@@ -32,6 +32,7 @@ MODELS = ("attention_seq2seq", "encoder_decoder")
 # Reversal is a task of its own vocabulary: the recipe's ``pairs`` build (vocabulary sizes
 # given) with the settings of its character-level task, ``dates``.
 SETTINGS_OF = "dates"
+SETTINGS_TASK, PAIRS = RECIPES[SETTINGS_OF].spec, RECIPES["pairs"]
 # --smoke: a tiny run that only checks the script works (``units`` replaces the recipe's).
 SMOKE = dict(train=128, epochs=1, units=8)
 
@@ -84,7 +85,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--units",
         type=int,
-        default=RECIPE.settings(SETTINGS_OF, MODELS[0])["units"],
+        default=SETTINGS_TASK.preset(MODELS[0])["units"],
         help="encoder and decoder units (default: the recipe's, %(default)s)",
     )
     args = parser.parse_args(argv)
@@ -95,8 +96,8 @@ def parse_args(argv=None):
 
 def build_model(args, model_name=MODELS[0]):
     """The recipe's compiled ``model_name`` for the reversal vocabulary, with ``--units``."""
-    settings = dict(RECIPE.settings(SETTINGS_OF, model_name), units=args.units)
-    return RECIPE.build_model("pairs", model_name, len(VOCAB), len(VOCAB), **settings)
+    settings = dict(SETTINGS_TASK.preset(model_name), units=args.units)
+    return PAIRS.build_model(model_name, len(VOCAB), len(VOCAB), **settings)
 
 
 def main(argv=None):
@@ -112,7 +113,7 @@ def main(argv=None):
         model.fit(
             {"source": train["source"], "decoder_input": train["decoder_input"]},
             train["target"],
-            batch_size=RECIPE.task(SETTINGS_OF).batch_size,
+            batch_size=SETTINGS_TASK.batch_size,
             epochs=args.epochs,
             verbose=0,
         )

@@ -85,7 +85,9 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     """Trains one model for ``minutes`` and returns its outputs and training facts."""
     import tensorflow as tf
 
-    from keras_adl.recipes.sequences import RECIPE, fitting_pairs
+    from keras_adl.recipes.sequences.data import fitting_pairs
+    from keras_adl.recipes.sequences.evaluate import translate
+    from keras_adl.recipes.sequences.tasks import RECIPES
     from keras_adl.text import TextPairTokenizer
     from keras_adl.training.callbacks import TimeLimit
 
@@ -101,8 +103,8 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     )
     vocabulary_seconds = time.perf_counter() - start
     sources, targets, too_long = fitting_pairs(tokenizer, *train, args.max_length)
-    model = RECIPE.build_model(
-        "pairs", model_name, tokenizer.source_size, tokenizer.target_size, jit_compile=True
+    model = RECIPES["pairs"].build_model(
+        model_name, tokenizer.source_size, tokenizer.target_size, jit_compile=True
     )
     dataset = tokenizer.dataset(
         sources, targets, args.batch_size, args.max_length, args.max_length, seed=args.seed
@@ -112,7 +114,7 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     history = model.fit(dataset, epochs=10_000, callbacks=[limit], verbose=0)
     train_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    outputs, _, _ = RECIPE.translate(model_name, model, tokenizer, held_sources, args.max_length)
+    outputs, _, _ = translate(model_name, model, tokenizer, held_sources, args.max_length)
     return outputs, {
         "vocabulary_seconds": round(vocabulary_seconds, 1),
         "train_seconds": round(train_seconds, 1),
@@ -130,13 +132,13 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
 
 
 def bucket_names():
-    from keras_adl.metrics import LENGTH_BUCKETS, length_bucket_name
+    from keras_adl.recipes.sequences.evaluate import LENGTH_BUCKETS, length_bucket_name
 
     return [length_bucket_name(low, high) for low, high in LENGTH_BUCKETS]
 
 
 def bucket_of(length):
-    from keras_adl.metrics import LENGTH_BUCKETS
+    from keras_adl.recipes.sequences.evaluate import LENGTH_BUCKETS
 
     for (low, high), name in zip(LENGTH_BUCKETS, bucket_names()):
         if length >= low and (high is None or length <= high):
@@ -199,8 +201,8 @@ def main(argv=None):
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     from keras_adl.data.gettext_catalogs import load_gettext_pairs
     from keras_adl.data.text_pairs import split_pairs
-    from keras_adl.metrics import translation_scores
-    from keras_adl.recipes.sequences import SPLIT_SEED, VALIDATION_SPLIT
+    from keras_adl.recipes.sequences.evaluate import translation_scores
+    from keras_adl.recipes.sequences.spec import SPLIT_SEED, VALIDATION_SPLIT
     from keras_adl.text.copy_through import copied_spans
     from keras_adl.text.normalization import word_tokens
 

@@ -20,14 +20,13 @@ import numpy as np  # noqa: E402
 
 from keras_adl.data.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB  # noqa: E402
 from keras_adl.models import beam_search, greedy_decode  # noqa: E402
-from keras_adl.plotting import plot_attention  # noqa: E402
-from keras_adl.recipes.sequences import (  # noqa: E402
-    HELD_OUT,
-    RECIPE,
-    export_seq2seq,  # noqa: E402
-)
+from keras_adl.recipes.sequences.plots import plot_attention  # noqa: E402
+from keras_adl.recipes.sequences.serving import export_seq2seq  # noqa: E402
+from keras_adl.recipes.sequences.spec import HELD_OUT  # noqa: E402
+from keras_adl.recipes.sequences.tasks import RECIPES  # noqa: E402
 
 TASK, MODEL = "dates", "attention_seq2seq"
+RECIPE = RECIPES[TASK]
 MAX_LENGTH = TARGET_LENGTH - 1  # 10 characters + </s>
 
 
@@ -37,7 +36,7 @@ def exact_match(tokens, texts):
 
 def parse_args(argv=None):
     """The flags; their defaults are the recipe's (``keras-adl train dates``)."""
-    task = RECIPE.task(TASK)
+    task = RECIPE.spec
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--train", type=int, default=task.samples, help="training pairs (default: %(default)s)"
@@ -49,7 +48,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--units",
         type=int,
-        default=RECIPE.settings(TASK, MODEL)["units"],
+        default=RECIPE.spec.preset(MODEL)["units"],
         help="encoder and decoder units (default: %(default)s)",
     )
     parser.add_argument("--out", default="runs/dates")
@@ -58,7 +57,7 @@ def parse_args(argv=None):
 
 def build_model(args):
     """The compiled model ``keras-adl train dates`` trains, with ``--units`` units."""
-    return RECIPE.build_model(TASK, MODEL, units=args.units)
+    return RECIPE.build_model(MODEL, units=args.units)
 
 
 def main(argv=None):
@@ -66,12 +65,10 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(0)
 
-    inputs, targets, _ = RECIPE.arrays(TASK, args.train, seed=0)
-    _, _, test = RECIPE.arrays(TASK, args.test, seed=1)  # the recipe's held-out dates
+    inputs, targets, _ = RECIPE.arrays(args.train, seed=0)
+    _, _, test = RECIPE.arrays(args.test, seed=1)  # the recipe's held-out dates
     model = build_model(args)
-    model.fit(
-        inputs, targets, batch_size=RECIPE.task(TASK).batch_size, epochs=args.epochs, verbose=2
-    )
+    model.fit(inputs, targets, batch_size=RECIPE.spec.batch_size, epochs=args.epochs, verbose=2)
 
     tokens, attention, greedy_ll = (
         keras.ops.convert_to_numpy(x) for x in greedy_decode(model, test["source"], MAX_LENGTH)

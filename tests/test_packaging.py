@@ -16,10 +16,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from keras_adl import cli, plotting, recipes
+from keras_adl import cli, recipes
 from keras_adl.data.image_sources import load_sklearn_digits
 from keras_adl.extras import MissingExtra, require
 from keras_adl.recipes import FAMILIES, _pictures, _tuning
+from keras_adl.recipes.sequences.plots import plot_attention
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # sha256 of the Apache License 2.0 text as apache.org publishes it (LICENSE-2.0.txt).
@@ -61,7 +62,7 @@ def test_pictures_without_matplotlib_name_the_plots_extra(monkeypatch, tmp_path)
     _missing(monkeypatch, "matplotlib", "matplotlib.pyplot")
     path = tmp_path / "attention.png"
     with pytest.raises(MissingExtra) as raised:
-        plotting.plot_attention(np.ones((2, 2)), ["a", "b"], ["c", "d"], str(path))
+        plot_attention(np.ones((2, 2)), ["a", "b"], ["c", "d"], str(path))
     assert str(raised.value) == "drawing pictures needs matplotlib: pip install 'keras-adl[plots]'"
     assert isinstance(raised.value, ModuleNotFoundError) and raised.value.name == "matplotlib"
     assert (raised.value.package, raised.value.extra) == ("matplotlib", "plots")
@@ -116,7 +117,7 @@ def test_run_pictures_are_skipped_with_one_line_without_matplotlib(monkeypatch, 
     monkeypatch.setattr(_pictures, "_PICTURES_SKIPPED", set())
     for name in ("a.png", "b.png"):
         drawn = _pictures.draw(
-            plotting.plot_attention, np.ones((2, 2)), ["a", "b"], ["c", "d"], str(tmp_path / name)
+            plot_attention, np.ones((2, 2)), ["a", "b"], ["c", "d"], str(tmp_path / name)
         )
         assert drawn is None
     assert capsys.readouterr().out == (

@@ -282,8 +282,8 @@ class ContextualRecipe(Recipe):
 
         from keras_adl.data.text_pairs import split_pairs
         from keras_adl.models.seq2seq import attention_seq2seq
-        from keras_adl.recipes.sequences import RECIPE as SEQUENCES
-        from keras_adl.recipes.sequences import fitting_pairs, held_out_dataset, load_pairs
+        from keras_adl.recipes.sequences.data import fitting_pairs, held_out_dataset, load_pairs
+        from keras_adl.recipes.sequences.evaluate import evaluate_pairs
         from keras_adl.text.tokenizer import WordVectorPairTokenizer
         from keras_adl.text.wordpiece import learn_wordpiece
 
@@ -358,7 +358,7 @@ class ContextualRecipe(Recipe):
         history = self.fit(run, model, data, shuffle=False, validation_data=validation)
         held = held_out_dataset(tokenizer, held_sources, held_targets, batch_size, max_length)
         figures = model.evaluate(held, verbose=0, return_dict=True)
-        metrics = SEQUENCES.evaluate_pairs(
+        metrics = evaluate_pairs(
             run.model, model, tokenizer, held_sources, held_targets, max_length, run.out
         )
         metrics["held_out_token_accuracy"] = float(figures["accuracy"])
@@ -398,7 +398,8 @@ class ContextualRecipe(Recipe):
     def _beam_scores(model, tokenizer, sources, targets, max_length):
         """BLEU and chrF of beam-search translations (`BEAM_WIDTH`) of the held-out pairs."""
         from keras_adl.models.seq2seq import beam_search
-        from keras_adl.recipes.sequences import in_batches, score_pairs
+        from keras_adl.recipes.sequences.data import in_batches
+        from keras_adl.recipes.sequences.evaluate import score_pairs
 
         def translate(batch):
             tokens, _, _ = beam_search(

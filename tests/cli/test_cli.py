@@ -357,7 +357,7 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
         capsys,
     )
     assert code == 0, err
-    assert set(json.load(open(os.path.join(run_dir, "vocab.json")))["target"]) == set(french)
+    assert set(json.load(open(os.path.join(run_dir, "tokenizer.json")))["target"]) == set(french)
     run = json.load(open(os.path.join(run_dir, "run.json")))
     assert run["held_out_pairs"] == 4 and run["train_pairs"] == 68  # 5% of 72, seeded
     metrics = run["metrics"]
@@ -462,7 +462,7 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     assert run["train_pairs_available"] == 475  # --samples 400 of them, a seeded subset
     assert run["train_pairs"] + run["train_pairs_too_long"] == 400
     assert 100 < run["source_vocabulary"] <= 300 + 4 + 10  # about --vocab-size, with specials
-    vocabulary = json.load(open(os.path.join(run_dir, "vocab.json")))
+    vocabulary = json.load(open(os.path.join(run_dir, "tokenizer.json")))
     assert vocabulary["level"] == "subword" and "本" in vocabulary["target"]
     assert run["target_case"] == "keep" and vocabulary["cased_target"] is True
     metrics = run["metrics"]

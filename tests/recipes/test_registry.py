@@ -123,6 +123,7 @@ def test_importing_the_recipes_loads_no_tensorflow():
 def test_a_distributed_run_builds_its_model_without_xla():
     # XLA fails under MirroredStrategy on logical CPUs: `Run.build` turns it off there, for
     # every recipe's `build_model`, and keeps it on for one device.
+    from keras_adl.recipes.sequences.tasks import RECIPES as SEQUENCES
     from keras_adl.training.distribute import get_strategy
     from keras_adl.training.run import Run
 
@@ -137,7 +138,7 @@ def test_a_distributed_run_builds_its_model_without_xla():
             out="unused",
             strategy=strategy,
         )
-        model = run.build(recipes.all_tasks()["sort"][0].build_model, "sort", "pointer_network")
+        model = run.build(SEQUENCES["sort"].build_model, "pointer_network")
         assert model.jit_compile is jit
 
 

@@ -13,9 +13,10 @@ import os
 import keras
 import pytest
 
-from keras_adl.recipes import sequences, vision
+from keras_adl.recipes import vision
 from keras_adl.recipes.documents.tasks import RECIPES as DOCUMENTS
 from keras_adl.recipes.memory.tasks import RECIPES as MEMORY
+from keras_adl.recipes.sequences.tasks import RECIPES as SEQUENCES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -61,25 +62,25 @@ def default_model(recipe, task):
 
 @pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_sequences_cli_example_and_benchmark_agree():
-    recipe, task = sequences.RECIPE, "dates"
-    model_name = default_model(recipe, task)
-    cli = summary(recipe.build_model, task, model_name, jit_compile=True)  # as recipe.train
+    task = SEQUENCES["dates"]
+    model_name = task.spec.models[0]
+    cli = summary(task.build_model, model_name, jit_compile=True)  # as the task's build
 
     example = load_script("examples/seq2seq_dates.py")
-    assert (example.TASK, example.MODEL) == (task, model_name)
+    assert (example.TASK, example.MODEL) == (task.name, model_name)
     assert_same(summary(example.build_model, example.parse_args([])), cli)
 
-    # The benchmark reverses strings of its own 26 letters: the recipe's `pairs` build with
-    # the dates settings. That build, at the dates vocabularies, is the CLI's model...
+    # The benchmark reverses strings of its own 26 letters: the `pairs` build with the dates
+    # preset. That build, at the dates vocabularies, is the CLI's model...
     from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB
 
     benchmark = load_script("benchmarks/attention_vs_length.py")
-    assert benchmark.SETTINGS_OF == task and benchmark.MODELS[0] == model_name
-    dates_settings = recipe.settings(task, model_name)
+    assert benchmark.SETTINGS_OF == task.name and benchmark.MODELS[0] == model_name
+    dates_settings = task.spec.preset(model_name)
+    pairs = SEQUENCES["pairs"]
     assert_same(
         summary(
-            recipe.build_model,
-            "pairs",
+            pairs.build_model,
             model_name,
             len(SOURCE_VOCAB),
             len(TARGET_VOCAB),
@@ -91,7 +92,7 @@ def test_sequences_cli_example_and_benchmark_agree():
     size = len(benchmark.VOCAB)
     assert_same(
         summary(benchmark.build_model, benchmark.parse_args([])),
-        summary(recipe.build_model, "pairs", model_name, size, size, **dates_settings),
+        summary(pairs.build_model, model_name, size, size, **dates_settings),
     )
     assert set(benchmark.SMOKE) - {"train", "epochs"} <= set(dates_settings)
 

@@ -5,7 +5,7 @@ import json
 import pytest
 import tensorflow as tf
 
-from keras_adl.recipes.sequences import make_text_pair_serving_fn
+from keras_adl.recipes.sequences.serving import make_text_pair_serving_fn
 from keras_adl.text import CopyThrough, TextPairTokenizer
 from keras_adl.text.copy_through import (
     CLASSES,

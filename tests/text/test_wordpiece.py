@@ -192,7 +192,7 @@ def test_a_cased_target_round_trips_its_config_and_decodes_text_a_user_can_ship(
 
 
 def test_scores_of_a_cased_target_are_raw_text_first_then_normalised():
-    from keras_adl.recipes.sequences import score_pairs
+    from keras_adl.recipes.sequences.evaluate import score_pairs
 
     tok = TextPairTokenizer.build(["a"] * 3, ["Fichier."] * 3, vocab_size=50, cased_target=True)
     scores = score_pairs(tok, ["File."], ["Fichier introuvable."], ["fichier introuvable ."])

@@ -9,7 +9,7 @@ import pytest
 
 from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB
 from keras_adl.models import attention_seq2seq
-from keras_adl.recipes.sequences import export_seq2seq, make_seq2seq_serving_fn
+from keras_adl.recipes.sequences.serving import export_seq2seq, make_seq2seq_serving_fn
 
 INPUTS = ["3 may 1998", "Tuesday, 14 May 2002", "12/31/1999", "é?"]
 

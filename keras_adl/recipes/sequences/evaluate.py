@@ -1,0 +1,189 @@
+"""The sequences family's figures: exact match on the generated tasks, BLEU, chrF and exact
+match of translations (`translation_scores`, `score_pairs`), and their attention pictures."""
+
+import os
+
+import keras
+import numpy as np
+import sacrebleu
+import tensorflow as tf
+
+from keras_adl.conventions import END
+from keras_adl.data.dates import TARGET_LENGTH, TARGET_VOCAB
+from keras_adl.models.pointer import pointer_decode
+from keras_adl.recipes._pictures import draw
+from keras_adl.recipes.sequences.build import decode_fn
+from keras_adl.recipes.sequences.data import in_batches
+from keras_adl.recipes.sequences.plots import plot_attention
+from keras_adl.text.copy_through import copied_spans
+from keras_adl.text.normalization import joined_words, word_tokens
+
+# Source-length buckets (in words) of `translation_scores`: short, medium, long.
+LENGTH_BUCKETS = ((1, 6), (7, 12), (13, None))
+
+# -- the generated tasks ---------------------------------------------------------------------
+
+
+def evaluate_dates(model_name, model, test, out):
+    """Exact match of greedy decoding on the held-out dates ``test`` (`date_arrays`' dict),
+    three of them printed, and the attention picture of the first."""
+    tokens, attention, _ = decode_fn(model_name)(model, test["source"], TARGET_LENGTH - 1)
+    predictions = TARGET_VOCAB.decode(keras.ops.convert_to_numpy(tokens))
+    exact = float(np.mean([p == t for p, t in zip(predictions, test["target_text"])]))
+    draw(
+        plot_attention,
+        keras.ops.convert_to_numpy(attention)[0],
+        list(test["source_text"][0]),
+        list(predictions[0]) + ["</s>"],
+        os.path.join(out, "attention.png"),
+        title=f"{model_name}: attention",
+    )
+    for source, prediction in list(zip(test["source_text"], predictions))[:3]:
+        print(f"  {source} -> {prediction}")
+    return {"held_out_exact_match": exact}
+
+
+def evaluate_sort(model, test, out):
+    """The share of the held-out lists ``test`` (`sort_arrays`' dict) fully sorted, and the
+    pointer distribution of the first."""
+    order, probabilities = pointer_decode(model, test["inputs"])
+    order = keras.ops.convert_to_numpy(order)
+    draw(
+        plot_attention,
+        keras.ops.convert_to_numpy(probabilities)[0],
+        [f"{v:.2f}" for v in test["inputs"][0, :, 0]],
+        [str(i) for i in order[0]],
+        os.path.join(out, "attention.png"),
+        title="pointer distribution per output step",
+    )
+    return {"held_out_fully_sorted": float(np.mean(np.all(order == test["target"], 1)))}
+
+
+# -- translations ----------------------------------------------------------------------------
+
+
+def translate(model_name, model, tokenizer, sources, max_length):
+    """Greedy translations of ``sources`` (a list of str), in batches: ``(predictions,
+    attention of the first source, output tokens of the first source)``, the predictions
+    as `TextPairTokenizer.decode_target` writes them."""
+    first = []
+
+    def translate_batch(batch):
+        ids = tokenizer.encode_source(batch, max_length)
+        tokens, attention, _ = decode_fn(model_name)(model, ids, max_length)
+        if not first:
+            first.extend(keras.ops.convert_to_numpy(x)[0] for x in (attention, tokens))
+        return tokenizer.decode_target(tokens, batch)
+
+    return in_batches(sources, translate_batch), *first
+
+
+def evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, out):
+    """BLEU, chrF and exact match of greedy translations of held-out pairs (`score_pairs`),
+    and the attention picture of the first held-out pair."""
+    predictions, first_attention, first_tokens = translate(
+        model_name, model, tokenizer, sources, max_length
+    )
+    labels = [t.decode() for t in tokenizer.source_tokens(tf.constant(sources[:1]))[0].numpy()]
+    ends = [i for i, t in enumerate(first_tokens) if t == END]
+    outputs = first_tokens[: ends[0] + 1] if ends else first_tokens  # through </s>
+    draw(
+        plot_attention,
+        first_attention,
+        labels[:max_length],
+        [t.decode() for t in tokenizer.target_tokens(outputs).numpy()],
+        os.path.join(out, "attention.png"),
+        title=f"{model_name}: attention on a held-out pair",
+    )
+    for source, prediction in list(zip(sources, predictions))[:3]:
+        print(f"  {source} -> {prediction}")
+    scores = score_pairs(tokenizer, sources, targets, predictions)
+    return {f"held_out_{name}": value for name, value in scores.items()}
+
+
+def score_pairs(tokenizer, sources, targets, predictions):
+    """`translation_scores` of ``predictions`` against the references in the form the
+    tokenizer writes its outputs, by source length in words (after Unicode normalisation,
+    whatever the tokenizer's level).
+
+    With a cased target the headline figures are sacreBLEU's on raw text (case and
+    punctuation as written, only NFC and single spaces); ``normalized`` adds the figures of both
+    sides case-folded with punctuation split off (`joined_words`), comparable with runs whose
+    target was folded. With a cased target ``copied_spans`` gives the share of the
+    placeholders, options… that the references keep unchanged and the predictions reproduce
+    exactly (`keras_adl.text.copy_through.copied_spans`)."""
+
+    def strings(tensor):
+        return [t.decode() for t in tensor.numpy()]
+
+    references = strings(tokenizer.normalize_target(tf.constant(targets)))
+    lengths = word_tokens(tf.constant(sources)).row_lengths().numpy()
+    scores = translation_scores(predictions, references, lengths)
+    if getattr(tokenizer, "cased_target", False):
+        folded = translation_scores(
+            strings(joined_words(tf.constant(predictions))),
+            strings(joined_words(tf.constant(references))),
+        )
+        scores["normalized"] = {k: folded[k] for k in ("bleu", "chrf", "exact_match")}
+    if getattr(tokenizer, "cased_target", False):  # spans the reference keeps, as written
+        scores["copied_spans"] = copied_spans(sources, targets, predictions)
+    return scores
+
+
+def length_bucket_name(low, high):
+    """The name of a source-length bucket: ``"7-12"``, or ``"13+"`` when ``high`` is None."""
+    return f"{low}-{high}" if high is not None else f"{low}+"
+
+
+def translation_scores(predictions, references, source_lengths=None, buckets=LENGTH_BUCKETS):
+    """Corpus BLEU and chrF (sacrebleu's standard implementations, default settings) and exact
+    match of translations, in all and, given ``source_lengths``, by source-length bucket.
+
+    Args:
+        predictions, references: lists of strings of one length (one reference per
+            prediction), compared as given (normalise both the same way first).
+        source_lengths: optional source lengths (words) for the buckets.
+        buckets: ``(low, high)`` inclusive ranges of source length; ``high=None`` is open.
+
+    Returns:
+        A dict: ``bleu`` and ``chrf`` in [0, 100], ``exact_match`` in [0, 1], ``pairs``; with
+        ``source_lengths``, ``by_source_length``: ``{"1-6": {...}, "7-12": {...}, "13+":
+        {...}}`` with the same figures for each non-empty bucket.
+
+    Example:
+
+    >>> scores = translation_scores(["le chat dort", "un chien"], ["le chat dort", "le chien"])
+    >>> scores["exact_match"], scores["pairs"], round(scores["chrf"], 1)
+    (0.5, 2, 81.8)
+    """
+    predictions, references = list(predictions), list(references)
+    if len(predictions) != len(references) or not predictions:
+        raise ValueError(
+            "translation_scores: `predictions` and `references` must be non-empty and of one "
+            f"length; received {len(predictions)} and {len(references)}."
+        )
+    scores = {
+        # force: the inputs are often normalised text with punctuation split off, on purpose.
+        "bleu": float(sacrebleu.corpus_bleu(predictions, [references], force=True).score),
+        "chrf": float(sacrebleu.corpus_chrf(predictions, [references]).score),
+        "exact_match": float(np.mean([p == r for p, r in zip(predictions, references)])),
+        "pairs": len(predictions),
+    }
+    if source_lengths is not None:
+        lengths = np.asarray(source_lengths)
+        if lengths.shape != (len(predictions),):
+            raise ValueError(
+                "translation_scores: `source_lengths` must give one length per prediction; "
+                f"received shape {lengths.shape} for {len(predictions)} predictions."
+            )
+        by_length = {}
+        for low, high in buckets:
+            inside = (lengths >= low) & (lengths <= (high if high is not None else lengths.max()))
+            if inside.any():
+                name = length_bucket_name(low, high)
+                by_length[name] = translation_scores(
+                    [p for p, m in zip(predictions, inside) if m],
+                    [r for r, m in zip(references, inside) if m],
+                )
+        scores["by_source_length"] = by_length
+    return scores

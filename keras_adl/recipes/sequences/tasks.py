@@ -1,0 +1,275 @@
+"""The sequences family's tasks: the generated ``dates`` and ``sort`` (`GeneratedTask`) and the
+user's text pairs (`PairsTask`)."""
+
+import collections
+import os
+
+import keras
+import tensorflow as tf
+
+from keras_adl.data.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
+from keras_adl.recipes._recipe import TaskRecipe
+from keras_adl.recipes._tuning import search
+from keras_adl.recipes.sequences import data, spec
+from keras_adl.recipes.sequences.build import (
+    OWN_DECODERS,
+    build_pointer_network,
+    build_seq2seq,
+    decode_fn,
+)
+from keras_adl.recipes.sequences.evaluate import (
+    evaluate_dates,
+    evaluate_pairs,
+    evaluate_sort,
+    score_pairs,
+    translate,
+)
+from keras_adl.recipes.sequences.serving import (
+    export_seq2seq,
+    export_text_pairs,
+    make_pointer_serving_fn,
+    predict,
+)
+from keras_adl.training.export import export_serving_fn
+from keras_adl.training.fit import fit
+from keras_adl.training.rundir import MODEL_FILE, RecipeError, write_task_file
+
+# What `PairsTask.data` hands to the other hooks.
+PairsData = collections.namedtuple("PairsData", "tokenizer sources targets held_out")
+
+
+class SequenceTask(TaskRecipe):
+    """A task whose exports read raw strings and print one output each (`serving.predict`)."""
+
+    def predict(self, export_dir, inputs, info):
+        predict(export_dir, inputs, info)
+
+    def task_info(self, record):
+        """What the export's task file holds besides the task and model names."""
+        return {}
+
+    def export(self, run_dir, record, model, export_dir, beam_width=1):
+        self.export_model(run_dir, record, model, export_dir, beam_width)
+        write_task_file(
+            export_dir, task=record["task"], model=record["model"], **self.task_info(record)
+        )
+
+    def export_model(self, run_dir, record, model, export_dir, beam_width):
+        """Writes the SavedModel with the task's serving function."""
+        raise NotImplementedError
+
+
+class GeneratedTask(SequenceTask):
+    """A task of generated examples: fresh ones (their own seed) give the held-out loss watched
+    every epoch, and others the figures."""
+
+    def arrays(self, samples, seed):
+        """``(inputs, targets, raw)`` of ``samples`` generated examples (`data`)."""
+        raise NotImplementedError
+
+    def build_model(self, model_name, jit_compile=True, **overrides):
+        """The compiled model ``keras-adl train TASK --model MODEL`` trains; ``overrides``
+        replace preset values."""
+        raise NotImplementedError
+
+    def hypermodel(self, model_name):
+        """The HyperModel searched by ``keras-adl tune TASK --model MODEL`` (the ``tuner``
+        extra)."""
+        from keras_adl.recipes.sequences import hypermodels
+
+        return self.hypermodel_of(hypermodels, model_name)
+
+    def hypermodel_of(self, hypermodels, model_name):
+        """`hypermodel`, from the family's ``hypermodels`` module."""
+        raise NotImplementedError
+
+    def data(self, run):
+        x, y, _ = self.arrays(run.samples, seed=0)
+        # Fresh examples (seed 2; the figures' are seed 1) whose loss picks the best epoch.
+        validation = self.arrays(spec.VALIDATION_EXAMPLES, seed=2)[:2]
+        return x, y, validation
+
+    def build(self, run, arrays):
+        model = run.build(self.build_model, run.model)
+        run.record["settings"] = self.spec.preset(run.model)
+        return model
+
+    def fit(self, run, model, arrays):
+        x, y, validation = arrays
+        return fit(
+            run,
+            model,
+            x,
+            y,
+            batch_size=run.batch_size,
+            shuffle=True,
+            validation_data=validation,
+            validation_batch_size=run.batch_size,
+        )
+
+    def evaluate(self, run, model, arrays):
+        _, _, test = self.arrays(spec.HELD_OUT, seed=1)
+        return self.figures(run.model, model, test, run.out)
+
+    def figures(self, model_name, model, test, out):
+        """The held-out figures on the generated ``test`` examples, and the picture."""
+        raise NotImplementedError
+
+    def tune(self, model_name, trials, epochs, samples, out, options):
+        x, y, _ = self.arrays(samples, seed=0)
+        validation = self.arrays(max(samples // 5, 64), seed=1)[:2]
+        return search(
+            self.hypermodel(model_name),
+            "val_loss",
+            trials,
+            out,
+            f"{self.name}_{model_name}",
+            x,
+            y,
+            validation_data=validation,
+            epochs=epochs,
+            batch_size=self.spec.batch_size,
+        )
+
+
+class DatesTask(GeneratedTask):
+    """Human-written dates to ISO ``YYYY-MM-DD``, character by character."""
+
+    def arrays(self, samples, seed):
+        return data.date_examples(samples, seed)
+
+    def build_model(self, model_name, jit_compile=True, **overrides):
+        preset = self.spec.preset(model_name)
+        sizes = (len(SOURCE_VOCAB), len(TARGET_VOCAB))
+        return build_seq2seq(model_name, preset, *sizes, jit_compile, **overrides)
+
+    def hypermodel_of(self, hypermodels, model_name):
+        sizes = (len(SOURCE_VOCAB), len(TARGET_VOCAB))
+        return hypermodels.SEQ2SEQ_HYPERMODELS[model_name](*sizes)
+
+    def figures(self, model_name, model, test, out):
+        return evaluate_dates(model_name, model, test, out)
+
+    def export_model(self, run_dir, record, model, export_dir, beam_width):
+        export_seq2seq(
+            model,
+            export_dir,
+            SOURCE_VOCAB,
+            TARGET_VOCAB,
+            TARGET_LENGTH - 1,
+            beam_width=beam_width,
+            decode=OWN_DECODERS.get(record["model"]),  # else greedy or beam search
+        )
+
+
+class SortTask(GeneratedTask):
+    """The pointer network outputs the positions that sort a list of numbers."""
+
+    def arrays(self, samples, seed):
+        return data.sort_examples(samples, seed)
+
+    def build_model(self, model_name, jit_compile=True, **overrides):
+        return build_pointer_network(self.spec.preset(model_name), jit_compile, **overrides)
+
+    def hypermodel_of(self, hypermodels, model_name):
+        return hypermodels.PointerNetworkHyperModel()
+
+    def figures(self, model_name, model, test, out):
+        return evaluate_sort(model, test, out)
+
+    def export_model(self, run_dir, record, model, export_dir, beam_width):
+        export_serving_fn(model, export_dir, make_pointer_serving_fn(model))
+
+
+class PairsTask(SequenceTask):
+    """Translation of the user's ``source<TAB>target`` pairs or gettext catalogs; its runs and
+    exports are scored on other pairs by ``keras-adl evaluate`` (`evaluate_file`)."""
+
+    def build_model(
+        self, model_name, source_vocab_size, target_vocab_size, jit_compile=True, **overrides
+    ):
+        """The compiled model ``keras-adl train pairs --model MODEL`` trains over the
+        tokenizer's vocabularies; ``overrides`` replace preset values."""
+        preset = self.spec.preset(model_name)
+        sizes = (source_vocab_size, target_vocab_size)
+        return build_seq2seq(model_name, preset, *sizes, jit_compile, **overrides)
+
+    def data(self, run):
+        max_length, options = run.options["max_length"], run.options
+        cased = data.cased_target(options)  # refused before the data is read
+        sources, targets, held_out, available = data.training_pairs(options, run.samples)
+        tokenizer = data.pair_tokenizer(sources, targets, options, cased)  # training pairs only
+        sources, targets, too_long = data.fitting_pairs(tokenizer, sources, targets, max_length)
+        if not sources:
+            raise RecipeError(
+                f"every training pair is longer than --max-length {max_length} tokens"
+            )
+        run.record.update(
+            settings=self.spec.preset(run.model),
+            max_length=max_length,
+            data=options["data"],
+            tokens=options["tokens"],
+            target_case="keep" if cased else "fold",
+            copy_through=list(tokenizer.copy.classes),
+            source_vocabulary=tokenizer.source_size,
+            target_vocabulary=tokenizer.target_size,
+            train_pairs=len(sources),
+            train_pairs_available=available,
+            train_pairs_too_long=too_long,
+            held_out_pairs=len(held_out[0]),
+        )
+        data.write_tokenizer(run.out, tokenizer)
+        return PairsData(tokenizer, sources, targets, held_out)
+
+    def build(self, run, pairs):
+        tokenizer = pairs.tokenizer
+        return run.build(self.build_model, run.model, tokenizer.source_size, tokenizer.target_size)
+
+    def fit(self, run, model, pairs):
+        tokenizer, max_length = pairs.tokenizer, run.options["max_length"]
+        batch_size = min(run.batch_size, len(pairs.sources))
+        train = tokenizer.dataset(pairs.sources, pairs.targets, batch_size, max_length, max_length)
+        # The held-out pairs' loss picks the best epoch (Keras' validation data).
+        validation = None
+        if pairs.held_out[0]:
+            fitting = data.fitting_pairs(tokenizer, *pairs.held_out, max_length)[:2]
+            validation = data.held_out_dataset(tokenizer, *fitting, batch_size, max_length)
+        return fit(run, model, train, shuffle=False, validation_data=validation)
+
+    def evaluate(self, run, model, pairs):
+        max_length = run.options["max_length"]
+        return evaluate_pairs(
+            run.model, model, pairs.tokenizer, *pairs.held_out, max_length, run.out
+        )
+
+    def task_info(self, record):
+        return {"max_length": record["max_length"]}
+
+    def export_model(self, run_dir, record, model, export_dir, beam_width):
+        tokenizer = data.read_tokenizer(run_dir)
+        decode = decode_fn(record["model"])
+        export_text_pairs(model, export_dir, tokenizer, record["max_length"], decode)
+        data.write_tokenizer(export_dir, tokenizer)  # read by `evaluate_file`
+
+    def evaluate_file(self, path, info, is_run, data_path):
+        """``keras-adl evaluate``: the figures of `score_pairs` for the run (``is_run``) or
+        export at ``path``, described by ``info`` (its ``run.json`` or task file), on the
+        pairs of ``data_path`` (any ``--data`` form, `data.load_pairs`)."""
+        tokenizer = data.read_tokenizer(path)
+        sources, targets = data.load_pairs(data_path)
+        if is_run:
+            model = keras.saving.load_model(os.path.join(path, MODEL_FILE))
+            predictions, _, _ = translate(
+                info["model"], model, tokenizer, sources, info["max_length"]
+            )
+        else:
+            serve = tf.saved_model.load(path).signatures["serving_default"]
+            predictions = data.in_batches(sources, lambda batch: serve(inputs=batch)["output"])
+        return score_pairs(tokenizer, sources, targets, predictions)
+
+
+RECIPES = {
+    "dates": DatesTask(spec.DATES),
+    "pairs": PairsTask(spec.PAIRS),
+    "sort": SortTask(spec.SORT),
+}

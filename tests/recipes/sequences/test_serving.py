@@ -1,0 +1,73 @@
+"""The ``pairs`` task's run directory and export: the tokenizer file under its new name, and the
+``vocab.json`` of earlier versions still read by ``export``, ``evaluate`` and ``predict``."""
+
+import json
+import os
+import shutil
+
+import keras
+import pytest
+
+from keras_adl.recipes.sequences import data
+from keras_adl.recipes.sequences.spec import OLD_TOKENIZER_FILE, TOKENIZER_FILE
+from keras_adl.recipes.sequences.tasks import RECIPES
+from keras_adl.text import TextPairTokenizer
+from keras_adl.training.rundir import MODEL_FILE, RUN_FILE, TASK_FILE
+
+SOURCES = ["one two", "two three", "three four", "four one", "one three", "two four"]
+TARGETS = ["un deux", "deux trois", "trois quatre", "quatre un", "un trois", "deux quatre"]
+
+
+def _tokenizer():
+    return TextPairTokenizer.build(SOURCES, TARGETS, level="word")
+
+
+def test_the_tokenizer_is_written_as_tokenizer_json_and_read_under_both_names(tmp_path):
+    tokenizer = _tokenizer()
+    data.write_tokenizer(str(tmp_path), tokenizer)
+    assert os.listdir(tmp_path) == [TOKENIZER_FILE] == ["tokenizer.json"]
+    assert data.read_tokenizer(str(tmp_path)).to_config() == tokenizer.to_config()
+    old = tmp_path / "old"
+    old.mkdir()
+    shutil.copy(tmp_path / TOKENIZER_FILE, old / OLD_TOKENIZER_FILE)
+    assert OLD_TOKENIZER_FILE == "vocab.json"
+    assert data.read_tokenizer(str(old)).to_config() == tokenizer.to_config()
+    with pytest.raises(FileNotFoundError, match="tokenizer.json"):
+        data.read_tokenizer(str(tmp_path / "none"))
+
+
+@pytest.mark.slow  # two SavedModel exports and three decodings, ~20 s
+def test_a_run_and_an_export_of_an_earlier_version_export_evaluate_and_predict(tmp_path, capsys):
+    """A finished ``pairs`` run whose tokenizer is ``vocab.json`` (earlier versions) exports;
+    the export carries ``tokenizer.json``; an export holding only ``vocab.json`` is scored by
+    ``evaluate`` as the run is, and serves ``predict``."""
+    tokenizer = _tokenizer()
+    task = RECIPES["pairs"]
+    run_dir, export_dir = tmp_path / "run", str(tmp_path / "export")
+    run_dir.mkdir()
+    with open(run_dir / OLD_TOKENIZER_FILE, "w") as f:
+        json.dump(tokenizer.to_config(), f)
+    model = task.build_model(
+        "attention_seq2seq", tokenizer.source_size, tokenizer.target_size, embedding_dim=8, units=8
+    )
+    model.save(str(run_dir / MODEL_FILE))
+    record = {"task": "pairs", "model": "attention_seq2seq", "max_length": 6}
+    (run_dir / RUN_FILE).write_text(json.dumps(record))
+    model = keras.saving.load_model(str(run_dir / MODEL_FILE))
+
+    task.export(str(run_dir), record, model, export_dir)
+    assert json.load(open(os.path.join(export_dir, TASK_FILE))) == record
+    assert data.read_tokenizer(export_dir).to_config() == tokenizer.to_config()
+    os.rename(
+        os.path.join(export_dir, TOKENIZER_FILE), os.path.join(export_dir, OLD_TOKENIZER_FILE)
+    )
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{s}\t{t}\n" for s, t in zip(SOURCES, TARGETS)))
+    from_run = task.evaluate_file(str(run_dir), record, True, str(pairs))
+    from_export = task.evaluate_file(export_dir, record, False, str(pairs))
+    assert from_run == from_export and from_run["pairs"] == len(SOURCES)
+
+    task.predict(export_dir, ["one two", "three"], record)
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [row[0] for row in rows] == ["one two", "three"]
