@@ -24,13 +24,9 @@ import tensorflow as tf  # noqa: E402
 from keras_adl.data.bilm import bilm_dataset, word_windows  # noqa: E402
 from keras_adl.layers import ELMoEmbedding  # noqa: E402
 from keras_adl.models import elmo_embedder, features_classifier  # noqa: E402
-from keras_adl.plotting import plot_scalar_mix  # noqa: E402
-from keras_adl.recipes.contextual import (  # noqa: E402
-    CLASSIFIER_SETTINGS,
-    DOCUMENT_WORDS,
-    MAX_WORDS,
-    RECIPE,
-)
+from keras_adl.recipes.contextual.plots import plot_scalar_mix  # noqa: E402
+from keras_adl.recipes.contextual.spec import DOCUMENT_WORDS, MAX_WORDS  # noqa: E402
+from keras_adl.recipes.contextual.tasks import RECIPES  # noqa: E402
 from keras_adl.recipes.documents import data as documents_data  # noqa: E402
 from keras_adl.text.characters import text_character_ids  # noqa: E402
 
@@ -52,8 +48,11 @@ def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     keras.utils.set_random_seed(args.seed)
-    train, held_out, vocabulary = RECIPE.corpus(args.data, args.documents, args.vocab_size)
-    bilm = RECIPE.build_model("pretrain_bilm", "elmo", vocabulary.size)
+    bilm_task = RECIPES["pretrain_bilm"]
+    # The classifier's sizes and learning rate: the preset `keras-adl train` uses.
+    classifier = RECIPES["fortunes_features"].spec.preset("bigru")
+    train, held_out, vocabulary = bilm_task.corpus(args.data, args.documents, args.vocab_size)
+    bilm = bilm_task.build_model("elmo", vocabulary.size)
     length = bilm.input.shape[-1]
     windows = [word_windows(docs, MAX_WORDS) for docs in (train, held_out)]
     data = bilm_dataset(windows[0], vocabulary, 32, MAX_WORDS, length, repeat=True)
@@ -85,11 +84,11 @@ def main(argv=None):
             characters,
             elmo(characters),
             len(names),
-            units=CLASSIFIER_SETTINGS["units"],
-            dropout=CLASSIFIER_SETTINGS["dropout"],
+            units=classifier["units"],
+            dropout=classifier["dropout"],
         )
         model.compile(
-            keras.optimizers.Adam(CLASSIFIER_SETTINGS["learning_rate"], global_clipnorm=5.0),
+            keras.optimizers.Adam(classifier["learning_rate"], global_clipnorm=5.0),
             keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             metrics=["accuracy"],
         )
