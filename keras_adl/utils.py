@@ -10,6 +10,10 @@ and what was received, so bad input fails at the call site instead of deep insid
 import keras
 import numpy as np
 
+# TensorFlow only where it is the backend: importing this module on JAX or PyTorch loads none.
+if keras.backend.backend() == "tensorflow":
+    import tensorflow as tf
+
 from keras_adl.conventions import PAD
 
 
@@ -155,8 +159,6 @@ def replica_position():
     """
     if keras.backend.backend() != "tensorflow":
         return 0, 1
-    import tensorflow as tf
-
     context = tf.distribute.get_replica_context()
     if context is None or context.num_replicas_in_sync == 1:
         return 0, 1

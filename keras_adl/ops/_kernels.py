@@ -26,6 +26,17 @@ References:
 import keras
 from keras import ops
 
+from keras_adl.type_aliases import DType
+
+# The running backend's own library, for its own attention path (the others need not be
+# installed); the backend is chosen once, when Keras is imported.
+if keras.backend.backend() == "tensorflow":
+    import tensorflow as tf
+elif keras.backend.backend() == "jax":
+    import jax
+elif keras.backend.backend() == "torch":
+    import torch
+
 # TensorFlow takes the blocked path once one head-batched score tensor [B, H, S, T] would hold
 # this many elements (1 GiB in float32). The composed ops are faster on a CPU at every length
 # (≈1.25×: the blocked gradient recomputes each block's softmax) but hold O(T²) memory.
@@ -35,6 +46,24 @@ BLOCKED_MIN_SCORES = 2**28
 QUERY_BLOCK = 256
 # Blocks in flight at once outside XLA (TensorFlow's default is 10, i.e. 10 blocks of memory).
 PARALLEL_BLOCKS = 1
+
+
+def large_negative(dtype: DType) -> float:
+    """A large negative number that ``dtype`` can hold, used to mask logits.
+
+    ``float16`` cannot hold ``-1e9`` (it overflows to ``-inf`` and softmax of a row of ``-inf``
+    is NaN), so the value depends on the dtype.
+
+    Args:
+        dtype: a dtype name or object.
+
+    Returns:
+        A Python float.
+    """
+    dtype = keras.backend.standardize_dtype(dtype)
+    if dtype == "float16":
+        return -3.0e4
+    return -1.0e9
 
 
 def backend_attention(query, key, value, mask, scale, causal, composed=None):
@@ -67,8 +96,6 @@ def backend_attention(query, key, value, mask, scale, causal, composed=None):
 
 def _tensorflow(query, key, value, mask, scale, causal, composed):
     """The blocked path for large score tensors; decided in the graph if a size is unknown."""
-    import tensorflow as tf
-
     if query.shape[2] is not None and query.shape[2] <= QUERY_BLOCK:
         return None  # one block: the composed ops with an extra softmax in the gradient
     sizes = [query.shape[0], query.shape[1], query.shape[2], key.shape[2]]
@@ -107,8 +134,6 @@ def _zero_empty_rows(context, mask, causal, query_length):
 
 
 def _fused_jax(query, key, value, mask, scale, causal):
-    import jax
-
     if query.shape[-1] != value.shape[-1] or not _cudnn_eligible(query):
         # XLA's composed attention (what jax.nn picks unless asked) is slower than ours and
         # holds more memory: 0.57× at T = 2k on a CPU (benchmarks/attention_memory.py).
@@ -131,8 +156,6 @@ def _fused_jax(query, key, value, mask, scale, causal):
 
 def _cudnn_eligible(query):
     """Whether cuDNN's fused attention may take ``query``: a GPU, 16-bit floats, d ≤ 128."""
-    import jax
-
     dtype = keras.backend.standardize_dtype(query.dtype)
     head = query.shape[-1]
     if jax.default_backend() != "gpu" or dtype not in ("float16", "bfloat16"):
@@ -148,10 +171,6 @@ def _cudnn_eligible(query):
 
 
 def _fused_torch(query, key, value, mask, scale, causal):
-    import torch
-
-    from keras_adl.ops.attention import large_negative  # imported here: attention imports us
-
     length = query.shape[2]
     if mask is not None:
         mask = ops.cast(mask, "bool")
@@ -180,8 +199,6 @@ def _fused_torch(query, key, value, mask, scale, causal):
 def _blocked_tensorflow(query, key, value, mask, scale, causal):
     """TensorFlow's attention over blocks of ``QUERY_BLOCK`` query rows, its gradient
     recomputing each block's softmax (the module docstring)."""
-    import tensorflow as tf
-
     dtype = query.dtype
     length = tf.shape(query)[2]
     blocks = (length + QUERY_BLOCK - 1) // QUERY_BLOCK
@@ -213,8 +230,6 @@ def _blocked_tensorflow(query, key, value, mask, scale, causal):
 def _block_reshapes(length, blocks):
     """``(to_blocks, from_blocks)``: ``[b, h, S, n] → [blocks, b, h, QUERY_BLOCK, n]`` (rows
     padded), and the inverse (rows cut back to ``S = length``)."""
-    import tensorflow as tf
-
     padded = blocks * QUERY_BLOCK
 
     def to_blocks(x):
@@ -234,8 +249,6 @@ def _block_reshapes(length, blocks):
 def _block_mask(mask, causal, length, key_length, to_blocks):
     """``keep(index)``: block ``index``'s boolean mask (the given mask and the causal one),
     broadcastable to ``[B, H, QUERY_BLOCK, T]``, or None."""
-    import tensorflow as tf
-
     if mask is not None and mask.shape[2] is None:
         # Rows unknown until run time ([.., 1, T] or [.., S, T]): broadcast them to S.
         shape = tf.shape(mask)
@@ -260,10 +273,6 @@ def _block_mask(mask, causal, length, key_length, to_blocks):
 def _block_weights(scaled_block, key, valid):
     """One block's attention weights ``[B, H, QUERY_BLOCK, T]`` (float32) from its scaled
     queries, the keys and its mask ``valid`` (or None)."""
-    import tensorflow as tf
-
-    from keras_adl.ops.attention import large_negative  # imported here: attention imports us
-
     logits = tf.cast(tf.matmul(scaled_block, key, transpose_b=True), tf.float32)
     if valid is None:
         return tf.nn.softmax(logits)
@@ -275,8 +284,6 @@ def _block_weights(scaled_block, key, valid):
 
 def _blocked_forward(weights, value, blocks):
     """The context of every block, ``[blocks, B, H, QUERY_BLOCK, D]``, one block at a time."""
-    import tensorflow as tf
-
     dtype = value.dtype
 
     def forward(index, outputs):
@@ -295,8 +302,6 @@ def _blocked_forward(weights, value, blocks):
 def _blocked_backward(weights, upstream_blocks, context_blocks, scaled, key, value, scale, blocks):
     """The gradients ``(d_query blocks, d_key, d_value)`` (the latter two float32), each
     block's softmax recomputed: one block of scores at a time."""
-    import tensorflow as tf
-
     dtype = scaled.dtype  # the queries'
 
     def backward(index, d_queries, d_key, d_value):

@@ -18,29 +18,11 @@ References:
 import keras
 from keras import ops
 
-from keras_adl.ops._kernels import backend_attention
-from keras_adl.type_aliases import DType, Tensor
+from keras_adl.ops._kernels import backend_attention, large_negative
+from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_rank, check_same_dim
 
 _LOW_PRECISION = ("float16", "bfloat16")
-
-
-def large_negative(dtype: DType) -> float:
-    """A large negative number that ``dtype`` can hold, used to mask logits.
-
-    ``float16`` cannot hold ``-1e9`` (it overflows to ``-inf`` and softmax of a row of ``-inf``
-    is NaN), so the value depends on the dtype.
-
-    Args:
-        dtype: a dtype name or object.
-
-    Returns:
-        A Python float.
-    """
-    dtype = keras.backend.standardize_dtype(dtype)
-    if dtype == "float16":
-        return -3.0e4
-    return -1.0e9
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None, axis: int = -1) -> Tensor:

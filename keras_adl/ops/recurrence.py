@@ -4,11 +4,16 @@ On TensorFlow, ``keras.ops.scan`` runs a ``tf.while_loop`` without ``maximum_ite
 requires per-step outputs shaped like the carry; XLA cannot differentiate such a loop ("XLA
 compilation requires a fixed tensor list size"). There `scan_steps` runs its own
 ``tf.while_loop`` with ``TensorArray`` outputs, the one place a recurrent layer's loop touches
-``tf`` (imported when the loop runs, so that importing this module loads no TensorFlow). On JAX
+``tf`` (imported only on the TensorFlow backend, so that this module loads no TensorFlow
+elsewhere). On JAX
 and PyTorch it is ``keras.ops.scan`` (``jax.lax.scan``, and a Python loop on PyTorch).
 """
 
 import keras
+
+# TensorFlow only where it is the backend: importing this module on JAX or PyTorch loads none.
+if keras.backend.backend() == "tensorflow":
+    import tensorflow as tf
 
 
 def scan_steps(step_fn, initial_state, inputs):
@@ -42,8 +47,6 @@ def scan_steps(step_fn, initial_state, inputs):
 def _tf_scan_steps(step_fn, initial_state, inputs):
     """`scan_steps` as a ``tf.while_loop`` with ``maximum_iterations`` set and ``TensorArray``
     outputs, the form XLA compiles and differentiates."""
-    import tensorflow as tf
-
     flat_inputs = tf.nest.flatten(inputs)
     steps = tf.shape(flat_inputs[0])[0]
     input_arrays = [

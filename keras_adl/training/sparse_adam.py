@@ -7,12 +7,16 @@ a step's time. `SparseAdam` applies Adam's update to the rows of a sparse gradie
 rows and their moments untouched, as tensorflow-addons' ``LazyAdam`` and PyTorch's
 ``SparseAdam`` do. Dense gradients get the ordinary Adam update.
 
-TensorFlow only (``tf.unique`` and scatter updates, imported when a step runs, so that
-registering the class loads no TensorFlow), and not under XLA (``tf.unique`` has a dynamic
+TensorFlow only (``tf.unique`` and scatter updates; TensorFlow is imported on its own backend
+only, so that registering the class on another backend loads none), and not under XLA (``tf.unique`` has a dynamic
 shape): compile a model that uses it with ``jit_compile=False``.
 """
 
 import keras
+
+# TensorFlow only where it is the backend: importing this module on JAX or PyTorch loads none.
+if keras.backend.backend() == "tensorflow":
+    import tensorflow as tf
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -37,8 +41,6 @@ class SparseAdam(keras.optimizers.Adam):
         super().__init__(*args, **kwargs)
 
     def update_step(self, gradient, variable, learning_rate):
-        import tensorflow as tf
-
         if not isinstance(gradient, tf.IndexedSlices):
             return super().update_step(gradient, variable, learning_rate)
         dtype = variable.dtype
