@@ -11,7 +11,6 @@ import tensorflow as tf
 from keras_adl.conventions import END
 from keras_adl.data.bilm import unigram_perplexity, window_ids
 from keras_adl.models.seq2seq import beam_search, greedy_decode
-from keras_adl.plotting import plot_attention
 from keras_adl.recipes._pictures import draw
 from keras_adl.recipes.contextual.plots import plot_scalar_mix
 from keras_adl.recipes.contextual.spec import (
@@ -23,6 +22,7 @@ from keras_adl.recipes.contextual.spec import (
 )
 from keras_adl.recipes.sequences.data import in_batches
 from keras_adl.recipes.sequences.evaluate import evaluate_pairs, score_pairs
+from keras_adl.recipes.sequences.plots import plot_attention
 
 # -- pretrain_bilm -----------------------------------------------------------------------------
 
