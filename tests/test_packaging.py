@@ -146,7 +146,7 @@ def test_tune_without_keras_tuner_exits_2_with_one_line(monkeypatch, tmp_path, c
     def no_tensorflow(*args, **kwargs):
         raise AssertionError("the missing extra is reported before TensorFlow loads")
 
-    monkeypatch.setattr(cli, "_load_tensorflow", no_tensorflow)
+    monkeypatch.setattr(cli.commands, "load_tensorflow", no_tensorflow)
     code = cli.main(["tune", "dates", "--trials", "1", "--out", str(tmp_path / "tune")])
     out, err = capsys.readouterr()
     assert code == 2 and out == ""

@@ -132,7 +132,7 @@ def task_parser(command, family, task):
             default=option.default,
             required=option.required,
             choices=option.choices,
-            help=option.help,
+            help=option.help.replace("%", "%%"),  # argparse formats help with %
         )
     parser.add_argument(
         "--out", required=True, help="run directory" if train else "tuner directory"
