@@ -9,7 +9,11 @@
 - imports go at the top of a module: an import inside a function is for the CLI boundary, an
   optional extra or backend-specific code, and there are at most `MAX_LOCAL_IMPORTS` of them;
 - no import cycle among keras_adl's modules, counting the imports that run when a module is
-  imported (those outside functions).
+  imported (those outside functions);
+- no module of the delivery wing (`DELIVERY`) is longer than `MAX_DELIVERY_LINES` lines (`ops/`
+  and `layers/` may keep a long module that is one concept);
+- no recipe branches on a task's name: a task is an object (``task == "…"``, ``task in (…)``
+  and the like, on a name ending in ``task`` or ``task_name``, compared with strings).
 """
 
 import ast
@@ -20,15 +24,26 @@ PACKAGE = ROOT / "keras_adl"
 
 # Packages whose own subpackages may import their private names: the family folders of
 # keras_adl/recipes/ share its private core (_spec, _recipe, _compile, _development, _tuning,
-# _pictures) while the recipes are restructured; remove the entry once that core is public.
+# _pictures, _train), which is the house of the families and of no one else.
 PRIVATE_TO_SUBPACKAGES = ("keras_adl.recipes",)
 
 MAX_FUNCTION_LINES = 80
-# Paths (a folder ends with "/") still being split into shorter functions; remove an entry once
-# its functions are short.
-LONG_FUNCTIONS_ALLOWED_IN = ("keras_adl/recipes/", "keras_adl/cli/")
+# Paths (a folder ends with "/") whose functions may be longer: none.
+LONG_FUNCTIONS_ALLOWED_IN = ()
 
 MAX_LOCAL_IMPORTS = 30
+
+# The delivery wing: what runs, tunes, serves and draws the models (a folder ends with "/").
+DELIVERY = (
+    "keras_adl/recipes/",
+    "keras_adl/training/",
+    "keras_adl/data/",
+    "keras_adl/text/",
+    "keras_adl/cli/",
+    "keras_adl/plotting.py",
+    "keras_adl/metrics.py",
+)
+MAX_DELIVERY_LINES = 500
 
 
 def _modules():
@@ -209,3 +224,51 @@ def test_no_import_cycle():
     assert not cycles, "import cycles (module-level imports):\n" + "\n".join(
         " -> ".join(cycle) for cycle in cycles
     )
+
+
+def test_no_delivery_module_is_longer_than_the_limit():
+    found = []
+    for path in _modules():
+        relative = _relative(path)
+        if relative.startswith(DELIVERY):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_DELIVERY_LINES:
+                found.append(f"{relative}: {lines} lines")
+    assert not found, f"delivery modules over {MAX_DELIVERY_LINES} lines:\n" + "\n".join(found)
+
+
+def _names_a_task(node):
+    """Whether ``node`` is a name or attribute ending in ``task`` or ``task_name``."""
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+    return name.endswith("task") or name.endswith("task_name")
+
+
+def _strings(node):
+    """Whether ``node`` is a string constant or a tuple, list or set of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_strings(e) for e in node.elts)
+    return False
+
+
+def test_no_recipe_branches_on_a_task_name():
+    found = []
+    for path in sorted((PACKAGE / "recipes").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            if any(_names_a_task(n) for n in sides) and any(_strings(n) for n in sides):
+                found.append(f"{_relative(path)}:{node.lineno}")
+    assert not found, "recipes branching on a task's name:\n" + "\n".join(found)
+
+
+def test_the_rules_see_what_they_forbid():
+    """The task-name rule is not vacuous: it sees both forms of the branch it forbids."""
+    branches = ast.parse('if run.task == "dates": pass\nif task_name in ("a", "b"): pass')
+    compares = [n for n in ast.walk(branches) if isinstance(n, ast.Compare)]
+    assert len(compares) == 2
+    for node in compares:
+        sides = [node.left, *node.comparators]
+        assert any(_names_a_task(n) for n in sides) and any(_strings(n) for n in sides)

@@ -84,13 +84,9 @@ def test_digits_and_tsne_without_scikit_learn_name_the_data_extra(monkeypatch, t
 def test_each_recipes_hypermodels_without_keras_tuner_name_the_tuner_extra(monkeypatch, family):
     _missing(monkeypatch, "keras_tuner")
     name = f"keras_adl.recipes.{family}.hypermodels"
-    folder = os.path.isfile(os.path.join(os.path.dirname(recipes.__file__), family, "__init__.py"))
     monkeypatch.delitem(sys.modules, name, raising=False)
     with pytest.raises(MissingExtra, match=r"needs keras-tuner: pip install 'keras-adl\[tuner\]'$"):
-        if folder:
-            importlib.import_module(name)
-        else:  # a family still in one module
-            importlib.import_module(f"keras_adl.recipes.{family}")._hypermodels()
+        importlib.import_module(name)
 
 
 def test_search_without_keras_tuner_names_the_tuner_extra(monkeypatch):
@@ -128,7 +124,6 @@ def test_run_pictures_are_skipped_with_one_line_without_matplotlib(monkeypatch, 
 
 @pytest.mark.slow  # a short training run
 def test_training_without_matplotlib_finishes_without_pictures(monkeypatch, tmp_path, capsys):
-    from keras_adl import recipes
 
     _missing(monkeypatch, "matplotlib", "matplotlib.pyplot")
     monkeypatch.setattr(_pictures, "_PICTURES_SKIPPED", set())

@@ -15,7 +15,6 @@ This package itself loads no TensorFlow: `families` and `find` read the specs, a
 """
 
 import importlib
-import os
 
 from keras_adl.training.rundir import CHECKPOINT_EVERY, RecipeError
 
@@ -43,19 +42,9 @@ FAMILIES = (
 )
 
 
-def _is_folder(name):
-    return os.path.isfile(os.path.join(os.path.dirname(__file__), name, "__init__.py"))
-
-
 def families():
     """The ``FAMILY`` spec of every family, in `FAMILIES` order."""
-    found = []
-    for name in FAMILIES:
-        if _is_folder(name):
-            found.append(importlib.import_module(f"keras_adl.recipes.{name}.spec").FAMILY)
-        else:  # a family still in one module (until every family has its folder)
-            found.append(importlib.import_module(f"keras_adl.recipes.{name}").RECIPE)
-    return found
+    return [importlib.import_module(f"keras_adl.recipes.{name}.spec").FAMILY for name in FAMILIES]
 
 
 def all_tasks():
@@ -101,32 +90,8 @@ def recipe_for(task_name):
     Raises:
         ValueError: an unknown task.
     """
-    family, task, _ = find(task_name)
-    if not _is_folder(family.name):
-        return _ModuleRecipe(family, task)
+    family = find(task_name)[0]
     return importlib.import_module(f"keras_adl.recipes.{family.name}.tasks").RECIPES[task_name]
-
-
-class _ModuleRecipe:
-    """A task of a family still in one module, behind the `TaskRecipe` verbs (transitional)."""
-
-    def __init__(self, recipe, spec):
-        self.recipe, self.spec = recipe, spec
-
-    def train(self, run):
-        return self.recipe.train(run)
-
-    def tune(self, model_name, trials, epochs, samples, out, options):
-        return self.recipe.tune(self.spec.name, model_name, trials, epochs, samples, out, options)
-
-    def export(self, run_dir, record, model, export_dir, beam_width=1):
-        return self.recipe.export(run_dir, record, model, export_dir, beam_width=beam_width)
-
-    def predict(self, export_dir, inputs, info):
-        return self.recipe.predict(export_dir, inputs, info)
-
-    def evaluate_file(self, path, info, is_run, data):
-        return self.recipe.evaluate_file(path, info, is_run, data)
 
 
 def _check_positive(flag, value, integer=False, finite=True):

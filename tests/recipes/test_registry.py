@@ -49,8 +49,7 @@ def test_every_family_registers_tasks_with_unique_names():
                 > 0
             )
             for model in task.models:  # every (task, model) has settings
-                preset = task.preset(model) if task.presets else recipe.settings(task.name, model)
-                assert "learning_rate" in preset
+                assert "learning_rate" in task.preset(model)
 
 
 def test_find_names_the_choices_in_its_errors():
@@ -88,7 +87,6 @@ def test_build_model_rejects_unknown_overrides():
 
 def test_hypermodels_are_top_level_classes_of_their_family():
     import importlib
-    import os
 
     for family, name in (
         ("embeddings", "Word2VecHyperModel"),
@@ -98,12 +96,7 @@ def test_hypermodels_are_top_level_classes_of_their_family():
         ("documents", "HierarchicalAttentionHyperModel"),
         ("pretraining", "PretrainingHyperModel"),
     ):
-        folder = os.path.isfile(
-            os.path.join(os.path.dirname(recipes.__file__), family, "__init__.py")
-        )
-        module = importlib.import_module(
-            f"keras_adl.recipes.{family}" + (".hypermodels" if folder else "")
-        )
+        module = importlib.import_module(f"keras_adl.recipes.{family}.hypermodels")
         cls = getattr(module, name)
         assert issubclass(cls, keras_tuner.HyperModel)
         assert cls.__module__ == module.__name__ and cls.__qualname__ == name
