@@ -32,18 +32,21 @@ import numpy as np  # noqa: E402
 from _machine import machine  # noqa: E402
 
 from keras_adl.conventions import END  # noqa: E402
-from keras_adl.data.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
+from keras_adl.data.digit_strips import caption_arrays, digit_strips  # noqa: E402
 from keras_adl.data.image_sources import load_sklearn_digits  # noqa: E402
-from keras_adl.metrics import alignment_hit_rate, exact_match  # noqa: E402
 from keras_adl.models import (  # noqa: E402
     caption_attention,
     caption_greedy_decode,
     caption_grid_shape,
 )
 from keras_adl.ops import doubly_stochastic_penalty  # noqa: E402
-from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE  # noqa: E402
+from keras_adl.recipes.vision.data import strips as digit_strip_batches  # noqa: E402
+from keras_adl.recipes.vision.evaluate import alignment_hit_rate, exact_match  # noqa: E402
+from keras_adl.recipes.vision.spec import CAPTION_LENGTH  # noqa: E402
+from keras_adl.recipes.vision.tasks import RECIPES  # noqa: E402
 
 TASK, MODEL = "digit_strips", "show_attend_tell"
+RECIPE = RECIPES[TASK]
 NUM_DIGITS = CAPTION_LENGTH
 
 
@@ -59,7 +62,6 @@ def build_model(args, strength=None, digit_size=16):
     pixels, with the flags' settings and λ = ``strength`` (default: the first of
     ``--lambdas``)."""
     return RECIPE.build_model(
-        TASK,
         MODEL,
         digit_size,
         jit_compile=not args.no_jit,
@@ -75,7 +77,7 @@ def run(strength, seed, train, test, args):
     keras.utils.set_random_seed(seed)
     digit_size = int(train[0].shape[1])
     model = build_model(args, strength, digit_size)
-    data = DigitStrips(*train, batch_size=args.batch_size, num_digits=NUM_DIGITS, seed=seed)
+    data = digit_strip_batches(*train, args.batch_size, seed=seed)
     start = time.perf_counter()
     model.fit(data, epochs=args.epochs, verbose=0)
     seconds = time.perf_counter() - start
@@ -105,7 +107,7 @@ def run(strength, seed, train, test, args):
 
 
 def parse_args(argv=None):
-    settings = RECIPE.settings(TASK, MODEL)
+    settings = RECIPE.settings(MODEL)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument(

@@ -39,12 +39,20 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from _overrides import add_set_argument  # noqa: E402
 
-from keras_adl.data.digit_strips import DigitStrips, caption_arrays, digit_strips  # noqa: E402
-from keras_adl.metrics import exact_match, glimpse_coverage, reading_order  # noqa: E402
-from keras_adl.plotting import plot_glimpse_path  # noqa: E402
-from keras_adl.recipes.vision import CAPTION_LENGTH, RECIPE, load_digits  # noqa: E402
+from keras_adl.data.digit_strips import caption_arrays, digit_strips  # noqa: E402
+from keras_adl.recipes.vision.data import load_digits  # noqa: E402
+from keras_adl.recipes.vision.data import strips as digit_strip_batches  # noqa: E402
+from keras_adl.recipes.vision.evaluate import (  # noqa: E402
+    exact_match,
+    glimpse_coverage,
+    reading_order,
+)
+from keras_adl.recipes.vision.plots import plot_glimpse_path  # noqa: E402
+from keras_adl.recipes.vision.spec import CAPTION_LENGTH  # noqa: E402
+from keras_adl.recipes.vision.tasks import RECIPES  # noqa: E402
 
 TASK = "digit_strips_glimpses"
+RECIPE = RECIPES[TASK]
 HELD_OUT_SEED = 10_000  # the strips of benchmarks/captioning.py
 MODELS = ("dram", "dram_random", "show_attend_tell")
 
@@ -55,7 +63,7 @@ def build_model(args, model_name="dram", seed=0, steps=None, digit_size=16):
     decays over them; default: the recipe's epochs), with the run's ``seed`` (the recipe's is
     0) and ``--set``'s overrides (``learning_rate_decay=none`` for a constant rate)."""
     return RECIPE.build_model(
-        TASK, model_name, digit_size, total_steps=steps, **dict(args.set, seed=seed)
+        model_name, digit_size, total_steps=steps, **dict(args.set, seed=seed)
     )
 
 
@@ -71,7 +79,7 @@ def load_items(args, num_train):
 
 def run_dram(model_name, seed, train, test, args):
     keras.utils.set_random_seed(seed)
-    data = DigitStrips(*train, args.batch_size, CAPTION_LENGTH, seed=seed, teacher_forcing=False)
+    data = digit_strip_batches(*train, args.batch_size, teacher_forcing=False, seed=seed)
     steps = args.epochs * len(data)
     model = build_model(args, model_name, seed, steps, digit_size=int(train[0].shape[1]))
     start = time.perf_counter()

@@ -52,16 +52,14 @@ from _overrides import add_set_argument  # noqa: E402
 
 from keras_adl.data.image_sources import load_sklearn_digits  # noqa: E402
 from keras_adl.data.splits import split_dataset  # noqa: E402
-from keras_adl.data.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
-from keras_adl.metrics import glimpses_on_digit  # noqa: E402
-from keras_adl.recipes.vision import (  # noqa: E402
-    BASELINE_MODELS,
-    PLACEMENT_SEED,
-    RAM_MODELS,
-    RECIPE,
+from keras_adl.recipes.vision.data import (  # noqa: E402
+    held_out_canvases,
     load_digits,
-    ram_layout,
+    translated_digits,
 )
+from keras_adl.recipes.vision.evaluate import glimpses_on_digit  # noqa: E402
+from keras_adl.recipes.vision.spec import BASELINE_MODELS, RAM_MODELS  # noqa: E402
+from keras_adl.recipes.vision.tasks import RECIPES  # noqa: E402
 
 # Each setting is a recipe task, and the size of scikit-learn's digits it reads: the cluttered
 # settings upscale them to 28×28, MNIST's size (the recipe reads them at 16).
@@ -96,8 +94,8 @@ def build_model(args, setting=None, model_name="ram", seed=0, digit_size=None):
             overrides["num_scales"] = args.scales
     if args.decay:
         overrides["learning_rate_decay"] = "cosine"
-    return RECIPE.build_model(
-        task, model_name, digit_size, total_steps=args.total_steps, **overrides
+    return RECIPES[task].build_model(
+        model_name, digit_size, total_steps=args.total_steps, **overrides
     )
 
 
@@ -131,25 +129,14 @@ def run(args, setting, model_name, seed):
     if args.samples:
         train_x, train_y = train_x[: args.samples], train_y[: args.samples]
     digit = int(train_x.shape[1])
-    layout = ram_layout(task, digit)
-    canvas, clutter = layout["canvas_size"], layout["num_clutter"]
-    canvases, labels, offsets = translate_digits(
-        test_x[: args.test_samples],
-        test_y[: args.test_samples],
-        canvas,
-        num_clutter=clutter,
-        rng=PLACEMENT_SEED,
-    )
-    epochs = args.epochs or RECIPE.task(task).epochs
+    recipe = RECIPES[task]
+    layout = recipe.layout.of(digit)
+    canvas = layout["canvas_size"]
+    test = test_x[: args.test_samples], test_y[: args.test_samples]
+    canvases, labels, offsets = held_out_canvases(test, layout)
+    epochs = args.epochs or recipe.spec.epochs
     keras.utils.set_random_seed(seed)
-    train = TranslatedDigits(
-        train_x,
-        train_y,
-        RECIPE.task(task).batch_size,
-        canvas_size=canvas,
-        num_clutter=clutter,
-        seed=seed,
-    )
+    train = translated_digits(train_x, train_y, recipe.spec.batch_size, layout, seed=seed)
     curve = ErrorCurve(canvases, labels, args.eval_every or epochs + 1, len(train))
     start = time.perf_counter()
     args.total_steps = epochs * len(train)
@@ -204,9 +191,9 @@ def main(argv=None):
     )
     for setting in args.settings:
         task = SETTINGS[setting][0]
-        ram = RECIPE.settings(task, "ram")
+        ram = RECIPES[task].settings("ram")
         print(
-            f"{setting}: {args.epochs or RECIPE.task(task).epochs} epochs; recipe's rate "
+            f"{setting}: {args.epochs or RECIPES[task].spec.epochs} epochs; recipe's rate "
             f"{ram['learning_rate']:g}, decay {ram['learning_rate_decay'] or 'none'}"
         )
     header = " | ".join(f"{m} error" for m in args.models)

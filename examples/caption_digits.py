@@ -23,24 +23,21 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_adl.data.digit_strips import DigitStrips, digit_strips  # noqa: E402
+from keras_adl.data.digit_strips import digit_strips  # noqa: E402
 from keras_adl.models import caption_greedy_decode  # noqa: E402
-from keras_adl.recipes.vision import (  # noqa: E402
-    CAPTION_LENGTH,
-    PLACEMENT_SEED,
-    RECIPE,
-    VisionRecipe,
-    export_captioning,  # noqa: E402
-    load_digits,
-)
+from keras_adl.recipes.vision.data import load_digits  # noqa: E402
+from keras_adl.recipes.vision.serving import export_captioning  # noqa: E402
+from keras_adl.recipes.vision.spec import CAPTION_LENGTH, PLACEMENT_SEED  # noqa: E402
+from keras_adl.recipes.vision.tasks import RECIPES  # noqa: E402
 
 TASK, MODEL = "digit_strips", "show_attend_tell"
+RECIPE = RECIPES[TASK]
 # The demo's departure from the recipe's training (20 epochs of 64 strips), to take ~20 s.
 TRAINING = dict(epochs=10, batch_size=32)
 
 
 def parse_args(argv=None):
-    settings = RECIPE.settings(TASK, MODEL)
+    settings = RECIPE.settings(MODEL)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--epochs", type=int, default=TRAINING["epochs"], help="(default: %(default)s)"
@@ -61,7 +58,7 @@ def parse_args(argv=None):
 def build_model(args):
     """The compiled model ``keras-adl train digit_strips`` trains, with ``--units`` and
     ``--regularization``."""
-    return RECIPE.build_model(TASK, MODEL, units=args.units, regularization=args.regularization)
+    return RECIPE.build_model(MODEL, units=args.units, regularization=args.regularization)
 
 
 def main(argv=None):
@@ -71,16 +68,15 @@ def main(argv=None):
 
     (train_x, train_y), test = load_digits()
     model = build_model(args)
+    digit_size = int(train_x.shape[1])
     model.fit(
-        DigitStrips(
-            train_x, train_y, batch_size=TRAINING["batch_size"], num_digits=CAPTION_LENGTH, seed=0
-        ),
+        RECIPE.training_data(train_x, train_y, TRAINING["batch_size"], digit_size),
         epochs=args.epochs,
         verbose=2,
     )
 
     # The recipe's held-out strips of the test digits, and its picture of one caption.
-    metrics = VisionRecipe.evaluate_captioning(model, test, args.out)
+    metrics = RECIPE.figures(model, MODEL, test, args.out)
     result = {
         "exact_match": metrics["held_out_exact_match"],
         "token_accuracy": metrics["held_out_token_accuracy"],

@@ -24,19 +24,19 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_adl.data.digit_strips import DigitStrips, digit_strips  # noqa: E402
-from keras_adl.recipes.vision import (  # noqa: E402
+from keras_adl.data.digit_strips import digit_strips  # noqa: E402
+from keras_adl.recipes.vision.data import load_digits  # noqa: E402
+from keras_adl.recipes.vision.serving import make_dram_serving_fn  # noqa: E402
+from keras_adl.recipes.vision.spec import (  # noqa: E402
     CAPTION_LENGTH,
     PLACEMENT_SEED,
-    RECIPE,
     SKLEARN_TRAIN_DIGITS,
-    VisionRecipe,
-    load_digits,
-    make_dram_serving_fn,
 )
+from keras_adl.recipes.vision.tasks import RECIPES  # noqa: E402
 from keras_adl.training.export import export_serving_fn  # noqa: E402
 
 TASK = "digit_strips_glimpses"
+RECIPE = RECIPES[TASK]
 MODELS = {"learned": "dram", "random": "dram_random"}  # --policy → the recipe's model
 EPOCHS = 40  # the demo's departure from the recipe's 60 epochs, to take about a minute
 
@@ -48,7 +48,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--units",
         type=int,
-        default=RECIPE.settings(TASK, "dram")["units"],
+        default=RECIPE.settings("dram")["units"],
         help="both RNNs (default: the recipe's, %(default)s)",
     )
     parser.add_argument("--out", default="runs/dram_strips")
@@ -58,10 +58,8 @@ def parse_args(argv=None):
 def build_model(args, digit_size=16, num_train=SKLEARN_TRAIN_DIGITS):
     """The compiled model ``keras-adl train digit_strips_glimpses --epochs E`` trains on
     ``num_train`` digits (its learning rate decays over the E epochs), with ``--units``."""
-    steps = args.epochs * (num_train // RECIPE.task(TASK).batch_size)
-    return RECIPE.build_model(
-        TASK, MODELS[args.policy], digit_size, total_steps=steps, units=args.units
-    )
+    steps = args.epochs * (num_train // RECIPE.spec.batch_size)
+    return RECIPE.build_model(MODELS[args.policy], digit_size, total_steps=steps, units=args.units)
 
 
 def main(argv=None):
@@ -70,13 +68,13 @@ def main(argv=None):
     keras.utils.set_random_seed(0)
 
     (train_x, train_y), test = load_digits()
-    model = build_model(args, int(train_x.shape[1]), len(train_x))
-    batch_size = RECIPE.task(TASK).batch_size
-    data = DigitStrips(train_x, train_y, batch_size, CAPTION_LENGTH, seed=0, teacher_forcing=False)
+    digit_size = int(train_x.shape[1])
+    model = build_model(args, digit_size, len(train_x))
+    data = RECIPE.training_data(train_x, train_y, RECIPE.spec.batch_size, digit_size)
     model.fit(data, epochs=args.epochs, verbose=2)
 
     # The recipe's held-out strips of the test digits, and its picture of one glimpse path.
-    metrics = VisionRecipe.evaluate_dram(model, MODELS[args.policy], test, args.out)
+    metrics = RECIPE.figures(model, MODELS[args.policy], test, args.out)
     result = {
         "exact_match": metrics["held_out_exact_match"],
         "pixels_seen": metrics["held_out_pixels_seen"],

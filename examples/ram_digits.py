@@ -24,16 +24,13 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_adl.data.translated_digits import TranslatedDigits, translate_digits  # noqa: E402
-from keras_adl.recipes.vision import (  # noqa: E402
-    PLACEMENT_SEED,
-    RECIPE,
-    VisionRecipe,
-    load_digits,
-    ram_layout,
-)
+from keras_adl.data.translated_digits import translate_digits  # noqa: E402
+from keras_adl.recipes.vision.data import load_digits  # noqa: E402
+from keras_adl.recipes.vision.spec import PLACEMENT_SEED  # noqa: E402
+from keras_adl.recipes.vision.tasks import RECIPES  # noqa: E402
 
 TASK = "translated_digits"
+RECIPE = RECIPES[TASK]
 MODELS = {"learned": "ram", "random": "ram_random"}  # --policy → the recipe's model
 
 
@@ -48,14 +45,14 @@ def unit_overrides(units):
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--epochs", type=int, default=RECIPE.task(TASK).epochs, help="(default: %(default)s)"
+        "--epochs", type=int, default=RECIPE.spec.epochs, help="(default: %(default)s)"
     )
     parser.add_argument("--policy", choices=sorted(MODELS), default="learned")
     parser.add_argument(
         "--units",
         type=int,
         help="core units, the glimpse network scaled with them (default: the "
-        f"recipe's sizes, a core of {RECIPE.settings(TASK, 'ram')['units']})",
+        f"recipe's sizes, a core of {RECIPE.settings('ram')['units']})",
     )
     parser.add_argument("--data", help="a directory of MNIST/Fashion-MNIST IDX files")
     parser.add_argument("--out", default="runs/ram_digits")
@@ -70,9 +67,7 @@ def build_model(args, digit_size=None, steps_per_epoch=None):
         digit_size = int(load_digits(args.data)[0][0].shape[1])
     overrides = {} if args.units is None else unit_overrides(args.units)
     total_steps = steps_per_epoch and args.epochs * steps_per_epoch
-    return RECIPE.build_model(
-        TASK, MODELS[args.policy], digit_size, total_steps=total_steps, **overrides
-    )
+    return RECIPE.build_model(MODELS[args.policy], digit_size, total_steps=total_steps, **overrides)
 
 
 def main(argv=None):
@@ -82,22 +77,15 @@ def main(argv=None):
 
     (train_x, train_y), test = load_digits(args.data)
     digit = int(train_x.shape[1])
-    layout = ram_layout(TASK, digit)
+    layout = RECIPE.layout.of(digit)
     canvas = layout["canvas_size"]
-    train = TranslatedDigits(
-        train_x,
-        train_y,
-        batch_size=RECIPE.task(TASK).batch_size,
-        canvas_size=canvas,
-        num_clutter=layout["num_clutter"],
-        seed=0,
-    )
+    train = RECIPE.training_data(train_x, train_y, RECIPE.spec.batch_size, digit)
     model = build_model(args, digit, len(train))
     model.fit(train, epochs=args.epochs, verbose=2)
 
     # Held out: the test digits at the recipe's fixed random places; the policy is
     # deterministic here. The recipe also draws one glimpse path.
-    metrics = VisionRecipe.evaluate_ram(model, TASK, MODELS[args.policy], test, layout, args.out)
+    metrics = RECIPE.figures(model, MODELS[args.policy], test, args.out, digit)
     error, on_digit = metrics["held_out_error"], metrics["held_out_glimpses_on_digit"]
     print(
         f"held-out error {error:.3f}; glimpses 2-4 on the digit: {on_digit:.2f} "

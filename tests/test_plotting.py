@@ -3,7 +3,9 @@ asks for, draws the given weights, labels and title, and closes its figure (matp
 
 `plot_document_attention` is the documents family's: tests/recipes/documents/test_plots.py;
 `plot_memory_addressing` the memory family's: tests/recipes/memory/test_plots.py;
-`plot_attention` the sequences family's: tests/recipes/sequences/test_plots.py.
+`plot_attention` the sequences family's: tests/recipes/sequences/test_plots.py;
+`plot_glimpse_path` and `plot_caption_attention` the vision family's:
+tests/recipes/vision/test_plots.py.
 """
 
 import pathlib
@@ -13,7 +15,6 @@ import matplotlib
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 
 from keras_adl import plotting
 
@@ -52,67 +53,6 @@ def _one_closed_figure(saved):
 
 def _image_data(ax, index=0):
     return np.asarray(ax.get_images()[index].get_array())
-
-
-def test_plot_glimpse_path_draws_each_glimpse_at_its_location(tmp_path, saved):
-    image = np.random.default_rng(1).random((32, 32, 1)).astype("float32")
-    locations = np.array([[0.0, 0.0], [-0.5, 0.5], [0.75, -1.0]], "float32")  # (y, x)
-    path = str(tmp_path / "glimpses.png")
-    assert plotting.plot_glimpse_path(image, locations, 8, 2, path, title="label 7") == path
-    ax = _one_closed_figure(saved).axes[0]
-    np.testing.assert_array_equal(_image_data(ax), image[..., 0])
-    squares = [p for p in ax.patches if isinstance(p, Rectangle)]
-    assert len(squares) == 3 * 2  # num_scales squares per glimpse
-    centres_y = (locations[:, 0] + 1) * 16 - 0.5  # pixel-centre coordinates of imshow
-    centres_x = (locations[:, 1] + 1) * 16 - 0.5
-    for t in range(3):
-        for s, side in enumerate((8, 16)):  # patch_size · scale_factor**s
-            square = squares[2 * t + s]
-            assert (square.get_width(), square.get_height()) == (side, side)
-            assert square.get_x() + side / 2 == pytest.approx(centres_x[t])
-            assert square.get_y() + side / 2 == pytest.approx(centres_y[t])
-    line = ax.get_lines()[0]  # the path joins the centres in order
-    np.testing.assert_allclose(line.get_xdata(), centres_x)
-    np.testing.assert_allclose(line.get_ydata(), centres_y)
-    assert [t.get_text() for t in ax.texts] == ["1", "2", "3"]
-    assert ax.get_title() == "label 7"
-    assert _png_size(path) == (400, 400)
-
-
-def test_plot_caption_attention_draws_one_panel_per_token(tmp_path, saved):
-    image = np.random.default_rng(2).random((16, 48)).astype("float32")
-    attention = np.random.default_rng(3).dirichlet(np.ones(12), size=5).astype("float32")
-    path = str(tmp_path / "caption.png")
-    tokens = ["3", "1", "</s>"]  # 3 of the 5 attention rows are drawn
-    assert (
-        plotting.plot_caption_attention(image, attention, tokens, (2, 6), path, title="3 1") == path
-    )
-    axes = _one_closed_figure(saved).axes
-    assert len(axes) == 1 + len(tokens)
-    assert [ax.get_title() for ax in axes] == ["3 1", "3", "1", "</s>"]
-    np.testing.assert_array_equal(_image_data(axes[0]), image)
-    for ax, weights in zip(axes[1:], attention):
-        np.testing.assert_array_equal(_image_data(ax, 0), image)
-        np.testing.assert_array_equal(_image_data(ax, 1), weights.reshape(2, 6))  # row-major
-    width, height = _png_size(path)
-    assert width == 650 and abs(height - 560) <= 1  # (2 · 3 + 0.5) × (1.3 · 4 + 0.4) inches
-
-
-def test_plot_caption_attention_titles_the_input_when_no_title(tmp_path, saved):
-    plotting.plot_caption_attention(
-        np.zeros((8, 8, 3)), np.full((1, 4), 0.25), ["a"], (2, 2), str(tmp_path / "rgb.png")
-    )
-    axes = _one_closed_figure(saved).axes
-    assert axes[0].get_title() == "input"
-    assert _image_data(axes[0]).shape == (8, 8, 3)  # colour images are drawn in colour
-
-
-def test_bad_arguments_raise():
-    with pytest.raises(ValueError, match="cannot reshape array of size 12 into shape \\(3,5\\)"):
-        plotting.plot_caption_attention(
-            np.zeros((16, 48)), np.ones((2, 12)), ["a", "b"], (3, 5), "unused.png"
-        )
-    plt.close("all")  # a call that fails leaves its figure open
 
 
 def test_plot_training_curves_draws_one_panel_per_quantity(tmp_path, saved):

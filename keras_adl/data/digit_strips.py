@@ -5,7 +5,7 @@ draws strips with their captions and where each digit is, `caption_arrays` gives
 teacher-forcing arrays, and `DigitStrips` (a `keras.utils.PyDataset`) draws fresh strips every
 epoch. The images come from `keras_adl.data.image_sources`; the figures of this task,
 `alignment_hit_rate` (does step ``t`` look at digit ``t``?) and `exact_match`, are in
-`keras_adl.metrics`.
+`keras_adl.recipes.vision.evaluate`.
 
 Caption tokens follow `keras_adl.conventions`: ``PAD=0``, ``START=1``, ``END=2``, and class
 ``d`` is token ``d + DIGIT_OFFSET``, so 10 classes give a vocabulary of `CAPTION_VOCAB_SIZE`
@@ -134,8 +134,8 @@ class DigitStrips(keras.utils.PyDataset):
 
     Batch ``i`` of epoch ``e`` is `digit_strips` drawn with a generator seeded with
     ``(seed, e, i)``, then `caption_arrays`; ``on_epoch_end`` (called by ``fit``) advances the
-    epoch. For `keras_adl.metrics.alignment_hit_rate`, which needs the digits' spans, call
-    `digit_strips`.
+    epoch. For `keras_adl.recipes.vision.evaluate.alignment_hit_rate`, which needs the digits'
+    spans, call `digit_strips`.
 
     Args:
         images: ``[N, h, w]`` images to draw digits from.

@@ -6,8 +6,8 @@ places the digits afresh every epoch. The images come from `keras_adl.data.image
 
 Every generator takes ``rng`` (a ``numpy.random.Generator``, an int seed or ``None``) and is
 vectorised over the batch; the dataset derives its generator from ``(seed, epoch, index)``, so
-a batch is reproducible and every epoch brings new placements. `keras_adl.metrics` has the
-figure of this task, `glimpses_on_digit`.
+a batch is reproducible and every epoch brings new placements. The figure of this task,
+`glimpses_on_digit`, is in `keras_adl.recipes.vision.evaluate`.
 
 References:
     Mnih, Heess, Graves, Kavukcuoglu (2014). Recurrent Models of Visual Attention.

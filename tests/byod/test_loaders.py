@@ -65,7 +65,7 @@ IDX = idx_cases()
 
 @pytest.mark.parametrize("index", range(len(IDX)), ids=[case[0] for case in IDX])
 def test_an_awkward_idx_directory_loads_or_fails_in_one_line_naming_the_file(tmp_path, index):
-    from keras_adl.recipes.vision import load_digits
+    from keras_adl.recipes.vision.data import load_digits
 
     name, files, expected = IDX[index]
     directory = write_idx_case(str(tmp_path / "idx"), files)

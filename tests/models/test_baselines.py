@@ -11,7 +11,9 @@ import tensorflow as tf
 from keras_adl.data.image_sources import load_sklearn_digits
 from keras_adl.data.translated_digits import TranslatedDigits, translate_digits
 from keras_adl.models import whole_image_convnet, whole_image_mlp
-from keras_adl.recipes import vision
+from keras_adl.recipes.vision.serving import make_classifier_serving_fn
+from keras_adl.recipes.vision.spec import BASELINE_MODELS
+from keras_adl.recipes.vision.tasks import RECIPES
 
 
 def test_mlp_has_the_papers_two_hidden_layers_and_a_softmax():
@@ -86,14 +88,12 @@ def test_recipe_convnet_learns_translated_digits_evaluates_and_exports(tmp_path)
     SavedModel answers as the model does."""
     keras.utils.set_random_seed(0)
     images, labels = load_sklearn_digits(16)
-    model = vision.RECIPE.build_model("translated_digits", "convnet", 16, jit_compile=False)
+    translated = RECIPES["translated_digits"]
+    model = translated.build_model("convnet", 16, jit_compile=False)
     assert model.input.shape == (None, 32, 32, 1) and model.get_layer("conv").filters == 8
     data = TranslatedDigits(images[:1400], labels[:1400], batch_size=64, canvas_size=32, seed=0)
     model.fit(data, epochs=8, verbose=0)
-    layout = vision.ram_layout("translated_digits", 16)
-    metrics = vision.RECIPE.evaluate_ram(
-        model, "translated_digits", "convnet", (images[1500:], labels[1500:]), layout, tmp_path
-    )
+    metrics = translated.figures(model, "convnet", (images[1500:], labels[1500:]), tmp_path, 16)
     assert set(metrics) == {"held_out_error"}
     assert not os.path.exists(os.path.join(tmp_path, "glimpses.png"))  # no glimpses to draw
     assert metrics["held_out_error"] < 0.6  # chance is 0.9
@@ -101,7 +101,7 @@ def test_recipe_convnet_learns_translated_digits_evaluates_and_exports(tmp_path)
     from keras_adl.training.export import export_serving_fn
 
     export_dir = str(tmp_path / "export")
-    export_serving_fn(model, export_dir, vision.make_classifier_serving_fn(model))
+    export_serving_fn(model, export_dir, make_classifier_serving_fn(model))
     canvases, _, _ = translate_digits(images[:5], labels[:5], 32, rng=0)
     served = tf.saved_model.load(export_dir).signatures["serving_default"](
         images=tf.constant(canvases)
@@ -112,9 +112,9 @@ def test_recipe_convnet_learns_translated_digits_evaluates_and_exports(tmp_path)
 
 def test_recipe_baselines_read_each_tasks_canvas():
     for task in ("translated_digits", "cluttered_digits", "cluttered_digits_100"):
-        canvas = vision.ram_layout(task, 28)["canvas_size"]
-        for name in vision.BASELINE_MODELS:
-            model = vision.RECIPE.build_model(task, name, 28, jit_compile=False, total_steps=10)
+        canvas = RECIPES[task].layout.of(28)["canvas_size"]
+        for name in BASELINE_MODELS:
+            model = RECIPES[task].build_model(name, 28, jit_compile=False, total_steps=10)
             assert model.input.shape == (None, canvas, canvas, 1)
             rate = model.optimizer.get_config()["learning_rate"]
             if task == "translated_digits":  # the task's schedule, the RAM's too
@@ -122,5 +122,5 @@ def test_recipe_baselines_read_each_tasks_canvas():
                 assert (float(rate(0)), float(rate(10))) == pytest.approx((3e-3, 3e-5))
             else:
                 assert rate == pytest.approx(1e-3)
-    assert vision.ram_layout("cluttered_digits_100", 28)["canvas_size"] == 100
-    assert vision.ram_layout("cluttered_digits_100", 28)["num_clutter"] == 8
+    assert RECIPES["cluttered_digits_100"].layout.of(28)["canvas_size"] == 100
+    assert RECIPES["cluttered_digits_100"].layout.of(28)["num_clutter"] == 8

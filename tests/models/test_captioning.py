@@ -13,7 +13,6 @@ from keras_adl.data.digit_strips import (
     digit_strips,
 )
 from keras_adl.data.image_sources import load_sklearn_digits
-from keras_adl.metrics import alignment_hit_rate, exact_match
 from keras_adl.models import (
     caption_attention,
     caption_beam_search,
@@ -21,7 +20,8 @@ from keras_adl.models import (
     show_attend_tell,
 )
 from keras_adl.ops import doubly_stochastic_penalty
-from keras_adl.recipes.vision import export_captioning, make_captioning_serving_fn
+from keras_adl.recipes.vision.evaluate import alignment_hit_rate, exact_match
+from keras_adl.recipes.vision.serving import export_captioning, make_captioning_serving_fn
 from tests.harness import np_
 
 VOCAB = CAPTION_VOCAB_SIZE  # PAD, START, END and the digits 0..9 as tokens 3..12

@@ -194,7 +194,7 @@ def test_learns_to_read_two_digit_strips_left_to_right():
         digit_strips,
     )
     from keras_adl.data.image_sources import load_sklearn_digits
-    from keras_adl.metrics import exact_match, reading_order
+    from keras_adl.recipes.vision.evaluate import exact_match, reading_order
 
     keras.utils.set_random_seed(0)
     images, labels = load_sklearn_digits(16)
@@ -226,13 +226,14 @@ def test_learns_to_read_two_digit_strips_left_to_right():
 
 @pytest.mark.slow  # full-size recipe model, ~6 s; make test keeps the builder's SavedModel round trip
 def test_recipe_export_reads_like_the_model_and_captions_stop_at_end(tmp_path):
-    from keras_adl.recipes import vision
+    from keras_adl.recipes.vision.serving import dram_captions, make_dram_serving_fn
+    from keras_adl.recipes.vision.tasks import RECIPES
     from keras_adl.training.export import export_serving_fn
 
-    model = vision.RECIPE.build_model("digit_strips_glimpses", "dram", 16, jit_compile=False)
+    model = RECIPES["digit_strips_glimpses"].build_model("dram", 16, jit_compile=False)
     strips = np.random.default_rng(0).random((2, 16, 48, 1)).astype("float32")
     export_dir = str(tmp_path / "export")
-    export_serving_fn(model, export_dir, vision.make_dram_serving_fn(model))
+    export_serving_fn(model, export_dir, make_dram_serving_fn(model))
     loaded = tf.saved_model.load(export_dir)
     out = loaded.signatures["serving_default"](images=tf.constant(strips))
     expected = model.predict(strips, verbose=0)
@@ -243,5 +244,5 @@ def test_recipe_export_reads_like_the_model_and_captions_stop_at_end(tmp_path):
     )
     # Tokens 3..12 are the digits 0..9, 2 is END, 0 is PAD: nothing from END on.
     tokens = tf.constant([[10, 2, 8, 4], [3, 4, 5, 2], [2, 5, 5, 5], [0, 12, 2, 3]])
-    captions = vision.dram_captions(tokens).numpy().tolist()
+    captions = dram_captions(tokens).numpy().tolist()
     assert captions == [b"7", b"0 1 2", b"", b"9"]

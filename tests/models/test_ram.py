@@ -200,7 +200,7 @@ def _translated_digits_run(policy, epochs, seed=0):
     from keras_adl.data.image_sources import load_sklearn_digits
     from keras_adl.data.splits import split_dataset
     from keras_adl.data.translated_digits import TranslatedDigits, translate_digits
-    from keras_adl.metrics import glimpses_on_digit
+    from keras_adl.recipes.vision.evaluate import glimpses_on_digit
 
     images, labels = load_sklearn_digits(16)
     (train_x, train_y), (test_x, test_y) = split_dataset(images, labels, 0.2, seed=0)

@@ -130,7 +130,8 @@ def test_memory_development_sequences_are_their_own_and_pick_the_best_epoch(tmp_
 
 
 def test_vision_development_digits_come_from_training_only_and_pick_the_best_epoch(tmp_path):
-    from keras_adl.recipes.vision import development_data, development_split, load_digits
+    from keras_adl.recipes.vision.data import development_split, load_digits
+    from keras_adl.recipes.vision.tasks import RECIPES
 
     (train_x, train_y), (test_x, _) = load_digits()
     ids = np.arange(len(train_x))  # each training digit by its row
@@ -141,8 +142,9 @@ def test_vision_development_digits_come_from_training_only_and_pick_the_best_epo
     assert not {i.tobytes() for i in held[0]} & {i.tobytes() for i in test_x} - {
         i.tobytes() for i in train_x
     }
-    canvases, classes = development_data("translated_digits", held, 16)
-    again, _ = development_data("translated_digits", held, 16)
+    translated = RECIPES["translated_digits"]
+    canvases, classes = translated.development_data(held, 16)
+    again, _ = translated.development_data(held, 16)
     np.testing.assert_array_equal(canvases, again)  # placed once, the same every epoch
     assert canvases.shape == (len(held[0]), 32, 32, 1) and len(classes) == len(held[0])
     seen = _Weights()

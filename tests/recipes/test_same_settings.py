@@ -13,10 +13,12 @@ import os
 import keras
 import pytest
 
-from keras_adl.recipes import vision
 from keras_adl.recipes.documents.tasks import RECIPES as DOCUMENTS
 from keras_adl.recipes.memory.tasks import RECIPES as MEMORY
 from keras_adl.recipes.sequences.tasks import RECIPES as SEQUENCES
+from keras_adl.recipes.vision.data import load_digits
+from keras_adl.recipes.vision.spec import SKLEARN_TRAIN_DIGITS
+from keras_adl.recipes.vision.tasks import RECIPES as VISION
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -134,20 +136,21 @@ def test_memory_cli_example_and_benchmarks_agree():
 
 @pytest.fixture(scope="module")
 def digit_size():
-    (train_x, _), _ = vision.load_digits(None)  # as recipe.train, without --data
+    (train_x, _), _ = load_digits(None)  # as the task's data, without --data
     return int(train_x.shape[1])
 
 
 @pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_vision_ram_cli_example_and_benchmark_agree(digit_size):
-    recipe, task = vision.RECIPE, "translated_digits"
-    model_name = default_model(recipe, task)
-    cli = summary(recipe.build_model, task, model_name, digit_size, jit_compile=True)
+    task = "translated_digits"
+    recipe = VISION[task]
+    model_name = recipe.spec.models[0]
+    cli = summary(recipe.build_model, model_name, digit_size, jit_compile=True)
 
     example = load_script("examples/ram_digits.py")
     args = example.parse_args([])
     assert example.TASK == task and example.MODELS[args.policy] == model_name
-    assert args.epochs == recipe.task(task).epochs
+    assert args.epochs == recipe.spec.epochs
     assert_same(summary(example.build_model, args), cli)
 
     benchmark = load_script("benchmarks/ram_digits.py")
@@ -200,17 +203,18 @@ def test_vision_benchmark_overrides_reach_the_model(digit_size):
 
 @pytest.mark.slow  # builds full-size models; make test keeps its 8 minutes
 def test_vision_dram_cli_example_and_benchmark_agree(digit_size):
-    recipe, task = vision.RECIPE, "digit_strips_glimpses"
-    model_name = default_model(recipe, task)
-    cli = summary(recipe.build_model, task, model_name, digit_size, jit_compile=True)
+    task = "digit_strips_glimpses"
+    recipe = VISION[task]
+    model_name = recipe.spec.models[0]
+    cli = summary(recipe.build_model, model_name, digit_size, jit_compile=True)
 
     example = load_script("examples/dram_strips.py")
     args = example.parse_args([])
     assert example.TASK == task and example.MODELS[args.policy] == model_name
     # the example's declared departure, its epochs, sets the length of the rate's decay
-    steps = example.EPOCHS * (vision.SKLEARN_TRAIN_DIGITS // recipe.task(task).batch_size)
+    steps = example.EPOCHS * (SKLEARN_TRAIN_DIGITS // recipe.spec.batch_size)
     cli_at_example_epochs = summary(
-        recipe.build_model, task, model_name, digit_size, jit_compile=True, total_steps=steps
+        recipe.build_model, model_name, digit_size, jit_compile=True, total_steps=steps
     )
     assert_same(summary(example.build_model, args), cli_at_example_epochs)
     assert cli_at_example_epochs["optimizer"] != cli["optimizer"]
@@ -222,7 +226,7 @@ def test_vision_dram_cli_example_and_benchmark_agree(digit_size):
     # with --data, strips of 28-pixel items (the run's length sets the decay's)
     assert_same(
         summary(benchmark.build_model, args, steps=4000, digit_size=28),
-        summary(recipe.build_model, task, model_name, 28, jit_compile=True, total_steps=4000),
+        summary(recipe.build_model, model_name, 28, jit_compile=True, total_steps=4000),
     )
 
 
@@ -242,16 +246,17 @@ def test_dram_benchmark_sets_tuples_and_the_glimpse_convolutions(digit_size):
     layer = model.get_layer("deep_recurrent_attention")
     assert layer.glimpse_filters == (4, 6) and layer.context_filters == (2, 2, 2)
     assert [conv.filters for conv in layer.glimpse_network.convs] == [4, 6]
-    assert vision.RECIPE.settings("digit_strips_glimpses", "dram")["glimpse_filters"] == ()
+    assert VISION["digit_strips_glimpses"].settings("dram")["glimpse_filters"] == ()
     args = benchmark.parse_args(["--set", "glimpse_filters=()"])
     assert args.set == [("glimpse_filters", ())]
 
 
 @pytest.mark.slow  # builds full-size models, 5-13 s; make test keeps its 8 minutes
 def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
-    recipe, task = vision.RECIPE, "digit_strips"
-    model_name = default_model(recipe, task)
-    cli = summary(recipe.build_model, task, model_name, digit_size, jit_compile=True)
+    task = "digit_strips"
+    recipe = VISION[task]
+    model_name = recipe.spec.models[0]
+    cli = summary(recipe.build_model, model_name, digit_size, jit_compile=True)
 
     example = load_script("examples/caption_digits.py")
     assert (example.TASK, example.MODEL) == (task, model_name)
@@ -262,7 +267,7 @@ def test_vision_captioning_cli_example_and_benchmark_agree(digit_size):
     assert_same(summary(benchmark.build_model, benchmark.parse_args([])), cli)
     assert_same(
         summary(benchmark.build_model, benchmark.parse_args([]), digit_size=28),
-        summary(recipe.build_model, task, model_name, 28, jit_compile=True),
+        summary(recipe.build_model, model_name, 28, jit_compile=True),
     )
 
 
