@@ -4,6 +4,7 @@ asks for, draws the given weights, labels and title, and closes its figure (matp
 `plot_document_attention` is the documents family's: tests/recipes/documents/test_plots.py;
 `plot_memory_addressing` the memory family's: tests/recipes/memory/test_plots.py;
 `plot_attention` the sequences family's: tests/recipes/sequences/test_plots.py;
+`plot_attention_heads` the pretraining family's: tests/recipes/pretraining/test_plots.py;
 `plot_glimpse_path` and `plot_caption_attention` the vision family's:
 tests/recipes/vision/test_plots.py.
 """

@@ -4,7 +4,7 @@ function as its ``serving_default`` signature, atomically.
 The serving functions themselves belong to the families' recipes: raw strings to decoded
 strings (`keras_adl.recipes.sequences.serving.make_seq2seq_serving_fn`, `make_pointer_serving_fn`,
 `make_text_pair_serving_fn`), image batches to classes or captions
-(`keras_adl.recipes.vision.make_ram_serving_fn`, `make_classifier_serving_fn`,
+(`keras_adl.recipes.vision.serving.make_ram_serving_fn`, `make_classifier_serving_fn`,
 `make_captioning_serving_fn`), raw documents
 to classes and attention (`keras_adl.recipes.documents.serving.make_han_serving_fn`).
 """
