@@ -361,7 +361,7 @@ def allocation_weights(usage: Tensor, epsilon: float = EPSILON) -> Tensor:
     # a[φ_j] = sorted_allocation[j]: a scatter to the sorted slots, O(N). It compiles under XLA
     # inside a recurrent loop's gradient, and spares the second sort a gather by the inverse
     # permutation (φ's argsort) would need: 7-8% of the DNC's training step with and without
-    # XLA (benchmarks/RESULTS.md, session 17).
+    # XLA (benchmarks/RESULTS.md).
     batch_rows = ops.arange(ops.shape(usage)[0], dtype="int32")[:, None]
     rows = ops.broadcast_to(batch_rows, ops.shape(order))
     positions = ops.stack([rows, ops.cast(order, "int32")], axis=-1)

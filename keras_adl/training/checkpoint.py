@@ -54,7 +54,7 @@ def list_checkpoints(directory):
 
 def read_progress(path):
     """A checkpoint's ``{"epoch", "step", "global_step", "optimizer"}`` (no ``"optimizer"`` in
-    checkpoints of keras-adl before 2026-11-27)."""
+    checkpoints written before the optimizer's name was recorded)."""
     with open(os.path.join(path, PROGRESS_FILE)) as f:
         return json.load(f)
 
