@@ -20,6 +20,9 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import pytest  # noqa: E402
 
+# The `saved` fixture of the picture tests (tests/pictures.py).
+pytest_plugins = ["tests.pictures"]
+
 BACKEND = os.environ["KERAS_BACKEND"]
 
 

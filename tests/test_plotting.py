@@ -9,51 +9,11 @@ asks for, draws the given weights, labels and title, and closes its figure (matp
 tests/recipes/vision/test_plots.py.
 """
 
-import pathlib
-import struct
-
-import matplotlib
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 
 from keras_adl import plotting
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture
-def saved(monkeypatch):
-    """The figures the plotting functions save, captured as they are saved."""
-    figures = []
-    original = Figure.savefig
-
-    def savefig(self, *args, **kwargs):
-        figures.append(self)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", savefig)
-    return figures
-
-
-def _png_size(path):
-    """(width, height) in pixels from the PNG header."""
-    data = pathlib.Path(path).read_bytes()
-    assert data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])
-
-
-def _one_closed_figure(saved):
-    assert len(saved) == 1
-    assert plt.get_fignums() == []  # closed after saving: no figure leaks across calls
-    return saved[0]
-
-
-def _image_data(ax, index=0):
-    return np.asarray(ax.get_images()[index].get_array())
+from tests.pictures import one_closed_figure, png_size
 
 
 def test_plot_training_curves_draws_one_panel_per_quantity(tmp_path, saved):
@@ -61,8 +21,8 @@ def test_plot_training_curves_draws_one_panel_per_quantity(tmp_path, saved):
     steps = [10, 20, 30]
     series = {"loss": [3.0, 2.0, 1.5], "mlm_accuracy": [0.1, 0.2, 0.35]}
     plotting.plot_training_curves(steps, series, path, title="masked LM")
-    assert _png_size(path)[0] > _png_size(path)[1]
-    axes = _one_closed_figure(saved).axes
+    assert png_size(path)[0] > png_size(path)[1]
+    axes = one_closed_figure(saved).axes
     assert [ax.get_title() for ax in axes] == ["loss", "mlm_accuracy"]
     np.testing.assert_allclose(axes[1].lines[0].get_ydata(), series["mlm_accuracy"])
     np.testing.assert_allclose(axes[0].lines[0].get_xdata(), steps)

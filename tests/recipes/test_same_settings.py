@@ -7,9 +7,6 @@ XLA setting. A script's declared departures (``OVERRIDES``) are compared against
 built with them, and must all be recipe settings. Models are built, never trained.
 """
 
-import importlib.util
-import os
-
 import keras
 import pytest
 
@@ -19,17 +16,7 @@ from keras_adl.recipes.sequences.tasks import RECIPES as SEQUENCES
 from keras_adl.recipes.vision.data import load_digits
 from keras_adl.recipes.vision.spec import SKLEARN_TRAIN_DIGITS
 from keras_adl.recipes.vision.tasks import RECIPES as VISION
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def load_script(relative_path):
-    path = os.path.join(ROOT, relative_path)
-    name = "script_" + relative_path.replace("/", "_")[:-3]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 def summary(build, *args, **kwargs):

@@ -1,47 +1,11 @@
 """The embeddings family's pictures: the words of the t-SNE map and `plot_embeddings`."""
 
-import pathlib
-import struct
-
-import matplotlib
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 
 from keras_adl.embeddings import Embeddings
 from keras_adl.recipes.embeddings.plots import PICTURE_WORDS, picture_words, plot_embeddings
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture
-def saved(monkeypatch):
-    """The figures the plotting functions save, captured as they are saved."""
-    figures = []
-    original = Figure.savefig
-
-    def savefig(self, *args, **kwargs):
-        figures.append(self)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", savefig)
-    return figures
-
-
-def _png_size(path):
-    """(width, height) in pixels from the PNG header."""
-    data = pathlib.Path(path).read_bytes()
-    assert data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])
-
-
-def _one_closed_figure(saved):
-    assert len(saved) == 1
-    assert plt.get_fignums() == []  # closed after saving: no figure leaks across calls
-    return saved[0]
+from tests.pictures import one_closed_figure, png_size
 
 
 def test_the_picture_shows_content_words_from_distinct_groups():
@@ -76,9 +40,9 @@ def test_plot_embeddings_labels_the_words_and_their_neighbours(tmp_path, saved):
     embeddings = Embeddings(words, vectors)
     path = str(tmp_path / "embeddings.png")
     plot_embeddings(embeddings, ["g0w0", "g2w0", "unknown"], path, neighbors=4)
-    ax = _one_closed_figure(saved).axes[0]
+    ax = one_closed_figure(saved).axes[0]
     labels = {t.get_text() for t in ax.texts}
     assert labels == {f"g0w{i}" for i in range(5)} | {f"g2w{i}" for i in range(5)}
-    assert _png_size(path) == (900, 700)
+    assert png_size(path) == (900, 700)
     with pytest.raises(ValueError, match="at least 2 of `words` must be in the vocabulary"):
         plot_embeddings(embeddings, ["g0w0", "nope"], path)

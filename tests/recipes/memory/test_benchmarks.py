@@ -2,26 +2,13 @@
 (``--set``, ``--optimizer``, ``--clipnorm``, ``--warmup-sequences``, ``--tail-rate``) and its
 curriculum grows the tasks' episodes."""
 
-import importlib.util
-import os
-
 import keras
 import numpy as np
 import pytest
 
 from keras_adl.recipes.memory import spec
 from keras_adl.recipes.memory.tasks import RECIPES
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-
-def load_script(relative_path):
-    path = os.path.join(ROOT, relative_path)
-    name = "script_" + relative_path.replace("/", "_")[:-3]
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 def test_memory_benchmark_set_reaches_the_memory_cells_only():

@@ -1,51 +1,10 @@
 """`plot_memory_addressing`: the memory family's picture of the heads' write and read weights
 (matplotlib Agg)."""
 
-import pathlib
-import struct
-
-import matplotlib
 import numpy as np
-import pytest
-from matplotlib.figure import Figure
 
 from keras_adl.recipes.memory.plots import plot_memory_addressing
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture
-def saved(monkeypatch):
-    """The figures the plotting functions save, captured as they are saved."""
-    figures = []
-    original = Figure.savefig
-
-    def savefig(self, *args, **kwargs):
-        figures.append(self)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", savefig)
-    return figures
-
-
-def _png_size(path):
-    """(width, height) in pixels from the PNG header."""
-    data = pathlib.Path(path).read_bytes()
-    assert data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])
-
-
-def _one_closed_figure(saved):
-    assert len(saved) == 1
-    assert plt.get_fignums() == []  # closed after saving: no figure leaks across calls
-    return saved[0]
-
-
-def _image_data(ax, index=0):
-    return np.asarray(ax.get_images()[index].get_array())
+from tests.pictures import image_data, one_closed_figure, png_size
 
 
 def test_plot_memory_addressing_shows_the_first_heads_over_time(tmp_path, saved):
@@ -57,23 +16,23 @@ def test_plot_memory_addressing_shows_the_first_heads_over_time(tmp_path, saved)
     read[np.arange(steps), np.arange(steps)[::-1]] = 0.9
     path = str(tmp_path / "memory.png")
     assert plot_memory_addressing(write, read, path, title="copy") == path
-    figure = _one_closed_figure(saved)
+    figure = one_closed_figure(saved)
     write_ax, read_ax = figure.axes
     # Slots (rows) × time (columns), trimmed to the used slots + 1: rows 0..6 of 16.
-    np.testing.assert_array_equal(_image_data(write_ax), write[:, 0].T[:7])
-    np.testing.assert_array_equal(_image_data(read_ax), read.T[:7])
+    np.testing.assert_array_equal(image_data(write_ax), write[:, 0].T[:7])
+    np.testing.assert_array_equal(image_data(read_ax), read.T[:7])
     assert (write_ax.get_title(), read_ax.get_title()) == ("write weights", "read weights")
     assert write_ax.get_xlabel() == "time step" and write_ax.get_ylabel() == "memory slot"
     assert figure._suptitle.get_text() == "copy"
-    width, height = _png_size(path)
+    width, height = png_size(path)
     assert width == 600 and abs(height - 304) <= 1  # 6 × (0.12 · 7 + 2.2) inches
 
 
 def test_plot_memory_addressing_keeps_at_least_four_slots(tmp_path, saved):
     weights = np.zeros((3, 10), "float32")  # nothing used: every slot is drawn
     plot_memory_addressing(weights, weights, str(tmp_path / "empty.png"))
-    assert _image_data(_one_closed_figure(saved).axes[0]).shape == (10, 3)
+    assert image_data(one_closed_figure(saved).axes[0]).shape == (10, 3)
     saved.clear()
     weights[:, 0] = 1.0  # slot 0 used: rows 0..1, padded to the minimum of 4
     plot_memory_addressing(weights, weights, str(tmp_path / "one.png"))
-    assert _image_data(_one_closed_figure(saved).axes[0]).shape == (4, 3)
+    assert image_data(one_closed_figure(saved).axes[0]).shape == (4, 3)

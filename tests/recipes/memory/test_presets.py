@@ -1,26 +1,13 @@
 """The memory family's presets: one per (task, model), read by the command line, the
 benchmark and the HyperModel alike."""
 
-import importlib.util
-import os
-
 import keras
 import pytest
 
 from keras_adl import recipes
 from keras_adl.recipes.memory import spec
 from keras_adl.recipes.memory.tasks import RECIPES
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-
-def load_script(relative_path):
-    path = os.path.join(ROOT, relative_path)
-    name = "script_" + relative_path.replace("/", "_")[:-3]
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 def test_recall_batches_dnc_16_ntm_2_everywhere(monkeypatch, tmp_path):

@@ -1,24 +1,11 @@
 """benchmarks/pretraining.py: the linear probe trains the classifier alone, and the script
 refuses fewer than one window; its models are the family's (`RECIPES[...].build_model`)."""
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 
 from keras_adl.recipes.pretraining.tasks import RECIPES
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-
-def load_script(relative_path):
-    path = os.path.join(ROOT, relative_path)
-    name = "script_" + relative_path.replace("/", "_")[:-3]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 def test_pretraining_benchmark_linear_probe_trains_the_classifier_alone(capsys):

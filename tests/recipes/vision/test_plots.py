@@ -2,52 +2,12 @@
 for, draws the given image, glimpses or attention, labels and title, and closes its figure
 (matplotlib Agg)."""
 
-import pathlib
-import struct
-
-import matplotlib
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from keras_adl.recipes.vision.plots import plot_caption_attention, plot_glimpse_path
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture
-def saved(monkeypatch):
-    """The figures the plotting functions save, captured as they are saved."""
-    figures = []
-    original = Figure.savefig
-
-    def savefig(self, *args, **kwargs):
-        figures.append(self)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Figure, "savefig", savefig)
-    return figures
-
-
-def _png_size(path):
-    """(width, height) in pixels from the PNG header."""
-    data = pathlib.Path(path).read_bytes()
-    assert data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])
-
-
-def _one_closed_figure(saved):
-    assert len(saved) == 1
-    assert plt.get_fignums() == []  # closed after saving: no figure leaks across calls
-    return saved[0]
-
-
-def _image_data(ax, index=0):
-    return np.asarray(ax.get_images()[index].get_array())
+from tests.pictures import image_data, one_closed_figure, plt, png_size
 
 
 def test_plot_glimpse_path_draws_each_glimpse_at_its_location(tmp_path, saved):
@@ -55,8 +15,8 @@ def test_plot_glimpse_path_draws_each_glimpse_at_its_location(tmp_path, saved):
     locations = np.array([[0.0, 0.0], [-0.5, 0.5], [0.75, -1.0]], "float32")  # (y, x)
     path = str(tmp_path / "glimpses.png")
     assert plot_glimpse_path(image, locations, 8, 2, path, title="label 7") == path
-    ax = _one_closed_figure(saved).axes[0]
-    np.testing.assert_array_equal(_image_data(ax), image[..., 0])
+    ax = one_closed_figure(saved).axes[0]
+    np.testing.assert_array_equal(image_data(ax), image[..., 0])
     squares = [p for p in ax.patches if isinstance(p, Rectangle)]
     assert len(squares) == 3 * 2  # num_scales squares per glimpse
     centres_y = (locations[:, 0] + 1) * 16 - 0.5  # pixel-centre coordinates of imshow
@@ -72,7 +32,7 @@ def test_plot_glimpse_path_draws_each_glimpse_at_its_location(tmp_path, saved):
     np.testing.assert_allclose(line.get_ydata(), centres_y)
     assert [t.get_text() for t in ax.texts] == ["1", "2", "3"]
     assert ax.get_title() == "label 7"
-    assert _png_size(path) == (400, 400)
+    assert png_size(path) == (400, 400)
 
 
 def test_plot_caption_attention_draws_one_panel_per_token(tmp_path, saved):
@@ -81,14 +41,14 @@ def test_plot_caption_attention_draws_one_panel_per_token(tmp_path, saved):
     path = str(tmp_path / "caption.png")
     tokens = ["3", "1", "</s>"]  # 3 of the 5 attention rows are drawn
     assert plot_caption_attention(image, attention, tokens, (2, 6), path, title="3 1") == path
-    axes = _one_closed_figure(saved).axes
+    axes = one_closed_figure(saved).axes
     assert len(axes) == 1 + len(tokens)
     assert [ax.get_title() for ax in axes] == ["3 1", "3", "1", "</s>"]
-    np.testing.assert_array_equal(_image_data(axes[0]), image)
+    np.testing.assert_array_equal(image_data(axes[0]), image)
     for ax, weights in zip(axes[1:], attention):
-        np.testing.assert_array_equal(_image_data(ax, 0), image)
-        np.testing.assert_array_equal(_image_data(ax, 1), weights.reshape(2, 6))  # row-major
-    width, height = _png_size(path)
+        np.testing.assert_array_equal(image_data(ax, 0), image)
+        np.testing.assert_array_equal(image_data(ax, 1), weights.reshape(2, 6))  # row-major
+    width, height = png_size(path)
     assert width == 650 and abs(height - 560) <= 1  # (2 · 3 + 0.5) × (1.3 · 4 + 0.4) inches
 
 
@@ -96,9 +56,9 @@ def test_plot_caption_attention_titles_the_input_when_no_title(tmp_path, saved):
     plot_caption_attention(
         np.zeros((8, 8, 3)), np.full((1, 4), 0.25), ["a"], (2, 2), str(tmp_path / "rgb.png")
     )
-    axes = _one_closed_figure(saved).axes
+    axes = one_closed_figure(saved).axes
     assert axes[0].get_title() == "input"
-    assert _image_data(axes[0]).shape == (8, 8, 3)  # colour images are drawn in colour
+    assert image_data(axes[0]).shape == (8, 8, 3)  # colour images are drawn in colour
 
 
 def test_plot_caption_attention_bad_grid_raises():
