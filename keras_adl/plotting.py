@@ -2,7 +2,7 @@
 family's pictures share: `pyplot`, `save_figure`, `show_image`.
 
 matplotlib is optional (``pip install 'keras-adl[plots]'``): without it, each picture function
-raises `keras_adl._extras.MissingExtra` (a ``ModuleNotFoundError``) naming that extra.
+raises `keras_adl.extras.MissingExtra` (a ``ModuleNotFoundError``) naming that extra.
 """
 
 import warnings

@@ -8,7 +8,8 @@ own paths: `text_pairs`, `gettext_catalogs` (translation catalogs as text pairs)
 `text_corpora` (plain-text corpora), `skipgrams` (word2vec), `bilm` (ELMo) and `pretraining`
 (packing, masked-LM data and windows, e.g.
 ``from keras_adl.data.pretraining import text_windows``). The figures that score models on
-these tasks are in `keras_adl.metrics`; token ids are in `keras_adl.conventions`.
+these tasks are in each family's ``keras_adl/recipes/<family>/evaluate.py``; token ids are in
+`keras_adl.conventions`.
 """
 
 from keras_adl.data.algorithmic import (

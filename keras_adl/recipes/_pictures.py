@@ -17,7 +17,7 @@ def draw(plot, *args, **kwargs):
     (``keras-adl[plots]``), or scikit-learn for the t-SNE map, the run goes on without the
     picture, and one line (once per process) says what to install. Returns what ``plot``
     returns, or None when skipped. Called directly, the picture functions raise
-    `keras_adl._extras.MissingExtra` instead."""
+    `keras_adl.extras.MissingExtra` instead."""
     try:
         return plot(*args, **kwargs)
     except MissingExtra as error:

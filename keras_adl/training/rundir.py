@@ -9,6 +9,7 @@ A run directory holds `RUN_FILE` (the request, its settings and, once finished, 
 SavedModel and `TASK_FILE`.
 """
 
+import errno
 import json
 import os
 import shutil
@@ -124,7 +125,7 @@ def read_run_or_export(path):
 
 def read_run_file(path, *names):
     """The first of ``names`` that exists in the directory ``path``, parsed as JSON: a file
-    renamed in a later version (``vocab.json`` → ``vocabulary.json``) is read under both.
+    renamed in a later version (``vocab.json`` → ``tokenizer.json``) is read under both.
 
     Raises:
         FileNotFoundError: none of them exists (naming the first).
@@ -133,7 +134,8 @@ def read_run_file(path, *names):
         if os.path.isfile(os.path.join(path, name)):
             with open(os.path.join(path, name), encoding="utf-8") as f:
                 return json.load(f)
-    raise FileNotFoundError(os.path.join(path, names[0]))
+    missing = os.path.join(path, names[0])
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), missing)
 
 
 def write_task_file(export_dir, **info):

@@ -8,7 +8,7 @@ Tasks (`spec`): ``pretrain_mlm`` (model ``bert``: masked LM on whole documents, 
 run, ``--init RUN``, each fortune read as up to ``--windows`` windows).
 
 Modules: `spec` (tasks, presets, options), `data` (the corpus and its splits, the WordPiece
-vocabulary saved as ``vocabulary.json``, masked-LM batches, causal-LM windows, the fortunes'
+vocabulary saved as ``tokenizer.json``, masked-LM batches, causal-LM windows, the fortunes'
 windows), `build` (the models and their warm-up + cosine schedule), `evaluate` (the figures),
 `plots` (the training curves and the attention heads), `serving` (generation and
 classification from raw text, export, predict), `hypermodels` (`PretrainingHyperModel`) and

@@ -28,10 +28,10 @@ from keras_adl.recipes.pretraining.spec import (
     HELD_OUT_FRACTION,
     INIT_TASKS,
     MAX_PREDICTIONS,
-    OLD_VOCABULARY_FILE,
+    OLD_TOKENIZER_FILE,
     SEGMENTS,
     SPLIT_SEED,
-    VOCABULARY_FILE,
+    TOKENIZER_FILE,
 )
 from keras_adl.text.wordpiece import WordPieceTokenizer, learn_wordpiece
 from keras_adl.training.rundir import RecipeError, read_run_file
@@ -135,15 +135,15 @@ def learn_tokenizer(texts, vocab_size):
 
 
 def save_tokenizer(tokenizer, directory):
-    """Writes the tokenizer's vocabulary to `VOCABULARY_FILE` in ``directory``."""
-    with open(os.path.join(directory, VOCABULARY_FILE), "w") as f:
+    """Writes the tokenizer (its vocabulary and settings) to `TOKENIZER_FILE` in ``directory``."""
+    with open(os.path.join(directory, TOKENIZER_FILE), "w") as f:
         json.dump(tokenizer.get_config(), f)
 
 
 def load_tokenizer(run_dir):
-    """The `WordPieceTokenizer` saved in a run or export directory (under `VOCABULARY_FILE`,
-    or `OLD_VOCABULARY_FILE` by earlier versions)."""
-    config = read_run_file(run_dir, VOCABULARY_FILE, OLD_VOCABULARY_FILE)
+    """The `WordPieceTokenizer` saved in a run or export directory (under `TOKENIZER_FILE`,
+    or `OLD_TOKENIZER_FILE` by earlier versions)."""
+    config = read_run_file(run_dir, TOKENIZER_FILE, OLD_TOKENIZER_FILE)
     return WordPieceTokenizer.from_config(config)
 
 

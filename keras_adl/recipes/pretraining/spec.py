@@ -2,10 +2,10 @@
 
 from keras_adl.recipes._spec import FORTUNES_OPTION, Family, Option, Task
 
-# The WordPiece vocabulary saved beside the model; runs and exports of earlier versions hold it
-# as `OLD_VOCABULARY_FILE`, read when the new name is absent.
-VOCABULARY_FILE = "vocabulary.json"
-OLD_VOCABULARY_FILE = "vocab.json"
+# The WordPiece tokenizer saved beside the model; runs and exports of earlier versions hold it
+# as `OLD_TOKENIZER_FILE`, read when the new name is absent.
+TOKENIZER_FILE = "tokenizer.json"
+OLD_TOKENIZER_FILE = "vocab.json"
 VOCAB_SIZE = 8000
 HELD_OUT_FRACTION = 0.02
 SPLIT_SEED = 0

@@ -108,7 +108,7 @@ def pair_tokenizer(sources, targets, options, cased):
     )
 
 
-def write_tokenizer(directory, tokenizer):
+def write_tokenizer(tokenizer, directory):
     """Writes ``tokenizer``'s config as `TOKENIZER_FILE` in ``directory``."""
     with open(os.path.join(directory, TOKENIZER_FILE), "w") as f:
         json.dump(tokenizer.to_config(), f)

@@ -218,7 +218,7 @@ class PairsTask(SequenceTask):
             train_pairs_too_long=too_long,
             held_out_pairs=len(held_out[0]),
         )
-        data.write_tokenizer(run.out, tokenizer)
+        data.write_tokenizer(tokenizer, run.out)
         return PairsData(tokenizer, sources, targets, held_out)
 
     def build(self, run, pairs):
@@ -249,7 +249,7 @@ class PairsTask(SequenceTask):
         tokenizer = data.read_tokenizer(run_dir)
         decode = decode_fn(record["model"])
         export_text_pairs(model, export_dir, tokenizer, record["max_length"], decode)
-        data.write_tokenizer(export_dir, tokenizer)  # read by `evaluate_file`
+        data.write_tokenizer(tokenizer, export_dir)  # read by `evaluate_file`
 
     def evaluate_file(self, path, info, is_run, data_path):
         """``keras-adl evaluate``: the figures of `score_pairs` for the run (``is_run``) or

@@ -1,6 +1,6 @@
 """The pretraining family's serving: a fine-tuned classifier reads a text as it was trained to,
 window by window, multiplying its windows' probabilities, in the export too; exports and
-``--init`` read the vocabulary of runs written before it was named ``vocabulary.json``."""
+``--init`` read the vocabulary of runs written before it was named ``tokenizer.json``."""
 
 import json
 
@@ -106,7 +106,7 @@ def test_finetuned_classifier_serving_and_export_read_the_training_windows(tmp_p
         )
         assert again["windows"].numpy().tolist() == expected["windows"].numpy().tolist()
         # The export holds the vocabulary under its new name.
-        assert json.loads((tmp_path / f"export{windows}" / spec.VOCABULARY_FILE).read_text()) == (
+        assert json.loads((tmp_path / f"export{windows}" / spec.TOKENIZER_FILE).read_text()) == (
             tokenizer.get_config()
         )
     assert first(texts)["windows"].numpy().tolist() == [1, 1, 1, 1]
@@ -115,11 +115,11 @@ def test_finetuned_classifier_serving_and_export_read_the_training_windows(tmp_p
 def test_the_vocabulary_is_written_under_its_new_name_and_read_under_both(tmp_path):
     tokenizer, _ = window_tokenizer()
     data.save_tokenizer(tokenizer, str(tmp_path))
-    assert [p.name for p in tmp_path.iterdir()] == [spec.VOCABULARY_FILE] == ["vocabulary.json"]
+    assert [p.name for p in tmp_path.iterdir()] == [spec.TOKENIZER_FILE] == ["tokenizer.json"]
     assert data.load_tokenizer(str(tmp_path)).get_config() == tokenizer.get_config()
-    (tmp_path / spec.VOCABULARY_FILE).rename(tmp_path / spec.OLD_VOCABULARY_FILE)
-    assert spec.OLD_VOCABULARY_FILE == "vocab.json"
+    (tmp_path / spec.TOKENIZER_FILE).rename(tmp_path / spec.OLD_TOKENIZER_FILE)
+    assert spec.OLD_TOKENIZER_FILE == "vocab.json"
     assert data.load_tokenizer(str(tmp_path)).get_config() == tokenizer.get_config()
-    (tmp_path / spec.OLD_VOCABULARY_FILE).unlink()
-    with pytest.raises(FileNotFoundError, match="vocabulary.json"):
+    (tmp_path / spec.OLD_TOKENIZER_FILE).unlink()
+    with pytest.raises(FileNotFoundError, match="tokenizer.json"):
         data.load_tokenizer(str(tmp_path))

@@ -22,11 +22,11 @@ def test_finetune_init_reads_a_run_whose_vocabulary_has_the_old_name(tmp_path):
         "pretrain_mlm", mlm, epochs=1, batch_size=8, data=corpus, steps=2, vocab_size=120, **_TINY
     )
     written = sorted(os.listdir(mlm))
-    assert spec.VOCABULARY_FILE in written and spec.OLD_VOCABULARY_FILE not in written
-    with open(os.path.join(mlm, spec.VOCABULARY_FILE)) as f:
+    assert spec.TOKENIZER_FILE in written and spec.OLD_TOKENIZER_FILE not in written
+    with open(os.path.join(mlm, spec.TOKENIZER_FILE)) as f:
         vocabulary = json.load(f)
     # The run as an earlier version wrote it.
-    os.rename(os.path.join(mlm, spec.VOCABULARY_FILE), os.path.join(mlm, spec.OLD_VOCABULARY_FILE))
+    os.rename(os.path.join(mlm, spec.TOKENIZER_FILE), os.path.join(mlm, spec.OLD_TOKENIZER_FILE))
     finetuned = str(tmp_path / "finetuned")
     _, _, metrics = recipes.train(
         "finetune", finetuned, epochs=1, batch_size=8, init=mlm, data=fortunes, jit_compile=False
@@ -35,5 +35,5 @@ def test_finetune_init_reads_a_run_whose_vocabulary_has_the_old_name(tmp_path):
     with open(os.path.join(finetuned, "run.json")) as f:
         run = json.load(f)
     assert run["weights"] == "pretrained" and run["settings"]["model_dim"] == 16
-    with open(os.path.join(finetuned, spec.VOCABULARY_FILE)) as f:
+    with open(os.path.join(finetuned, spec.TOKENIZER_FILE)) as f:
         assert json.load(f) == vocabulary  # the pretraining run's vocabulary, under the new name

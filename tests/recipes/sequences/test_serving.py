@@ -24,7 +24,7 @@ def _tokenizer():
 
 def test_the_tokenizer_is_written_as_tokenizer_json_and_read_under_both_names(tmp_path):
     tokenizer = _tokenizer()
-    data.write_tokenizer(str(tmp_path), tokenizer)
+    data.write_tokenizer(tokenizer, str(tmp_path))
     assert os.listdir(tmp_path) == [TOKENIZER_FILE] == ["tokenizer.json"]
     assert data.read_tokenizer(str(tmp_path)).to_config() == tokenizer.to_config()
     old = tmp_path / "old"
