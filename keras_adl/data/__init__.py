@@ -21,6 +21,14 @@ from keras_adl.data.algorithmic import (
     task_dims,
 )
 from keras_adl.data.corpora import load_document_tree, load_document_tsv, load_documents
+from keras_adl.data.date_fields import (
+    DATE_FIELD_MAX_TOKENS,
+    DATE_FIELD_TAGS,
+    DATE_FIELD_VOCABULARY,
+    date_field_arrays,
+    date_field_sequences,
+    date_field_tokens,
+)
 from keras_adl.data.dates import date_arrays, generate_dates
 from keras_adl.data.digit_strips import (
     CAPTION_VOCAB_SIZE,
@@ -50,6 +58,9 @@ from keras_adl.data.translated_digits import TranslatedDigits, translate_digits
 __all__ = [
     "CAPTION_VOCAB_SIZE",
     "CLASS_WORDS",
+    "DATE_FIELD_MAX_TOKENS",
+    "DATE_FIELD_TAGS",
+    "DATE_FIELD_VOCABULARY",
     "DIGIT_OFFSET",
     "FILLER_WORDS",
     "FORTUNE_DIRECTORIES",
@@ -61,6 +72,9 @@ __all__ = [
     "caption_arrays",
     "copy_batch",
     "date_arrays",
+    "date_field_arrays",
+    "date_field_sequences",
+    "date_field_tokens",
     "digit_strips",
     "find_fashion_mnist",
     "find_fortunes",
