@@ -1,7 +1,8 @@
 """Data: synthetic tasks of the papers and loaders of real data in standard formats.
 
 One module per source or task. Re-exported here: `algorithmic` (copy, repeat copy,
-associative recall, priority sort), `sorting`, `dates`, `image_sources` (scikit-learn digits,
+associative recall, priority sort), `sorting`, `dates`, `date_fields` (dates tagged field by field,
+for cross-view training), `image_sources` (scikit-learn digits,
 MNIST-format IDX files), `translated_digits`, `digit_strips`, `corpora` (the user's labelled
 documents), `fortunes`, `needle` and `splits`. The text pipelines' modules are imported by their
 own paths: `text_pairs`, `gettext_catalogs` (translation catalogs as text pairs),
