@@ -19,7 +19,9 @@ from keras_adl.layers.multi_head_cross_attention import MultiHeadCrossAttention
 from keras_adl.layers.multi_head_self_attention import MultiHeadSelfAttention
 from keras_adl.layers.ntm_cell import NTMCell
 from keras_adl.layers.positional_encoding import PositionalEncoding
+from keras_adl.layers.prediction_module import PredictionModule
 from keras_adl.layers.recurrent_attention import RecurrentAttention
+from keras_adl.layers.restricted_views import RestrictedViews
 from keras_adl.layers.scalar_mix import ScalarMix
 from keras_adl.layers.sequence_pooling import SequencePooling
 from keras_adl.layers.token_and_position_embedding import TokenAndPositionEmbedding
@@ -46,7 +48,9 @@ __all__ = [
     "MultiHeadSelfAttention",
     "NTMCell",
     "PositionalEncoding",
+    "PredictionModule",
     "RecurrentAttention",
+    "RestrictedViews",
     "ScalarMix",
     "SequencePooling",
     "TokenAndPositionEmbedding",

@@ -1,5 +1,5 @@
-"""The papers' math as pure `keras.ops` functions (no weights, no state): attention, memory addressing
-and glimpses."""
+"""The papers' math as pure `keras.ops` functions (no weights, no state): attention, memory addressing,
+glimpses and cross-view training."""
 
 from keras_adl.ops.addressing import (
     allocation_weights,
@@ -33,6 +33,7 @@ from keras_adl.ops.attention import (
     split_heads,
     weighted_sum,
 )
+from keras_adl.ops.cross_view import cross_view_kl, restricted_views
 from keras_adl.ops.glimpse import area_weights, extract_glimpses, glimpse_widths
 
 __all__ = [
@@ -52,6 +53,8 @@ __all__ = [
     "update_sparse_temporal_link",
     "sparse_directional_read_weights",
     "sparse_link_to_dense",
+    "cross_view_kl",
+    "restricted_views",
     "area_weights",
     "extract_glimpses",
     "glimpse_widths",
