@@ -93,7 +93,7 @@ def restricted_views(
     }
     if mask is None:
         return views
-    mask = ops.cast(check_mask(mask, shape), forward.dtype)
+    mask = ops.cast(_check_mask(mask, shape), forward.dtype)
     real = mask[..., None]
     next_real = _shift(mask, -1)[..., None]  # is token t+1 real? (0 after the last real one)
     return {
@@ -104,7 +104,7 @@ def restricted_views(
     }
 
 
-def check_mask(mask: Tensor, shape: tuple, where: str = "restricted_views: ") -> Tensor:
+def _check_mask(mask: Tensor, shape: tuple, where: str = "restricted_views: ") -> Tensor:
     """``mask`` as a tensor after checking it is ``[B, T]`` for states of shape ``shape``."""
     mask = ops.convert_to_tensor(mask)
     mask_shape = check_rank("mask", mask, 2, where=where)
