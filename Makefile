@@ -38,7 +38,7 @@ $(BACKENDS_STAMP): $(STAMP)
 	$(PIP) install --quiet -e ".[backends]"
 	touch $(BACKENDS_STAMP)
 
-PORTABLE := tests/ops tests/layers tests/models/test_ram.py tests/backends tests/test_annotations.py
+PORTABLE := tests/ops tests/layers tests/models/test_ram.py tests/models/test_cross_view.py tests/backends tests/test_annotations.py
 test-backends: $(BACKENDS_STAMP)
 	rm -rf runs/backends && mkdir -p runs/backends
 	status=0; for b in tensorflow jax torch; do \

@@ -1,10 +1,10 @@
 """Data: synthetic tasks of the papers and loaders of real data in standard formats.
 
 One module per source or task. Re-exported here: `algorithmic` (copy, repeat copy,
-associative recall, priority sort), `sorting`, `dates`, `date_fields` (dates tagged field by field,
-for cross-view training), `image_sources` (scikit-learn digits,
-MNIST-format IDX files), `translated_digits`, `digit_strips`, `corpora` (the user's labelled
-documents), `fortunes`, `needle` and `splits`. The text pipelines' modules are imported by their
+associative recall, priority sort), `sorting`, `dates`, `date_fields` (dates tagged field by
+field, for cross-view training), `cross_view` (its stream of labelled and unlabelled batches),
+`image_sources` (scikit-learn digits, MNIST-format IDX files), `translated_digits`,
+`digit_strips`, `corpora` (the user's labelled documents), `fortunes`, `needle` and `splits`. The text pipelines' modules are imported by their
 own paths: `text_pairs`, `gettext_catalogs` (translation catalogs as text pairs),
 `text_corpora` (plain-text corpora), `skipgrams` (word2vec), `bilm` (ELMo) and `pretraining`
 (packing, masked-LM data and windows, e.g.
@@ -22,6 +22,7 @@ from keras_adl.data.algorithmic import (
     task_dims,
 )
 from keras_adl.data.corpora import load_document_tree, load_document_tsv, load_documents
+from keras_adl.data.cross_view import cross_view_batches
 from keras_adl.data.date_fields import (
     DATE_FIELD_MAX_TOKENS,
     DATE_FIELD_TAGS,
@@ -57,6 +58,7 @@ from keras_adl.data.splits import split_dataset
 from keras_adl.data.translated_digits import TranslatedDigits, translate_digits
 
 __all__ = [
+    "cross_view_batches",
     "CAPTION_VOCAB_SIZE",
     "CLASS_WORDS",
     "DATE_FIELD_MAX_TOKENS",

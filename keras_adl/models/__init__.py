@@ -9,6 +9,7 @@ from keras_adl.models.captioning import (
     caption_grid_shape,
     show_attend_tell,
 )
+from keras_adl.models.cross_view import CrossViewTagger, cross_view_tagger
 from keras_adl.models.dram import (
     DeepRecurrentAttentionModel,
     deep_recurrent_attention_model,
@@ -42,6 +43,8 @@ from keras_adl.models.transformer import (
 )
 
 __all__ = [
+    "CrossViewTagger",
+    "cross_view_tagger",
     "bert_classifier",
     "bert_encoder",
     "bert_pretrainer",
