@@ -165,6 +165,18 @@ def replica_position():
     return context.replica_id_in_sync_group, context.num_replicas_in_sync
 
 
+def replica_sum(x):
+    """``x`` summed over the replicas of a ``tf.distribute`` step (``x`` itself outside one,
+    and on JAX and PyTorch): the global count of a masked mean's tokens, so that each replica's
+    ``local sum / global count`` adds up to the mean over the whole global batch."""
+    if keras.backend.backend() != "tensorflow":
+        return x
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return x
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, x)
+
+
 def check_captions(name, captions, *, where=""):
     """``(captions, real)``: integer ``[B, T]`` tokens padded with ``PAD`` at the end only,
     and the boolean ``[B, T]`` mask of their non-padding tokens."""

@@ -10,7 +10,7 @@ from keras_adl.layers.character_cnn import CharacterCNN
 from keras_adl.layers.prediction_module import PredictionModule
 from keras_adl.layers.restricted_views import RestrictedViews
 from keras_adl.ops.cross_view import VIEW_NAMES, cross_view_kl
-from keras_adl.utils import check_positive_int, check_rate, replica_position
+from keras_adl.utils import check_positive_int, check_rate, replica_position, replica_sum
 
 _WHERE = "cross_view_tagger: "
 #: The key of the batch marker in the targets ``y`` (1 for a labelled batch, 0 unlabelled).
@@ -24,6 +24,12 @@ def _per_replica(loss):
     because replicas' gradients are summed."""
     _, replicas = replica_position()
     return loss if replicas == 1 else loss / replicas
+
+
+def _global_mean(local_sum, local_count):
+    """This replica's share of a mean over the global batch: ``local_sum / global count``
+    (the replicas' shares add up to the mean; 0 when no token counts anywhere)."""
+    return local_sum / ops.maximum(replica_sum(local_count), 1.0)
 
 
 @keras.saving.register_keras_serializable(package="keras_adl")
@@ -47,6 +53,8 @@ class CrossViewTagger(keras.Model):
     data, not Python control flow, one compiled step serves both kinds of batch on every
     backend, and every replica of a ``tf.distribute`` step sees the same kind of batch as long
     as the global batch is of one kind (the stream of `keras_adl.data.cross_view_batches` is).
+    Under a strategy the means are over the global batch's tokens (each replica divides its sum
+    by the count summed over replicas), so a distributed step takes the one-device gradient.
 
     ``y`` may also be a tensor of tags (one task): a labelled batch. Evaluation's ``loss`` is
     the supervised term. `compute_metrics` reports each primary module's token accuracy over
@@ -119,7 +127,8 @@ class CrossViewTagger(keras.Model):
 
     def supervised_loss(self, x, tags, y_pred):
         """``Σ_task CE_task``: each primary module's cross-entropy averaged over the tokens
-        that have a label (0 for a task with none in the batch); float32."""
+        that have a label (0 for a task with none in the batch); float32. Under a
+        ``tf.distribute`` strategy, this replica's share of the global batch's mean."""
         total = 0.0
         for task, task_tags in tags.items():
             task_tags = ops.cast(task_tags, "int32")
@@ -127,35 +136,39 @@ class CrossViewTagger(keras.Model):
             entropy = keras.losses.sparse_categorical_crossentropy(
                 task_tags, ops.cast(y_pred[task], "float32"), from_logits=True
             )
-            total = total + ops.sum(entropy * weights) / ops.maximum(ops.sum(weights), 1.0)
+            total = total + _global_mean(ops.sum(entropy * weights), ops.sum(weights))
         return total
 
     def cross_view_loss(self, x, y_pred):
         """``Σ_task Σ_k KL(p_task ‖ p_task^k)`` over the real tokens, the primary fixed
-        (`keras_adl.ops.cross_view_kl`); 0 for a model without auxiliaries."""
+        (`keras_adl.ops.cross_view_kl`); 0 for a model without auxiliaries. Under a
+        ``tf.distribute`` strategy, this replica's share of the global batch's mean."""
         mask = self._token_mask(x)
+        count = ops.sum(ops.cast(mask, "float32"))
         total = 0.0
         for task in self.task_names:
             if self.views[task]:
                 primary = ops.softmax(ops.cast(y_pred[task], "float32"), axis=-1)
                 auxiliaries = [y_pred[key] for key in self.views[task]]
-                total = total + cross_view_kl(primary, auxiliaries, mask)
+                local_sum = cross_view_kl(primary, auxiliaries, mask) * count
+                total = total + _global_mean(local_sum, count)
         return total
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The alternation's loss in training (plus any weight regularizers), the supervised
-        loss in evaluation; divided by the replica count under a ``tf.distribute`` strategy."""
+        loss in evaluation. Under a ``tf.distribute`` strategy this replica's share: the means'
+        shares of the global batch, the regularizers divided by the replica count."""
         tags, marker = self._targets(y, "fit" if training else "evaluate")
         # Read by `compute_metrics`, which every backend's steps call after this in the same
         # (traced) step; its signature has no `training`.
         self._evaluating = not training
         supervised = self.supervised_loss(x, tags, y_pred)
         if not training:
-            return _per_replica(supervised)
+            return supervised
         loss = marker * supervised + (1.0 - marker) * self.cross_view_loss(x, y_pred)
-        for extra in self.losses:  # weight regularizers, `add_loss`
-            loss = loss + ops.sum(ops.cast(extra, "float32"))
-        return _per_replica(loss)
+        for extra in self.losses:  # weight regularizers, `add_loss`: added on every replica
+            loss = loss + _per_replica(ops.sum(ops.cast(extra, "float32")))
+        return loss
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         """Each primary's token accuracy over labelled tokens; in training also the
@@ -167,7 +180,13 @@ class CrossViewTagger(keras.Model):
                 task_tags, y_pred[task], self._labelled_weights(task_tags, x)
             )
         if not getattr(self, "_evaluating", False):
-            self.cross_view_tracker.update_state(self.cross_view_loss(x, y_pred))
+            # The mean over tokens, as the loss: this replica adds its local sum (its share
+            # times the global count) and its local count of tokens.
+            local = ops.sum(ops.cast(self._token_mask(x), "float32"))
+            local_sum = self.cross_view_loss(x, y_pred) * ops.maximum(replica_sum(local), 1.0)
+            self.cross_view_tracker.update_state(
+                local_sum / ops.maximum(local, 1.0), sample_weight=local
+            )
             return self.get_metrics_result()
         return {
             name: value for name, value in self.get_metrics_result().items() if name != "cross_view"
@@ -228,6 +247,22 @@ def _encoder_inputs(vocabulary_size, word_dim, num_characters, character_filters
         )(characters)
         vectors = keras.layers.Concatenate(name="token_vectors")([vectors, character_vectors])
     return inputs, keras.layers.Dropout(dropout, name="token_dropout")(vectors)
+
+
+def _prediction_modules(first, second, tasks, views, hidden_units, dropout):
+    """The output dict: per task, the primary module on the top layer ``second`` and one
+    auxiliary module per view of the first layer ``first``."""
+    restricted = RestrictedViews(name="restricted_views")(first) if views else {}
+    outputs = {}
+    for task, num_classes in tasks.items():
+        outputs[task] = PredictionModule(
+            num_classes, hidden_units, dropout=dropout, name=f"{task}_primary"
+        )(second)
+        for view in views:
+            outputs[task + SEPARATOR + view] = PredictionModule(
+                num_classes, hidden_units, dropout=dropout, name=f"{task}_{view}"
+            )(restricted[view])
+    return outputs
 
 
 def cross_view_tagger(
@@ -308,14 +343,5 @@ def cross_view_tagger(
     second = keras.layers.Bidirectional(
         keras.layers.LSTM(units, return_sequences=True), name="bilstm_2"
     )(keras.layers.Dropout(dropout, name="bilstm_dropout")(first))
-    restricted = RestrictedViews(name="restricted_views")(first) if views else {}
-    outputs = {}
-    for task, num_classes in tasks.items():
-        outputs[task] = PredictionModule(
-            num_classes, hidden_units, dropout=dropout, name=f"{task}_primary"
-        )(second)
-        for view in views:
-            outputs[task + SEPARATOR + view] = PredictionModule(
-                num_classes, hidden_units, dropout=dropout, name=f"{task}_{view}"
-            )(restricted[view])
+    outputs = _prediction_modules(first, second, tasks, views, hidden_units, dropout)
     return CrossViewTagger(inputs, outputs, name=name)

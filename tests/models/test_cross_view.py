@@ -276,3 +276,38 @@ def test_stream_bad_arguments():
         next(cross_view_batches({"t": ({"words": words}, words)}, {"tokens": words}))
     with pytest.raises(ValueError, match="`batch_size`"):
         next(cross_view_batches({"t": ({"words": words}, words)}, batch_size=0))
+
+
+@pytest.mark.tf_only
+@pytest.mark.slow  # ~15 s; MirroredStrategy fit is tested in tests/training too
+def test_mirrored_fit_on_the_alternating_stream_matches_one_device():
+    import tensorflow as tf
+
+    from keras_adl.training.distribute import build_in_scope, get_strategy
+
+    words = _words(48, 1)
+    batches = cross_view_batches(
+        {"dates": ({"words": words}, _tags(words))}, {"words": _words(96, 2)}, batch_size=16
+    )
+    x, y = zip(*[next(batches) for _ in range(8)])  # 4 labelled, 4 unlabelled, in turn
+    stacked = (
+        {"words": np.concatenate([b["words"] for b in x])},
+        {k: np.concatenate([b[k] for b in y]) for k in y[0]},
+    )
+    data = tf.data.Dataset.from_tensor_slices(stacked).batch(16)
+
+    def build():
+        model = _model(dropout=0.0)
+        model.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False)
+        return model
+
+    single = build()
+    mirrored = build_in_scope(get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]), build)
+    mirrored.set_weights(single.get_weights())
+    h1 = single.fit(data, epochs=2, shuffle=False, verbose=0)
+    h2 = mirrored.fit(data, epochs=2, shuffle=False, verbose=0)
+    # The means are over the global batch's tokens, however the replicas split it.
+    for key in ("loss", "cross_view", "accuracy"):
+        np.testing.assert_allclose(h2.history[key], h1.history[key], rtol=1e-4)
+    for a, b in zip(mirrored.get_weights(), single.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
