@@ -39,6 +39,7 @@ FAMILIES = (
     "embeddings",
     "pretraining",
     "contextual",
+    "tagging",
 )
 
 

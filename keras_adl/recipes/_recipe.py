@@ -6,7 +6,16 @@ e.g. the RAM's classification tasks, is one class given each task's `Task` spec)
 examples and the benchmarks ask the task, they do not branch on its name.
 """
 
+import re
+
 from keras_adl.training.rundir import RUN_FILE, RecipeError
+
+
+def input_label(text):
+    """``text`` as ``predict`` prints an input: on one line (tabs and line breaks as spaces),
+    cut at 40 characters."""
+    text = re.sub(r"[\t\r\n]+", " ", text)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class TaskRecipe:

@@ -1,13 +1,12 @@
 """The contextual family's serving: raw strings in, every biLM layer, ``[GloVe; CoVe]`` vectors
 or a fortune topic out, and how ``keras-adl predict`` prints them."""
 
-import re
-
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
 from keras_adl.models.elmo import elmo_embedder
 from keras_adl.models.seq2seq import cove_encoder
+from keras_adl.recipes._recipe import input_label as label
 from keras_adl.recipes.contextual.data import make_feature_encoder
 from keras_adl.text.characters import padded_words, text_character_ids
 from keras_adl.training.export import export_serving_fn
@@ -129,9 +128,3 @@ def print_embeddings(inputs, outputs, key, layered):
         print(f"{label(text)}\t{' '.join(words)}\t{key}: {size}")
     if empty:
         raise RecipeError(f"{empty} of {len(inputs)} input(s) have no words")
-
-
-def label(text):
-    """``text`` on one output line (tabs and line breaks as spaces), cut at 40 characters."""
-    text = re.sub(r"[\t\r\n]+", " ", text)
-    return text if len(text) <= 40 else text[:37] + "..."
