@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-backends bench bench-attention-memory bench-memory bench-vision bench-documents bench-contextual bench-multi-worker demo data lint check-dist clean
+.PHONY: install test test-slow test-backends bench bench-attention-memory bench-memory bench-vision bench-documents bench-contextual bench-cvt bench-multi-worker demo data lint check-dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -105,6 +105,10 @@ bench-documents: $(STAMP)
 # kinds of features on the fortune topics with two seeds.
 bench-contextual: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/contextual.py --out runs/bench_contextual
+
+# Cross-view training against the labels alone on date_fields, and its views (~45 min).
+bench-cvt: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/cvt.py --out runs/bench_cvt
 
 # Steps per second with 1 and 2 worker processes (one core each), one model per family (~10 min).
 bench-multi-worker: $(STAMP)

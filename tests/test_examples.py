@@ -191,6 +191,26 @@ def test_han_length_benchmark_smoke(tmp_path):
     assert results[0]["mean_words"] <= 30 < results[1]["mean_words"] <= 100
 
 
+@pytest.mark.slow  # ~1 min: eight tiny runs
+def test_cvt_benchmark_smoke(tmp_path):
+    benchmark = load_script("benchmarks/cvt.py")
+    results = benchmark.main(["--smoke", "--out", str(tmp_path)])
+    assert [(r["labelled"], r["method"]) for r in results["sizes"]] == [
+        (8, "supervised"),
+        (8, "CVT"),
+    ]
+    for r in results["sizes"]:
+        assert len(r["accuracy"]) == 2 and all(0.0 <= a <= 1.0 for a in r["accuracy"])
+    cvt = results["sizes"][1]["auxiliary_accuracy"][0]
+    assert set(cvt) == {"forward", "backward", "future", "past"}
+    assert results["sizes"][0]["auxiliary_accuracy"][0] == {}  # the labels alone: no views
+    assert [r["views"] for r in results["views"]] == [
+        ["forward", "backward", "future", "past"],
+        ["backward", "future", "past"],
+    ]
+    assert os.path.getsize(tmp_path / "accuracy_vs_labelled.png") > 1000
+
+
 @pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
 def test_word2vec_example_smoke(tmp_path):
     corpus = tmp_path / "corpus.txt"
