@@ -79,21 +79,28 @@ def training_dataset(tagging_data, batch_size, seed=0):
     """The endless ``tf.data`` stream of `keras_adl.data.cross_view_batches`: a labelled batch,
     then (with unlabelled data) an unlabelled one, each marked in ``y["labelled"]``."""
     table = character_table(tagging_data.vocabulary) if tagging_data.characters else None
-    words, tags = tagging_data.labelled
-    labelled = {tagging_data.task: (model_inputs(words, table), tags)}
-    unlabelled = None
-    if tagging_data.unlabelled is not None:
-        unlabelled = model_inputs(tagging_data.unlabelled, table)
-    inputs = model_inputs(words[:1], table)
+    labelled = {tagging_data.task: tagging_data.labelled}
+    return stream_dataset(labelled, tagging_data.unlabelled, batch_size, table, seed)
+
+
+def stream_dataset(labelled, unlabelled, batch_size, table=None, seed=0):
+    """`cross_view_batches` as a ``tf.data.Dataset`` of word ids (and characters from
+    ``table``): ``labelled`` ``{task: (words [N, T], tags [N, T])}``, each task's labelled
+    batch in turn, each followed by one of ``unlabelled`` words ``[M, T]`` (``None``: none)."""
+    inputs = {task: (model_inputs(w, table), t) for task, (w, t) in labelled.items()}
+    if unlabelled is not None:
+        unlabelled = model_inputs(unlabelled, table)
+    example = next(iter(inputs.values()))[0]
+    length = next(iter(labelled.values()))[1].shape[1]
     signature = (
-        {k: tf.TensorSpec((batch_size, *v.shape[1:]), tf.int32) for k, v in inputs.items()},
+        {k: tf.TensorSpec((batch_size, *v.shape[1:]), tf.int32) for k, v in example.items()},
         {
-            tagging_data.task: tf.TensorSpec((batch_size, words.shape[1]), tf.int32),
+            **{task: tf.TensorSpec((batch_size, length), tf.int32) for task in labelled},
             "labelled": tf.TensorSpec((batch_size,), tf.float32),
         },
     )
     return tf.data.Dataset.from_generator(
-        lambda: cross_view_batches(labelled, unlabelled, batch_size, seed=seed),
+        lambda: cross_view_batches(inputs, unlabelled, batch_size, seed=seed),
         output_signature=signature,
     )
 

@@ -64,3 +64,16 @@ def test_unlabelled_off_streams_labelled_batches_only_and_no_views():
     assert tagging_data.unlabelled is None and tagging_data.views == ()
     batches = list(data.training_dataset(tagging_data, 8).take(3).as_numpy_iterator())
     assert all(y["labelled"].min() == 1.0 for _, y in batches)
+
+
+def test_a_multi_task_stream_labels_each_task_in_turn():
+    (words, tags), unlabelled, _ = data.date_fields(12, 30, seed=0, test=1)
+    labelled = {"a": (words[:6], tags[:6]), "b": (words[6:], tags[6:])}
+    table = data.character_table(DATE_FIELD_VOCABULARY)
+    stream = data.stream_dataset(labelled, unlabelled, 4, table)
+    kinds = []
+    for x, y in stream.take(8).as_numpy_iterator():
+        assert x["characters"].shape == (4, words.shape[1], 12)
+        kinds.append([task for task in ("a", "b") if y[task].any()] or ["-"])
+        assert float(y["labelled"][0]) == (kinds[-1] != ["-"])
+    assert kinds == [["a"], ["-"], ["b"], ["-"]] * 2
