@@ -122,13 +122,14 @@ demo: $(STAMP)
 
 # Optional real data from Debian (not needed by the tests): the Fashion-MNIST IDX files, in
 # /usr/share/datasets/fashion-mnist (keras_adl.data.image_sources.find_fashion_mnist), and the
-# fortunes text files, and the manual pages of benchmarks/han_length.py. sudo only when not root.
+# fortunes text files, the manual pages of benchmarks/han_length.py, and the part-of-speech tagger
+# of keras_adl.data.english_tags (liblingua-en-tagger-perl). sudo only when not root.
 data:
 	@if command -v apt-get >/dev/null 2>&1; then \
 		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base wamerican man-db manpages manpages-dev; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base wamerican man-db manpages manpages-dev liblingua-en-tagger-perl; \
 	else \
-		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base, wamerican, man-db, manpages and manpages-dev another way," \
+		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base, wamerican, man-db, manpages, manpages-dev and liblingua-en-tagger-perl another way," \
 			"or pass your own MNIST/Fashion-MNIST IDX files to load_idx_dataset."; \
 	fi
 

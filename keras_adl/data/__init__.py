@@ -4,7 +4,9 @@ One module per source or task. Re-exported here: `algorithmic` (copy, repeat cop
 associative recall, priority sort), `sorting`, `dates`, `date_fields` (dates tagged field by
 field, for cross-view training), `cross_view` (its stream of labelled and unlabelled batches),
 `image_sources` (scikit-learn digits, MNIST-format IDX files), `translated_digits`,
-`digit_strips`, `corpora` (the user's labelled documents), `fortunes`, `needle` and `splits`. The text pipelines' modules are imported by their
+`digit_strips`, `corpora` (the user's labelled documents), `fortunes`, `english_tags` (fortune
+sentences with silver part-of-speech and WordNet supersense tags, for multi-task tagging),
+`needle` and `splits`. The text pipelines' modules are imported by their
 own paths: `text_pairs`, `gettext_catalogs` (translation catalogs as text pairs),
 `text_corpora` (plain-text corpora), `skipgrams` (word2vec), `bilm` (ELMo) and `pretraining`
 (packing, masked-LM data and windows, e.g.
@@ -39,6 +41,15 @@ from keras_adl.data.digit_strips import (
     caption_arrays,
     digit_strips,
 )
+from keras_adl.data.english_tags import (
+    ENGLISH_TAG_TASKS,
+    WORDNET_LEXNAMES,
+    english_tag_arrays,
+    english_tag_sentences,
+    fortune_sentences,
+    pos_tag,
+    supersense_tags,
+)
 from keras_adl.data.fortunes import (
     FORTUNE_DIRECTORIES,
     FORTUNE_TOPICS,
@@ -65,10 +76,12 @@ __all__ = [
     "DATE_FIELD_TAGS",
     "DATE_FIELD_VOCABULARY",
     "DIGIT_OFFSET",
+    "ENGLISH_TAG_TASKS",
     "FILLER_WORDS",
     "FORTUNE_DIRECTORIES",
     "FORTUNE_TOPICS",
     "NEEDLE_WORD",
+    "WORDNET_LEXNAMES",
     "DigitStrips",
     "TranslatedDigits",
     "associative_recall_batch",
@@ -79,8 +92,11 @@ __all__ = [
     "date_field_sequences",
     "date_field_tokens",
     "digit_strips",
+    "english_tag_arrays",
+    "english_tag_sentences",
     "find_fashion_mnist",
     "find_fortunes",
+    "fortune_sentences",
     "generate_dates",
     "load_document_tree",
     "load_document_tsv",
@@ -89,12 +105,14 @@ __all__ = [
     "load_idx_dataset",
     "load_sklearn_digits",
     "needle_documents",
+    "pos_tag",
     "priority_sort_batch",
     "read_fortune_file",
     "read_idx",
     "repeat_copy_batch",
     "sort_arrays",
     "split_dataset",
+    "supersense_tags",
     "task_dataset",
     "task_dims",
     "translate_digits",
