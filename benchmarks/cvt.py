@@ -10,7 +10,7 @@ module on 2,000 held-out sequences (the same for every run), at the end of train
 held-out data is used to choose anything). The labelled and unlabelled sequences are drawn
 with the seed added to their seeds, so each seed is a different labelled sample.
 
-Parts (``--part``, default both):
+Parts (``--part``, default all):
 
 ``sizes``
     CVT (all four views) and supervised-only at ``--sizes`` labelled sequences, ``--seeds``
@@ -18,8 +18,17 @@ Parts (``--part``, default both):
     (same seed, same labelled sample) differences. Picture: ``accuracy_vs_labelled.png``.
 ``views``
     At the smallest size: CVT without each view in turn, and with each view alone.
+``tasks``
+    Multi-task against single-task on real English: sentences of Debian's fortunes
+    (`keras_adl.data.english_tags`, ``make data``) with two silver taggings, part of speech
+    (Lingua::EN::Tagger) and WordNet supersense (most frequent sense); ``--task-labelled``
+    labelled sentences per task (disjoint), the rest unlabelled, 1,000 held out (the same for
+    every seed); words seen twice in the training sentences, the rest ``<unk>``. Settings: each
+    task alone (labels alone, and CVT), both tasks sharing the encoder (labels alone, and CVT:
+    a labelled batch of each task in turn, each followed by an unlabelled one). Every setting
+    takes the same number of steps, so a task gets half the labelled batches with two tasks.
 
-    python benchmarks/cvt.py                       # both parts (≈ 40 min on 2 cores)
+    python benchmarks/cvt.py                       # all three parts (≈ 1 h on 2 cores)
     python benchmarks/cvt.py --part sizes --sizes 50 --seeds 5
     python benchmarks/cvt.py --smoke               # tiny settings (seconds)
 """
@@ -38,7 +47,10 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 from _machine import machine  # noqa: E402
 
+from keras_adl.conventions import NUM_SPECIAL_TOKENS  # noqa: E402
+from keras_adl.data.english_tags import english_tag_arrays, english_tag_sentences  # noqa: E402
 from keras_adl.recipes.tagging import data, spec  # noqa: E402
+from keras_adl.recipes.tagging.build import build_model  # noqa: E402
 from keras_adl.recipes.tagging.evaluate import token_accuracy  # noqa: E402
 from keras_adl.recipes.tagging.plots import plot_accuracy_against_labelled  # noqa: E402
 from keras_adl.recipes.tagging.tasks import RECIPES  # noqa: E402
@@ -135,15 +147,97 @@ def views_part(args, results):
         print(f"| {name} | {percent(accuracies)} |", flush=True)
 
 
+ENGLISH_TEST = 1000
+ENGLISH_SETTINGS = (  # (name, labelled tasks, views)
+    ("pos alone, labels", ("pos",), ()),
+    ("pos alone, CVT", ("pos",), spec.VIEWS),
+    ("supersense alone, labels", ("supersense",), ()),
+    ("supersense alone, CVT", ("supersense",), spec.VIEWS),
+    ("both, labels", ("pos", "supersense"), ()),
+    ("both, CVT", ("pos", "supersense"), spec.VIEWS),
+)
+
+
+def english_split(sentences, seed, args):
+    """``(labelled {task: (words, tags)}, unlabelled words, test {task: (words, tags)},
+    vocabulary size, tag counts)``: disjoint labelled sentences per task drawn with ``seed``,
+    the held-out ones fixed."""
+    test, pool = sentences[:ENGLISH_TEST], sentences[ENGLISH_TEST:]
+    order = np.random.default_rng(seed).permutation(len(pool))
+    n = args.task_labelled
+    parts = [[pool[i] for i in order[k * n : (k + 1) * n]] for k in range(2)]
+    rest = [pool[i] for i in order[2 * n : 2 * n + args.unlabelled]]
+    _, _, _, tag_names = english_tag_arrays(sentences)  # every tag of the corpus
+    train = parts[0] + parts[1] + rest
+    _, _, vocabulary, _ = english_tag_arrays(train, min_count=2, tag_names=tag_names)
+    length = max(len(s["tokens"]) for s in sentences)
+
+    def arrays(chosen):
+        words, tags, _, _ = english_tag_arrays(chosen, length, vocabulary, tag_names)
+        return words, tags
+
+    labelled = {}
+    for task, chosen in zip(("pos", "supersense"), parts):
+        words, tags = arrays(chosen)
+        labelled[task] = (words, tags[task])
+    test_words, test_tags = arrays(test)
+    sizes = {task: len(names) for task, names in tag_names.items()}
+    vocabulary_size = len(vocabulary) + NUM_SPECIAL_TOKENS
+    return labelled, arrays(rest)[0], (test_words, test_tags), vocabulary_size, sizes
+
+
+def english_run(split, tasks, views, seed, args):
+    """``{task: held-out token accuracy}`` of one seeded run on ``tasks``."""
+    labelled, unlabelled, (test_words, test_tags), vocabulary_size, sizes = split
+    keras.utils.set_random_seed(seed)
+    overrides = SMOKE_OVERRIDES if args.smoke else {}
+    preset = TASK.spec.preset(MODEL)
+    model = build_model(preset, vocabulary_size, {t: sizes[t] for t in tasks}, views, **overrides)
+    stream = data.stream_dataset(
+        {t: labelled[t] for t in tasks},
+        unlabelled if views else None,
+        TASK.spec.batch_size,
+        seed=seed,
+    )
+    model.fit(stream, steps_per_epoch=args.steps, epochs=args.epochs, shuffle=False, verbose=0)
+    outputs = model.predict({"words": test_words}, batch_size=256, verbose=0)
+    return {t: token_accuracy(test_tags[t], np.asarray(outputs[t]).argmax(-1)) for t in tasks}
+
+
+def tasks_part(args, results):
+    """Each task alone and both together, with and without CVT, over seeds."""
+    sentences = english_tag_sentences(seed=0, num=args.english_sentences)
+    print(
+        f"\n{len(sentences)} fortune sentences: {args.task_labelled} labelled per task, "
+        f"{ENGLISH_TEST} held out, up to {args.unlabelled} unlabelled"
+    )
+    settings = ENGLISH_SETTINGS[-2:] if args.smoke else ENGLISH_SETTINGS
+    scores = {name: {"pos": [], "supersense": []} for name, _, _ in settings}
+    for seed in range(args.seeds):
+        split = english_split(sentences, seed, args)
+        for name, tasks, views in settings:
+            for task, accuracy in english_run(split, tasks, views, seed, args).items():
+                scores[name][task].append(accuracy)
+            print(f"  seed {seed}, {name}: done", flush=True)
+    print(f"\n| setting ({args.task_labelled} labelled per task) | pos (%) | supersense (%) |")
+    print("|---|---:|---:|")
+    for name, _, _ in settings:
+        cells = [percent(scores[name][t]) if scores[name][t] else "" for t in ("pos", "supersense")]
+        print(f"| {name} | {cells[0]} | {cells[1]} |")
+    results["tasks"] = scores
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("sizes", "views", "all"), default="all")
+    parser.add_argument("--part", choices=("sizes", "views", "tasks", "all"), default="all")
     parser.add_argument("--sizes", default="50,200,1000")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=TASK.spec.epochs)
     parser.add_argument("--steps", type=int, default=spec.STEPS_PER_EPOCH)
     parser.add_argument("--unlabelled", type=int, default=TASK.spec.samples)
     parser.add_argument("--test", type=int, default=spec.TEST_SEQUENCES)
+    parser.add_argument("--task-labelled", type=int, default=200)
+    parser.add_argument("--english-sentences", type=int, default=None)
     parser.add_argument("--out", default="runs/cvt")
     parser.add_argument("--smoke", action="store_true", help="tiny settings: the path only")
     args = parser.parse_args(argv)
@@ -151,17 +245,20 @@ def main(argv=None):
     if args.smoke:
         args.sizes, args.seeds, args.epochs, args.steps = [8], 2, 1, 4
         args.unlabelled, args.test = 64, 64
+        args.task_labelled, args.english_sentences = 8, 1100
     os.makedirs(args.out, exist_ok=True)
     print(f"Machine: {machine()}")
     print(
         f"date_fields, {MODEL}: {args.epochs} × {args.steps} steps of {TASK.spec.batch_size}, "
         f"{args.unlabelled} unlabelled, {args.test} held-out sequences, {args.seeds} seeds"
     )
-    results = {"sizes": [], "views": [], "settings": vars(args)}
+    results = {"sizes": [], "views": [], "tasks": {}, "settings": vars(args)}
     if args.part in ("sizes", "all"):
         sizes_part(args, results)
     if args.part in ("views", "all"):
         views_part(args, results)
+    if args.part in ("tasks", "all"):
+        tasks_part(args, results)
     with open(os.path.join(args.out, "cvt.json"), "w") as f:
         json.dump(results, f, indent=1)
     return results

@@ -191,7 +191,7 @@ def test_han_length_benchmark_smoke(tmp_path):
     assert results[0]["mean_words"] <= 30 < results[1]["mean_words"] <= 100
 
 
-@pytest.mark.slow  # ~1 min: eight tiny runs
+@pytest.mark.slow  # ~2 min: twelve tiny runs (needs make data: fortunes, WordNet, the tagger)
 def test_cvt_benchmark_smoke(tmp_path):
     benchmark = load_script("benchmarks/cvt.py")
     results = benchmark.main(["--smoke", "--out", str(tmp_path)])
@@ -209,6 +209,8 @@ def test_cvt_benchmark_smoke(tmp_path):
         ["backward", "future", "past"],
     ]
     assert os.path.getsize(tmp_path / "accuracy_vs_labelled.png") > 1000
+    both = results["tasks"]["both, CVT"]
+    assert len(both["pos"]) == len(both["supersense"]) == 2
 
 
 @pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
