@@ -10,7 +10,7 @@ module on 2,000 held-out sequences (the same for every run), at the end of train
 held-out data is used to choose anything). The labelled and unlabelled sequences are drawn
 with the seed added to their seeds, so each seed is a different labelled sample.
 
-Parts (``--part``, default all):
+Parts (``--part``, one or more; default all):
 
 ``sizes``
     CVT (all four views) and supervised-only at ``--sizes`` labelled sequences, ``--seeds``
@@ -147,6 +147,7 @@ def views_part(args, results):
         print(f"| {name} | {percent(accuracies)} |", flush=True)
 
 
+PARTS = ("sizes", "views", "tasks")
 ENGLISH_TEST = 1000
 ENGLISH_SETTINGS = (  # (name, labelled tasks, views)
     ("pos alone, labels", ("pos",), ()),
@@ -229,7 +230,9 @@ def tasks_part(args, results):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("sizes", "views", "tasks", "all"), default="all")
+    parser.add_argument(
+        "--part", nargs="+", choices=PARTS, default=list(PARTS), help="default: all three"
+    )
     parser.add_argument("--sizes", default="50,200,1000")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=TASK.spec.epochs)
@@ -253,11 +256,11 @@ def main(argv=None):
         f"{args.unlabelled} unlabelled, {args.test} held-out sequences, {args.seeds} seeds"
     )
     results = {"sizes": [], "views": [], "tasks": {}, "settings": vars(args)}
-    if args.part in ("sizes", "all"):
+    if "sizes" in args.part:
         sizes_part(args, results)
-    if args.part in ("views", "all"):
+    if "views" in args.part:
         views_part(args, results)
-    if args.part in ("tasks", "all"):
+    if "tasks" in args.part:
         tasks_part(args, results)
     with open(os.path.join(args.out, "cvt.json"), "w") as f:
         json.dump(results, f, indent=1)

@@ -191,10 +191,10 @@ def test_han_length_benchmark_smoke(tmp_path):
     assert results[0]["mean_words"] <= 30 < results[1]["mean_words"] <= 100
 
 
-@pytest.mark.slow  # ~2 min: twelve tiny runs (needs make data: fortunes, WordNet, the tagger)
+@pytest.mark.slow  # ~1 min: eight tiny runs
 def test_cvt_benchmark_smoke(tmp_path):
     benchmark = load_script("benchmarks/cvt.py")
-    results = benchmark.main(["--smoke", "--out", str(tmp_path)])
+    results = benchmark.main(["--smoke", "--part", "sizes", "views", "--out", str(tmp_path)])
     assert [(r["labelled"], r["method"]) for r in results["sizes"]] == [
         (8, "supervised"),
         (8, "CVT"),
@@ -209,8 +209,21 @@ def test_cvt_benchmark_smoke(tmp_path):
         ["backward", "future", "past"],
     ]
     assert os.path.getsize(tmp_path / "accuracy_vs_labelled.png") > 1000
-    both = results["tasks"]["both, CVT"]
-    assert len(both["pos"]) == len(both["supersense"]) == 2
+
+
+@pytest.mark.slow  # ~1 min: four tiny runs
+def test_cvt_benchmark_multi_task_smoke(tmp_path):
+    tagger = shutil.which("perl") and subprocess.run(
+        ["perl", "-MLingua::EN::Tagger", "-e", "1"], capture_output=True
+    )
+    if not tagger or tagger.returncode or not os.path.isdir("/usr/share/wordnet"):
+        pytest.skip("needs Lingua::EN::Tagger, WordNet and fortunes (make data)")
+    benchmark = load_script("benchmarks/cvt.py")
+    results = benchmark.main(["--smoke", "--part", "tasks", "--out", str(tmp_path)])
+    assert set(results["tasks"]) == {"both, labels", "both, CVT"}
+    for scores in results["tasks"].values():
+        assert len(scores["pos"]) == len(scores["supersense"]) == 2
+        assert all(0.0 <= a <= 1.0 for a in scores["pos"] + scores["supersense"])
 
 
 @pytest.mark.slow  # moved from make test to keep it under 8 minutes (9:27 in a fresh-clone CI)
