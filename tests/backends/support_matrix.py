@@ -1,7 +1,7 @@
 """The README's support matrix (public layer / op × Keras backend), from ``make test-backends``.
 
 ``make test-backends`` runs the portable tests once per backend with JUnit reports in
-``runs/backends/<backend>.xml`` (each layer's full harness, the ops tests, RAM's ``fit``,
+``runs/backends/<backend>.xml`` (each layer's full harness, the ops tests, RAM's and CVT's ``fit``,
 the import check) and ``runs/backends/<backend>-load.xml`` (the ``.keras`` files of the other
 backends). A cell is ✓ when at least one test of that layer or op ran on that backend and
 every one passed:
@@ -27,6 +27,11 @@ import xml.etree.ElementTree as ET
 BACKENDS = ("tensorflow", "jax", "torch")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 START, END = "<!-- support-matrix:start -->", "<!-- support-matrix:end -->"
+# Models with their own training rule: ✓ when every portable test of their file passed.
+MODEL_ROWS = (
+    ("`RecurrentAttentionModel.fit` (REINFORCE)", "tests.models.test_ram"),
+    ("`CrossViewTagger.fit` (CVT's alternation)", "tests.models.test_cross_view"),
+)
 
 
 def _public(module):
@@ -93,10 +98,9 @@ def matrix(folder):
         for op in ops:
             mine = [ok for cls, fn, _, ok in ran if op in named.get((cls, fn), ())]
             table.setdefault(f"op `{op}`", {})[backend] = bool(mine) and all(mine)
-        ram = [ok for cls, fn, _, ok in ran if cls == "tests.models.test_ram"]
-        table.setdefault("`RecurrentAttentionModel.fit` (REINFORCE)", {})[backend] = bool(
-            ram
-        ) and all(ram)
+        for title, module in MODEL_ROWS:
+            mine = [ok for cls, fn, _, ok in ran if cls == module]
+            table.setdefault(title, {})[backend] = bool(mine) and all(mine)
     return table
 
 
