@@ -159,6 +159,11 @@ class CrossViewTagger(keras.Model):
         loss in evaluation. Under a ``tf.distribute`` strategy this replica's share: the means'
         shares of the global batch, the regularizers divided by the replica count."""
         tags, marker = self._targets(y, "fit" if training else "evaluate")
+        if sample_weight is not None:
+            raise ValueError(
+                "CrossViewTagger: `sample_weight` is not supported; give the tokens that should "
+                "not count the tag 0 (no label) instead."
+            )
         # Read by `compute_metrics`, which every backend's steps call after this in the same
         # (traced) step; its signature has no `training`.
         self._evaluating = not training

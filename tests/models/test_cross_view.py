@@ -223,6 +223,29 @@ def test_bad_arguments_and_targets_say_what_was_expected():
         model.compute_loss(x, dict(y, chunks=y["dates"]), model(x))
     with pytest.raises(ValueError, match="needs targets `y`"):
         model.compute_loss(x, None, model(x))
+    with pytest.raises(ValueError, match="`sample_weight` is not supported"):
+        model.compute_loss(x, y, model(x), sample_weight=np.ones(8))
+
+
+@pytest.mark.portable
+def test_mixed_precision_trains_with_finite_float32_losses():
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = _model(num_characters=20, character_filters=((2, 4),))
+        words = _words(32, 5)
+        characters = np.where(words[..., None] > 0, 7, 0).astype("int32")
+        x = {"words": words, "characters": np.repeat(characters, 3, axis=-1)}
+        outputs = model(x)
+        assert keras.backend.standardize_dtype(outputs["dates/past"].dtype) == "float16"
+        model.compile(optimizer=keras.optimizers.Adam(1e-2))
+        for labelled in (True, False, True, False):
+            y = _batch(labelled, num=32, seed=5)[1]
+            logs = model.train_on_batch(x, y, return_dict=True)
+            assert np.isfinite(logs["loss"]) and np.isfinite(logs["cross_view"])
+        loss = model.compute_loss(x, y, model(x))
+        assert keras.backend.standardize_dtype(loss.dtype) == "float32"
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
 
 
 # -- the stream ----------------------------------------------------------------------------------
