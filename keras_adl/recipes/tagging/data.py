@@ -75,6 +75,12 @@ def model_inputs(words, table=None):
     return inputs
 
 
+def steps_per_epoch(unlabelled, labelled_steps=spec.LABELLED_STEPS_PER_EPOCH):
+    """The steps of an epoch: ``labelled_steps`` labelled batches, each followed by an
+    unlabelled one when there is ``unlabelled`` data (`keras_adl.data.cross_view_batches`)."""
+    return labelled_steps * (2 if unlabelled is not None else 1)
+
+
 def training_dataset(tagging_data, batch_size, seed=0):
     """The endless ``tf.data`` stream of `keras_adl.data.cross_view_batches`: a labelled batch,
     then (with unlabelled data) an unlabelled one, each marked in ``y["labelled"]``."""

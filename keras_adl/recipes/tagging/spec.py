@@ -14,9 +14,9 @@ CHARACTERS = {"bilstm": False, "bilstm_chars": True}
 VIEWS = ("forward", "backward", "future", "past")  # keras_adl.ops.cross_view.VIEW_NAMES
 # Bytes kept per token with its two markers: "September" and "Wednesday" are 9.
 MAX_CHARACTERS = 12
-# Training steps per epoch, labelled and unlabelled batches together: every run of a setting
-# takes the same number of steps, with or without unlabelled batches.
-STEPS_PER_EPOCH = 300
+# Labelled batches per epoch. With unlabelled data each is followed by an unlabelled batch, so
+# cross-view training adds its batches to the same supervised schedule as the labels alone.
+LABELLED_STEPS_PER_EPOCH = 300
 LABELLED = 200
 TEST_SEQUENCES = 2000
 # `tune` scores its trials on these, drawn with their own seed.

@@ -44,7 +44,7 @@ class DateFieldsTask(TaskRecipe):
             unlabelled_sequences=0 if tagging_data.unlabelled is None else run.samples,
             views=list(tagging_data.views),
             tag_names=list(tagging_data.tag_names),
-            steps_per_epoch=spec.STEPS_PER_EPOCH,
+            steps_per_epoch=data.steps_per_epoch(tagging_data.unlabelled),
         )
         return tagging_data
 
@@ -53,7 +53,8 @@ class DateFieldsTask(TaskRecipe):
 
     def fit(self, run, model, tagging_data):
         dataset = data.training_dataset(tagging_data, run.batch_size, seed=run.seed)
-        return fit(run, model, dataset, steps_per_epoch=spec.STEPS_PER_EPOCH, shuffle=False)
+        steps = data.steps_per_epoch(tagging_data.unlabelled)
+        return fit(run, model, dataset, steps_per_epoch=steps, shuffle=False)
 
     def evaluate(self, run, model, tagging_data):
         return evaluate(model, tagging_data, run.out, title=f"{run.model} on {run.task}")
@@ -87,7 +88,7 @@ class DateFieldsTask(TaskRecipe):
             data.training_dataset(tagging_data, self.spec.batch_size),
             validation_data=(data.model_inputs(words, table), {self.name: tags}),
             epochs=epochs,
-            steps_per_epoch=spec.STEPS_PER_EPOCH,
+            steps_per_epoch=data.steps_per_epoch(tagging_data.unlabelled),
             shuffle=False,
         )
 

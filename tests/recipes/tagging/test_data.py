@@ -77,3 +77,8 @@ def test_a_multi_task_stream_labels_each_task_in_turn():
         kinds.append([task for task in ("a", "b") if y[task].any()] or ["-"])
         assert float(y["labelled"][0]) == (kinds[-1] != ["-"])
     assert kinds == [["a"], ["-"], ["b"], ["-"]] * 2
+
+
+def test_cvt_adds_unlabelled_steps_to_the_same_labelled_schedule():
+    assert data.steps_per_epoch(None, 300) == 300
+    assert data.steps_per_epoch(np.zeros((5, 3)), 300) == 600

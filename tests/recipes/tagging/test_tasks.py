@@ -39,6 +39,7 @@ def test_train_export_predict_date_fields(tmp_path, capsys):
     # One epoch on 20 sequences already beats tagging everything with the commonest tag.
     assert metrics["held_out_token_accuracy"] > 0.5 and 0 < metrics["held_out_chunk_f1"] <= 1
     assert (record["labelled_sequences"], record["unlabelled_sequences"]) == (20, 200)
+    assert record["steps_per_epoch"] == 600  # 300 labelled batches, each with an unlabelled one
     assert os.path.getsize(os.path.join(run_dir, "views.png")) > 1000
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     code, out, _ = _run(["predict", export_dir, "Wed, 05/06/2002 to 17/06/2002"], capsys)
@@ -72,5 +73,6 @@ def test_labels_alone_train_without_auxiliaries(tmp_path):
     )
     record = json.load(open(os.path.join(run_dir, "run.json")))
     assert record["views"] == [] and record["unlabelled_sequences"] == 0
+    assert record["steps_per_epoch"] == 300  # the same labelled batches as with CVT
     assert "auxiliary_token_accuracy" not in metrics
     assert metrics["held_out_token_accuracy"] > 0.5
