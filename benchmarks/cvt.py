@@ -137,8 +137,10 @@ def views_part(args, results):
     """At the smallest size: all views, each dropped, each alone."""
     size = min(args.sizes)
     settings = [("all four", spec.VIEWS)]
-    settings += [(f"without {v}", tuple(w for w in spec.VIEWS if w != v)) for v in spec.VIEWS]
-    settings += [(f"{v} alone", (v,)) for v in spec.VIEWS]
+    if args.ablation in ("drop", "both"):
+        settings += [(f"without {v}", tuple(w for w in spec.VIEWS if w != v)) for v in spec.VIEWS]
+    if args.ablation in ("alone", "both"):
+        settings += [(f"{v} alone", (v,)) for v in spec.VIEWS]
     if args.smoke:
         settings = settings[:2]
     print(f"\n| views ({size} labelled) | CVT (%) |")
@@ -249,6 +251,12 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=spec.LABELLED_STEPS_PER_EPOCH)
     parser.add_argument("--unlabelled", type=int, default=TASK.spec.samples)
     parser.add_argument("--test", type=int, default=spec.TEST_SEQUENCES)
+    parser.add_argument(
+        "--ablation",
+        choices=("drop", "alone", "both"),
+        default="both",
+        help="views part: drop each view, keep each alone, or both",
+    )
     parser.add_argument("--task-labelled", type=int, default=200)
     parser.add_argument("--english-sentences", type=int, default=None)
     parser.add_argument("--out", default="runs/cvt")
