@@ -26,13 +26,18 @@ class DateFieldsTask(TaskRecipe):
         """The compiled tagger ``keras-adl train date_fields --model MODEL`` trains, with the
         auxiliaries of ``tagging_data.views``; ``overrides`` replace preset values."""
         return build_model(
+            *self.model_arguments(model_name, tagging_data), jit_compile, **overrides
+        )
+
+    def model_arguments(self, model_name, tagging_data):
+        """The builder's ``(preset, vocabulary size, tasks, views, characters)`` for
+        ``tagging_data``, shared by `build_model` and `hypermodel`."""
+        return (
             self.spec.preset(model_name),
             len(tagging_data.vocabulary) + NUM_SPECIAL_TOKENS,
             {tagging_data.task: len(tagging_data.tag_names)},
             tagging_data.views,
             tagging_data.characters,
-            jit_compile,
-            **overrides,
         )
 
     def data(self, run):
@@ -64,13 +69,7 @@ class DateFieldsTask(TaskRecipe):
         ``tagging_data.views``."""
         from keras_adl.recipes.tagging.hypermodels import CrossViewTaggerHyperModel
 
-        return CrossViewTaggerHyperModel(
-            self.spec.preset(model_name),
-            len(tagging_data.vocabulary) + NUM_SPECIAL_TOKENS,
-            {tagging_data.task: len(tagging_data.tag_names)},
-            tagging_data.views,
-            tagging_data.characters,
-        )
+        return CrossViewTaggerHyperModel(*self.model_arguments(model_name, tagging_data))
 
     def tune(self, model_name, trials, epochs, samples, out, options):
         """Random search on the token accuracy of `spec.DEVELOPMENT_SEQUENCES` labelled
