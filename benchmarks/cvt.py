@@ -63,6 +63,7 @@ SMOKE_OVERRIDES = dict(word_dim=8, units=8, hidden_units=8)
 def run_once(labelled, views, seed, args):
     """``(primary accuracy, {view: accuracy}, seconds)`` of one seeded run: CVT with ``views``,
     or the labels alone for ``views=()``."""
+    keras.backend.clear_session()  # each run's graphs and compiled steps go with it
     keras.utils.set_random_seed(seed)
     options = {
         "labelled": labelled,
@@ -201,6 +202,7 @@ def english_split(sentences, seed, args):
 def english_run(split, tasks, views, seed, args):
     """``{task: held-out token accuracy}`` of one seeded run on ``tasks``."""
     labelled, unlabelled, (test_words, test_tags), vocabulary_size, sizes = split
+    keras.backend.clear_session()
     keras.utils.set_random_seed(seed)
     overrides = SMOKE_OVERRIDES if args.smoke else {}
     preset = TASK.spec.preset(MODEL)
