@@ -29,6 +29,9 @@ Example:
 True
 """
 
+__all__ = ["PAD", "START", "END", "UNK", "NUM_SPECIAL_TOKENS", "SPECIAL_TOKENS", "START_VALUE"]
+
+
 PAD = 0
 START = 1
 END = 2

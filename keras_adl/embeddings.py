@@ -14,6 +14,9 @@ import os
 
 import numpy as np
 
+__all__ = ["Embeddings", "evaluate_analogies", "evaluate_word_pairs", "gensim_test_file"]
+
+
 _EPSILON = 1e-8
 
 

@@ -19,6 +19,8 @@ from keras import ops
 
 from keras_adl.conventions import PAD
 
+__all__ = ["BitErrorsPerSequence", "BitsPerSequence", "SequenceBitCrossEntropy", "Perplexity"]
+
 
 def _per_step_cross_entropy(y_true, y_pred):
     """Σ over bits of the sigmoid cross-entropy (nats) of logits ``y_pred``: ``[B, T]``."""

@@ -11,6 +11,9 @@ import numpy as np
 
 from keras_adl.extras import require
 
+__all__ = ["plot_training_curves", "pyplot", "save_figure", "show_image"]
+
+
 # The subject of the error a picture function raises without matplotlib.
 PICTURES = "drawing pictures"
 

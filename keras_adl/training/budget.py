@@ -17,6 +17,9 @@ import tempfile
 
 import keras
 
+__all__ = ["BestEpoch", "TimeBudget"]
+
+
 BEST_WEIGHTS_FILE = "best.weights.h5"
 
 

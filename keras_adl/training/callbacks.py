@@ -4,6 +4,8 @@ import time
 
 import keras
 
+__all__ = ["TimeLimit"]
+
 
 class TimeLimit(keras.callbacks.Callback):
     """Stops training once ``seconds`` of wall-clock time have passed since training began

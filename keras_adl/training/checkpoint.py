@@ -31,6 +31,9 @@ import keras
 
 from keras_adl.training.divergence import non_finite_variables
 
+__all__ = ["StepCheckpoint", "list_checkpoints", "read_progress"]
+
+
 PREFIX = "ckpt-"
 WEIGHTS_FILE = "model.weights.h5"
 PROGRESS_FILE = "progress.json"

@@ -17,6 +17,16 @@ import os
 import socket
 import subprocess
 
+__all__ = [
+    "ClusterError",
+    "read_tf_config",
+    "is_chief",
+    "free_ports",
+    "local_tf_configs",
+    "start_local_workers",
+]
+
+
 TRAINING_JOBS = ("chief", "worker")
 
 

@@ -21,6 +21,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+__all__ = ["batch_stream", "split_stream"]
+
 
 def batch_stream(x, y=None, batch_size=None, steps_per_epoch=None, shuffle=False, seed=0):
     """``(steps_per_epoch, stream)`` of the training data ``fit`` would get.

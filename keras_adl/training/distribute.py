@@ -22,6 +22,17 @@ from tensorflow.python.eager import context
 
 from keras_adl.training.cluster import read_tf_config
 
+__all__ = [
+    "get_strategy",
+    "build_in_scope",
+    "multi_worker_strategy",
+    "is_multi_worker",
+    "worker_info",
+    "gather_from_workers",
+    "is_worker_failure",
+]
+
+
 # One MirroredStrategy per device set and process: a second instance over the same devices
 # reuses the first one's collective instance keys, and its all-reduces of differently shaped
 # gradients then fail ("Shape mismatch in the collective instance 100").

@@ -15,6 +15,16 @@ import math
 import keras
 import numpy as np
 
+__all__ = [
+    "StopOnNonFinite",
+    "check_finite",
+    "non_finite_variables",
+    "ScaledSchedule",
+    "peak_learning_rate",
+    "set_peak_learning_rate",
+]
+
+
 # Steps at which a schedule without a known peak is probed (warm-ups end within these).
 _PROBE_STEPS = (0, *(2**k for k in range(25)))
 

@@ -17,6 +17,8 @@ import keras
 
 from keras_adl.training.divergence import check_finite
 
+__all__ = ["export_serving_fn"]
+
 
 def export_serving_fn(model, export_dir, serving_fn, resources=()):
     """Writes ``model`` with ``serving_fn`` as its ``serving_default`` SavedModel signature.

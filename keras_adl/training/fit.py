@@ -22,6 +22,8 @@ from keras_adl.training.divergence import (
 from keras_adl.training.run import save_model
 from keras_adl.training.rundir import BACKUP_DIR, MODEL_FILE, RecipeError
 
+__all__ = ["fit", "keep_best", "set_learning_rate", "divergence_message", "steps_per_call"]
+
 
 def fit(run, model, x, y=None, steps_per_epoch=None, learning_rate_scale=1.0, **fit_kwargs):
     """``model.fit`` on a resumable data stream, with an atomic checkpoint every

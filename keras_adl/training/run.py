@@ -19,6 +19,8 @@ from keras_adl.training.rundir import (
     replace_atomically,
 )
 
+__all__ = ["Run", "save_model"]
+
 
 @dataclasses.dataclass
 class Run:

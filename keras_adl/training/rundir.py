@@ -15,6 +15,22 @@ import os
 import shutil
 import tempfile
 
+__all__ = [
+    "RecipeError",
+    "check_run_dir",
+    "read_run_file",
+    "read_run_or_export",
+    "write_json",
+    "write_task_file",
+    "replace_atomically",
+    "copy_file",
+    "RUN_FILE",
+    "MODEL_FILE",
+    "BACKUP_DIR",
+    "TASK_FILE",
+]
+
+
 RUN_FILE = "run.json"
 MODEL_FILE = "model.keras"
 BACKUP_DIR = "backup"

@@ -19,6 +19,9 @@ if keras.backend.backend() == "tensorflow":
     import tensorflow as tf
 
 
+__all__ = ["SparseAdam"]
+
+
 @keras.saving.register_keras_serializable(package="keras_adl")
 class SparseAdam(keras.optimizers.Adam):
     """Adam that updates only the rows of a sparse gradient (same arguments as
