@@ -59,6 +59,11 @@ def large_negative(dtype: DType) -> float:
 
     Returns:
         A Python float.
+
+    Example:
+
+    >>> large_negative("float16"), large_negative("float32")
+    (-30000.0, -1000000000.0)
     """
     dtype = keras.backend.standardize_dtype(dtype)
     if dtype == "float16":

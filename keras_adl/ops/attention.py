@@ -209,6 +209,13 @@ def weighted_sum(weights: Tensor, values: Tensor) -> Tensor:
 
     Returns:
         ``[..., D]`` or ``[..., S, D]``.
+
+    Example:
+
+    >>> weights = ops.array([[0.25, 0.75]])
+    >>> values = ops.array([[[1.0, 0.0], [0.0, 4.0]]])
+    >>> ops.convert_to_numpy(weighted_sum(weights, values))
+    array([[0.25, 3.  ]], dtype=float32)
     """
     single_step = len(weights.shape) == len(values.shape) - 1
     if single_step:
@@ -236,6 +243,16 @@ def merge_masks(
     Returns:
         Boolean tensor broadcastable to ``[B, S, T]`` that is ``True`` where every given mask is,
         or ``None`` if no mask was given.
+
+    Example:
+
+    >>> mask = merge_masks(
+    ...     query_mask=ops.array([[True, False]]), key_mask=ops.array([[True, True, False]]))
+    >>> ops.convert_to_numpy(mask)
+    array([[[ True,  True, False],
+            [False, False, False]]])
+    >>> merge_masks() is None
+    True
     """
     parts = []
     if query_mask is not None:
@@ -354,14 +371,45 @@ def _composed_attention(query, key, value, mask, scale):
 
 
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
-    """``[B, T, H·d] → [B, H, T, d]``."""
+    """``[B, T, H·d] → [B, H, T, d]``.
+
+    Args:
+        x: ``[B, T, H·d]``.
+        num_heads: number of heads ``H`` (divides the last dimension).
+
+    Returns:
+        ``[B, H, T, d]``: head ``h`` holds features ``h·d … (h+1)·d − 1`` of each step.
+
+    Example:
+
+    >>> x = ops.reshape(ops.arange(8.0), (1, 2, 4))
+    >>> ops.convert_to_numpy(split_heads(x, 2))
+    array([[[[0., 1.],
+             [4., 5.]],
+    <BLANKLINE>
+            [[2., 3.],
+             [6., 7.]]]], dtype=float32)
+    """
     batch, length = ops.shape(x)[0], ops.shape(x)[1]
     x = ops.reshape(x, (batch, length, num_heads, x.shape[-1] // num_heads))
     return ops.transpose(x, (0, 2, 1, 3))
 
 
 def merge_heads(x: Tensor) -> Tensor:
-    """``[B, H, T, d] → [B, T, H·d]``."""
+    """``[B, H, T, d] → [B, T, H·d]``.
+
+    Args:
+        x: ``[B, H, T, d]``.
+
+    Returns:
+        ``[B, T, H·d]``.
+
+    Example:
+
+    >>> x = ops.ones((2, 5, 12))
+    >>> tuple(merge_heads(split_heads(x, 3)).shape)
+    (2, 5, 12)
+    """
     x = ops.transpose(x, (0, 2, 1, 3))
     batch, length = ops.shape(x)[0], ops.shape(x)[1]
     return ops.reshape(x, (batch, length, x.shape[2] * x.shape[3]))
