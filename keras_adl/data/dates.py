@@ -92,10 +92,24 @@ TARGET_LENGTH = 12  # <s> + 10 characters, or 10 characters + </s>
 def date_arrays(num, seed=0):
     """Fixed-shape arrays for teacher-forced training on the date task.
 
+    Args:
+        num: number of examples ``N``.
+        seed: seed of `generate_dates`.
+
     Returns:
         A dict with ``source`` ``[N, 32]``, ``decoder_input`` ``[N, 12]`` (``<s>`` + ISO date),
         ``target`` ``[N, 12]`` (ISO date + ``</s>``), all int32 with 0 as padding, and the raw
         ``source_text`` / ``target_text`` lists.
+
+    Example:
+
+    >>> arrays = date_arrays(3)
+    >>> arrays["source"].shape, arrays["decoder_input"].shape, arrays["target"].dtype
+    ((3, 32), (3, 12), dtype('int32'))
+    >>> arrays["source_text"][0], arrays["target_text"][0]
+    ('feb 15 2070', '2070-02-15')
+    >>> TARGET_VOCAB.decode(arrays["target"][:1])
+    ['2070-02-15']
     """
     sources, targets = generate_dates(num, seed)
     return {

@@ -130,6 +130,12 @@ def pos_tag(sentences):
         TypeError: ``sentences`` is not a list or tuple of str.
         FileNotFoundError: ``perl`` or ``Lingua::EN::Tagger`` is missing (``make data``).
         ChildProcessError: the tagger failed or wrote something unexpected.
+
+    Example:
+
+    >>> tokens, tags = pos_tag(["Don't panic!"])[0]
+    >>> tokens, tags
+    (['Do', "n't", 'panic', '!'], ['NNP', 'RB', 'VB', 'PP'])
     """
     if not isinstance(sentences, (list, tuple)) or not all(isinstance(s, str) for s in sentences):
         raise TypeError(f"pos_tag: `sentences` must be a list of str; received {sentences!r:.80}.")
@@ -256,6 +262,11 @@ def supersense_tags(tokens, directory=WORDNET_DIR):
     Raises:
         TypeError: ``tokens`` is not a list or tuple of str, or ``directory`` not a path.
         FileNotFoundError: a WordNet file is missing (``make data`` installs them).
+
+    Example:
+
+    >>> supersense_tags(["The", "cat", "sat", "on", "the", "mat", "."])
+    ['O', 'noun.animal', 'verb.contact', 'O', 'O', 'noun.artifact', 'O']
     """
     if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
         raise TypeError(
@@ -348,6 +359,14 @@ def english_tag_sentences(num=None, seed=0, directory=None, wordnet_directory=WO
     Raises:
         ValueError: ``num`` or ``seed`` is invalid, or ``num`` is more than the sentences.
         FileNotFoundError: fortunes, WordNet, ``perl`` or the tagger are missing (``make data``).
+
+    Example:
+
+    >>> sentence = english_tag_sentences(2)[0]
+    >>> sorted(sentence)
+    ['pos', 'supersense', 'text', 'tokens']
+    >>> len(sentence["tokens"]) == len(sentence["pos"]) == len(sentence["supersense"]) >= 4
+    True
     """
     where = "english_tag_sentences: "
     if num is not None:

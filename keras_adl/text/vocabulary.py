@@ -13,7 +13,18 @@ def count_vocabulary(texts, tokenize, min_count=1, max_size=None):
     Args:
         texts: a list of str.
         tokenize: a function from a ``tf.string`` batch to a ragged tensor of token strings.
-        min_count, max_size: the thresholds.
+        min_count: the threshold: tokens seen fewer times are left out.
+        max_size: the threshold on the number of tokens kept (``None``: all).
+
+    Returns:
+        A list of str.
+
+    Example:
+
+    >>> count_vocabulary(["a b a", "c b a"], tf.strings.split)
+    ['a', 'b', 'c']
+    >>> count_vocabulary(["a b a", "c b a"], tf.strings.split, min_count=2, max_size=1)
+    ['a']
     """
     counter = collections.Counter()
     if texts:
@@ -28,7 +39,22 @@ def count_vocabulary(texts, tokenize, min_count=1, max_size=None):
 def lookup_table(vocabulary, first_id, default_id):
     """A ``tf.lookup.StaticHashTable`` from token to int64 id: ``vocabulary[i]`` →
     ``first_id + i``, anything else → ``default_id`` (an empty vocabulary maps everything to
-    ``default_id``; its placeholder key ``""`` is never a token)."""
+    ``default_id``; its placeholder key ``""`` is never a token).
+
+    Args:
+        vocabulary: a list of distinct str.
+        first_id: the id of ``vocabulary[0]``.
+        default_id: the id of every other token.
+
+    Returns:
+        A ``tf.lookup.StaticHashTable``.
+
+    Example:
+
+    >>> table = lookup_table(["a", "b"], first_id=4, default_id=1)
+    >>> table.lookup(tf.constant(["b", "a", "z"])).numpy()
+    array([5, 4, 1])
+    """
     keys = tf.constant(list(vocabulary) or [""], tf.string)
     values = tf.range(first_id, first_id + max(len(vocabulary), 1), dtype=tf.int64)
     return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), default_id)
