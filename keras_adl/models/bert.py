@@ -114,6 +114,13 @@ def bert_pretrainer(
         ``{"mlm": logits [B, P, V]}`` (and ``"nsp": logits [B, 2]``). Train with
         ``SparseCategoricalCrossentropy(from_logits=True)`` on ``mask_ids`` weighted by
         ``mask_weights``, and on the is-next label (`compile_pretrainer` does).
+
+    Example:
+
+    >>> encoder = bert_encoder(60, sequence_length=16, model_dim=16, intermediate_dim=32)
+    >>> model = bert_pretrainer(encoder, max_predictions=4)
+    >>> sorted(model.output), tuple(model.output["mlm"].shape)
+    (['mlm', 'nsp'], (None, 4, 60))
     """
     check_positive_int("max_predictions", max_predictions, where=f"{name}: ")
     mask_positions = keras.Input((max_predictions,), dtype="int32", name="mask_positions")
@@ -138,7 +145,25 @@ def encoder_of(model: keras.Model) -> keras.Model:
     """The encoder inside a `bert_pretrainer` or `bert_classifier` (also one reloaded from
     ``.keras``): a model on the same layers from ``token_ids``/``segment_ids`` to
     ``sequence_output``/``pooled_output``. A pretrainer without next-sentence prediction
-    holds no trained pooler; a fresh one is made."""
+    holds no trained pooler; a fresh one is made.
+
+    Args:
+        model: a `bert_pretrainer` or `bert_classifier` (or one reloaded from ``.keras``).
+
+    Returns:
+        A ``keras.Model`` named ``bert_encoder`` from ``{"token_ids", "segment_ids"}`` to
+        ``{"sequence_output", "pooled_output"}``.
+
+    Raises:
+        ValueError: ``model`` has not the inputs and ``encoder_i`` layers of a BERT model.
+
+    Example:
+
+    >>> encoder = bert_encoder(60, sequence_length=16, model_dim=16, intermediate_dim=32)
+    >>> encoder = encoder_of(bert_pretrainer(encoder, max_predictions=4))
+    >>> sorted(encoder.output), tuple(encoder.output["sequence_output"].shape)
+    (['pooled_output', 'sequence_output'], (None, 16, 16))
+    """
     try:
         inputs = {k: model.input[k] for k in ENCODER_INPUTS}
         last = _encoder_blocks(model)[-1]
@@ -221,6 +246,13 @@ def bert_classifier(
 
     Returns:
         A ``keras.Model`` from the encoder's inputs to ``[B, num_classes]`` logits.
+
+    Example:
+
+    >>> encoder = bert_encoder(60, sequence_length=16, model_dim=16, intermediate_dim=32)
+    >>> model = bert_classifier(encoder, 3)
+    >>> sorted(model.input), tuple(model.output.shape)
+    (['segment_ids', 'token_ids'], (None, 3))
     """
     where = f"{name}: "
     check_positive_int("num_classes", num_classes, where=where)

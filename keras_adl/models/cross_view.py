@@ -60,6 +60,20 @@ class CrossViewTagger(keras.Model):
     the supervised term. `compute_metrics` reports each primary module's token accuracy over
     the labelled tokens (``accuracy``, or ``<task>_accuracy`` with several tasks) and, in
     training, the ``cross_view`` term. Compile with an optimizer only.
+
+    Args:
+        *args: the arguments of a functional ``keras.Model`` (inputs and outputs).
+        **kwargs: the keyword arguments of a functional ``keras.Model``.
+
+    Example:
+
+    >>> model = cross_view_tagger(20, 4, word_dim=8, units=8, hidden_units=8, views=("forward",))
+    >>> isinstance(model, CrossViewTagger), model.task_names, model.views
+    (True, ['tags'], {'tags': ['tags/forward']})
+    >>> x = {"words": ops.array([[3, 4, 5, 0]])}
+    >>> y = {"tags": ops.array([[1, 2, 3, 0]]), "labelled": ops.array([1])}
+    >>> tuple(model.compute_loss(x, y, model(x)).shape)
+    ()
     """
 
     def __init__(self, *args, **kwargs):

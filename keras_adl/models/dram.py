@@ -53,6 +53,22 @@ class DeepRecurrentAttentionModel(RecurrentAttentionModel):
     with ``r_s = 1`` when symbol ``s`` is right. Training, distribution, mixed precision and
     XLA work as for `RecurrentAttentionModel`. Metrics: ``accuracy`` (per symbol) and
     ``sequence_accuracy`` (every symbol of the example right), beside the loss terms.
+
+    Args:
+        *args: the arguments of a functional ``keras.Model`` (inputs and outputs).
+        ignore_class: the label of padding symbols, or ``None``.
+        **kwargs: the keyword arguments of a functional ``keras.Model``.
+
+    Example:
+
+    >>> model = deep_recurrent_attention_model((16, 32, 1), 11, num_symbols=2,
+    ...                                        glimpses_per_symbol=2, units=16,
+    ...                                        glimpse_output_units=16)
+    >>> isinstance(model, DeepRecurrentAttentionModel)
+    True
+    >>> outputs = model(ops.zeros((2, 16, 32, 1)), training=True)
+    >>> [tuple(term.shape) for term in model.hybrid_loss(ops.array([[3, 4], [1, 2]]), outputs)]
+    [(2,), (2,), (2,)]
     """
 
     def __init__(self, *args, ignore_class=None, **kwargs):

@@ -305,6 +305,13 @@ def generate(
 
     Returns:
         int32 ``[B, max_length]``: each prompt followed by its continuation, 0 after ``</s>``.
+
+    Example:
+
+    >>> lm = gpt_lm(50, sequence_length=16, model_dim=16, num_heads=2, intermediate_dim=32)
+    >>> tokens = ops.convert_to_numpy(generate(lm, [[5, 6, 7, 0], [8, 0, 0, 0]], max_length=6))
+    >>> tokens.shape, tokens[0, :3].tolist(), tokens[1, :1].tolist()
+    ((2, 6), [5, 6, 7], [8])
     """
     check_positive_int("max_length", max_length, where="generate: ")
     embedding = model.get_layer("embedding")

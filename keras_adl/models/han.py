@@ -92,6 +92,14 @@ def han_attention(model: keras.Model) -> keras.Model:
         A ``keras.Model`` from token ids ``[B, S, W]`` to a dict: ``logits`` and
         ``probabilities`` ``[B, C]``, ``word_attention`` ``[B, S, W]`` (each sentence's weights
         over its words) and ``sentence_attention`` ``[B, S]``.
+
+    Example:
+
+    >>> model = han_classifier(vocab_size=50, num_classes=3, embedding_dim=8, units=8,
+    ...                        encoder_units=4)
+    >>> outputs = han_attention(model)(keras.ops.ones((2, 4, 6), "int32"))
+    >>> tuple(outputs["sentence_attention"].shape), tuple(outputs["probabilities"].shape)
+    ((2, 4), (2, 3))
     """
     try:
         encoder = model.get_layer(ENCODER_LAYER)

@@ -76,6 +76,13 @@ def pointer_decode(model: keras.Model, inputs: Tensor) -> tuple[Tensor, Tensor]:
 
     Returns:
         ``(order [B, N] int32, probabilities [B, N, N])``.
+
+    Example:
+
+    >>> model = pointer_network(units=16)
+    >>> order, probabilities = pointer_decode(model, ops.ones((2, 5, 1)))
+    >>> sorted(ops.convert_to_numpy(order)[0].tolist()), tuple(probabilities.shape)
+    ([0, 1, 2, 3, 4], (2, 5, 5))
     """
     inputs = ops.convert_to_tensor(inputs, "float32")
     project = model.get_layer("input_projection")

@@ -37,6 +37,20 @@ class RecurrentAttentionModel(keras.Model):
     Evaluation uses the policy's mean locations (deterministic for a learned policy); its
     ``loss`` is the cross-entropy. Compile with an optimizer only:
     ``model.compile(optimizer="adam")``; losses and metrics are fixed by the paper.
+
+    Args:
+        *args: the arguments of a functional ``keras.Model`` (inputs and outputs).
+        **kwargs: the keyword arguments of a functional ``keras.Model``.
+
+    Example:
+
+    >>> model = recurrent_attention_model((16, 16, 1), 10, num_glimpses=2, units=16,
+    ...                                   glimpse_output_units=16)
+    >>> isinstance(model, RecurrentAttentionModel), model.learned_policy
+    (True, True)
+    >>> outputs = model(ops.zeros((2, 16, 16, 1)), training=True)
+    >>> [tuple(term.shape) for term in model.hybrid_loss(ops.array([3, 4]), outputs)]
+    [(2,), (2,), (2,)]
     """
 
     def __init__(self, *args, **kwargs):

@@ -179,6 +179,13 @@ def greedy_decode(
         ``(tokens [B, max_length] int32, attention [B, max_length, T], log_likelihood [B])``;
         the log-likelihood sums the chosen tokens' log-probabilities up to and including
         ``</s>``.
+
+    Example:
+
+    >>> model = attention_seq2seq(40, 15, embedding_dim=8, units=16)
+    >>> tokens, attention, log_likelihood = greedy_decode(model, ops.ones((2, 7), "int32"), 5)
+    >>> tuple(tokens.shape), tuple(attention.shape), tuple(log_likelihood.shape)
+    ((2, 5), (2, 5, 7), (2,))
     """
     source = ops.convert_to_tensor(source, "int32")
     memory, memory_mask, states = _encode(model, source)
@@ -222,6 +229,14 @@ def beam_search(
         ``(tokens [B, max_length] int32, attention [B, max_length, T], log_likelihood [B])``
         of the best hypothesis; ``log_likelihood`` is its summed log-probability (without the
         penalty).
+
+    Example:
+
+    >>> model = attention_seq2seq(40, 15, embedding_dim=8, units=16)
+    >>> tokens, attention, log_likelihood = beam_search(
+    ...     model, ops.ones((2, 7), "int32"), max_length=5, beam_width=3)
+    >>> tuple(tokens.shape), tuple(attention.shape), tuple(log_likelihood.shape)
+    ((2, 5), (2, 5, 7), (2,))
 
     References:
         Wu et al. (2016). Google's Neural Machine Translation System, eq. 14. arXiv:1609.08144.

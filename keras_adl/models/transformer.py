@@ -163,6 +163,14 @@ def transformer_greedy_decode(
     Returns:
         ``(tokens [B, max_length] int32, attention [B, max_length, T], log_likelihood [B])``;
         ``attention`` is the last decoder block's cross-attention averaged over heads.
+
+    Example:
+
+    >>> model = transformer_seq2seq(40, 15, model_dim=16, num_heads=2, intermediate_dim=32)
+    >>> tokens, attention, log_likelihood = transformer_greedy_decode(
+    ...     model, ops.ones((2, 7), "int32"), max_length=5)
+    >>> tuple(tokens.shape), tuple(attention.shape), tuple(log_likelihood.shape)
+    ((2, 5), (2, 5, 7), (2,))
     """
     source = ops.convert_to_tensor(source, "int32")
     source_mask = ops.not_equal(source, PAD)
