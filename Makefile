@@ -5,15 +5,15 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-slow test-backends bench bench-attention-memory bench-memory bench-vision bench-documents bench-contextual bench-cvt bench-multi-worker demo data lint check-dist clean
+.PHONY: install docs docs-pictures test test-slow test-backends bench bench-attention-memory bench-memory bench-vision bench-documents bench-contextual bench-cvt bench-multi-worker demo data lint check-dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# all = the plots, data and tuner extras.
+# all = the plots, data and tuner extras; docs = the documentation's tool chain.
 $(STAMP): $(PY) setup.cfg pyproject.toml
-	$(PIP) install --quiet -e ".[all,test,bench]"
+	$(PIP) install --quiet -e ".[all,test,bench,docs]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -55,6 +55,18 @@ test-backends: $(BACKENDS_STAMP)
 	done; \
 	$(PY) tests/backends/support_matrix.py runs/backends --check README.md || status=1; \
 	exit $$status
+
+# The documentation site, into docs/_build/html (open docs/_build/html/index.html): any Sphinx
+# warning fails the build; then the internal links are checked offline.
+docs: $(STAMP)
+	rm -rf docs/_build
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m sphinx -W --keep-going -n -q -b html docs docs/_build/html
+	$(PY) docs/check_links.py docs/_build/html
+
+# The guides' pictures (docs/pictures/), from small seeded runs of the recipes (needs make data;
+# several minutes). Commit what changed: `make docs` uses the committed pictures.
+docs-pictures: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) docs/pictures.py
 
 bench: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) benchmarks/attention.py

@@ -1,0 +1,198 @@
+"""keras-adl's Sphinx extension: links bare public names, shows equations as written, and says
+which ops a layer composes and which layers and builders use it.
+
+- A single-backtick name in a docstring (`additive_scores`) links to the public object of that
+  name wherever it is documented; a name that is not public stays code, without a warning.
+- The indented equation block after a docstring's summary is kept as a literal block, so its
+  spacing survives.
+- Each layer's entry ends with "Composes" (the ops and layers its module imports) and each op's
+  and layer's with "Used by" (the layers and builders whose module imports it), read from the
+  source so that they cannot drift.
+"""
+
+import ast
+import importlib
+import inspect
+import re
+
+from docutils import nodes
+from public_api import PAGES, public_objects
+from sphinx.util.inspect import stringify_signature
+
+_SECTION = re.compile(r"^\s*[A-Z][A-Za-z ]*:\s*$")
+_PUBLIC = {}
+_USES = {}
+_USED_BY = {}
+_PACKAGES = ("keras_adl.ops", "keras_adl.layers", "keras_adl.models")
+
+
+def _imports(module):
+    """The keras_adl names ``module``'s source imports (``from keras_adl… import name``)."""
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("keras_adl"):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def _index_uses():
+    """Which public ops, layers and builders each public layer and builder's module imports."""
+    for package in _PACKAGES:
+        exported = importlib.import_module(package)
+        for name in exported.__all__:
+            obj = getattr(exported, name)
+            source = inspect.getmodule(obj)
+            uses = [
+                f"{p}.{used}"
+                for used in sorted(_imports(source))
+                for p in _PACKAGES
+                if used != name and used in importlib.import_module(p).__all__
+            ]
+            if package != "keras_adl.ops":
+                _USES[f"{package}.{name}"] = uses
+            for target in uses:
+                _USED_BY.setdefault(target, []).append(f"{package}.{name}")
+
+
+def _links(targets):
+    return ", ".join(f":py:obj:`~{t}`" for t in targets)
+
+
+def _literal_equations(lines):
+    """Turn the indented blocks of a docstring's description (before its first section) into
+    literal blocks."""
+    out, in_block, description = [], False, True
+    for i, line in enumerate(lines):
+        if _SECTION.match(line):
+            description = False
+        indented = line.startswith("    ") and not line.lstrip().startswith(">>>")
+        start = (
+            description
+            and indented
+            and not in_block
+            and i > 0
+            and lines[i - 1].strip() == ""
+            and any(previous.strip() for previous in lines[:i])
+        )
+        if start:
+            out.extend([".. code-block:: text", ""])
+            in_block = True
+        elif in_block and line.strip() and not line.startswith("    "):
+            in_block = False
+        out.append(line)
+    return out
+
+
+def _process_docstring(app, what, name, obj, options, lines):
+    if what in ("class", "function", "module"):
+        lines[:] = _literal_equations(lines)
+    notes = []
+    if _USES.get(name):
+        notes.append(f"**Composes:** {_links(_USES[name])}.")
+    if _USED_BY.get(name):
+        notes.append(f"**Used by:** {_links(sorted(set(_USED_BY[name])))}.")
+    if notes:
+        for note in notes:
+            lines.extend(["", note])
+
+
+_KERAS_MEMBERS = {
+    "build",
+    "call",
+    "get_config",
+    "from_config",
+    "compute_output_shape",
+    "compute_output_spec",
+    "compute_mask",
+    "get_initial_state",
+    "train_step",
+    "test_step",
+    "compute_loss",
+    "compute_metrics",
+    "result",
+    "reset_state",
+    "update_state",
+    "get_build_config",
+    "build_from_config",
+    "on_epoch_begin",
+    "on_epoch_end",
+    "on_train_begin",
+    "on_train_end",
+    "on_train_batch_begin",
+    "on_train_batch_end",
+}
+
+
+def _skip_member(app, what, name, obj, skip, options):
+    """Classes show their own public API, not the Keras methods every layer overrides."""
+    if what == "class" and (name in _KERAS_MEMBERS or not getattr(obj, "__doc__", None)):
+        return True
+    return None
+
+
+def _class_signature(app, what, name, obj, options, signature, return_annotation):
+    """A Keras class's signature is its ``__init__``'s: Keras' ``__new__(*args, **kwargs)``
+    hides it from autodoc."""
+    if what != "class" or signature not in ("(*args, **kwargs)", None):
+        return None
+    if "__init__" not in vars(obj) and not any("__init__" in vars(c) for c in obj.__mro__[1:-1]):
+        return None
+    init = inspect.signature(obj.__init__)
+    parameters = list(init.parameters.values())[1:]
+    return stringify_signature(init.replace(parameters=parameters), show_annotation=False), None
+
+
+def _resolve_bare_name(app, env, node, contnode):
+    """A ``py`` reference no module path resolves: link it to the public object of that name;
+    a default-role name that names nothing public stays code, without a warning."""
+    if node.get("refdomain") != "py":
+        return None
+    target = node["reftarget"].lstrip("~.")
+    short = target.rsplit(".", 1)[-1]
+    candidates = _PUBLIC.get(short, [])
+    if target.startswith("keras_adl."):
+        candidates = (
+            [c for c in candidates if target.startswith(c.rsplit(".", 1)[0])]
+            or [c for c in candidates if c.endswith(target.split("keras_adl.", 1)[1].split(".")[0])]
+            or candidates
+        )
+    domain = env.get_domain("py")
+    for candidate in candidates[:1]:
+        resolved = domain.resolve_xref(
+            env, node["refdoc"], app.builder, "obj", candidate, node, contnode
+        )
+        if resolved is not None:
+            return resolved
+    if node.get("reftype") == "obj":
+        return contnode if isinstance(contnode, nodes.Node) else None
+    return None
+
+
+def _viewcode_anchors(app):
+    """viewcode anchors a module's source to the first page that names it; a documented
+    module's own page is the right one (``keras_adl.training.rundir`` is imported by the
+    recipes, whose page comes first)."""
+    pages = {module: f"api/{page}" for page, modules in PAGES for module in modules}
+    modules = getattr(app.env, "_viewcode_modules", {})
+    for name, entry in modules.items():
+        if name in pages and isinstance(entry, tuple) and entry[3] != name:
+            modules[name] = (*entry[:3], name)
+    return []
+
+
+def setup(app):
+    _PUBLIC.update(public_objects())
+
+    _index_uses()
+    # Before napoleon (priority 500) turns the sections into reST.
+    app.connect("autodoc-process-docstring", _process_docstring, priority=400)
+    app.connect("autodoc-skip-member", _skip_member)
+    app.connect("autodoc-process-signature", _class_signature)
+    app.connect("missing-reference", _resolve_bare_name)
+    # Before viewcode's own html-collect-pages (priority 500) writes the source pages.
+    app.connect("html-collect-pages", _viewcode_anchors, priority=400)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
