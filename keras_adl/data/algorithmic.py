@@ -47,7 +47,8 @@ def copy_batch(batch_size, min_length=1, max_length=20, bits=8, seed=None):
 
     Args:
         batch_size: number of sequences.
-        min_length, max_length: range of ``L`` (inclusive, uniform).
+        min_length: the shortest ``L`` (``L`` is uniform over the inclusive range).
+        max_length: the longest ``L``.
         bits: width of each vector.
         seed: int, ``None`` or a ``numpy.random.Generator``.
 
@@ -112,8 +113,10 @@ def repeat_copy_batch(
 
     Args:
         batch_size: number of sequences.
-        min_length, max_length: range of ``L``.
-        min_repeats, max_repeats: range of ``n``.
+        min_length: the shortest ``L``.
+        max_length: the longest ``L``.
+        min_repeats: the fewest repeats ``n``.
+        max_repeats: the most repeats ``n``.
         bits: width of each vector.
         repeat_normalizer: divides ``n`` on the repeat channel.
         seed: int, ``None`` or a ``numpy.random.Generator``.
@@ -168,7 +171,8 @@ def associative_recall_batch(
 
     Args:
         batch_size: number of sequences.
-        min_items, max_items: range of ``k`` (``min_items ≥ 2``).
+        min_items: the fewest items ``k`` (at least 2).
+        max_items: the most items ``k``.
         item_length: vectors per item.
         bits: width of each vector.
         seed: int, ``None`` or a ``numpy.random.Generator``.
@@ -277,6 +281,13 @@ def _task_fn(task):
 
 def task_dims(task, **task_kwargs):
     """``(input_dim, output_dim)`` of a task configuration.
+
+    Args:
+        task: ``"copy"``, ``"repeat_copy"``, ``"associative_recall"`` or ``"priority_sort"``.
+        **task_kwargs: the task's size arguments (e.g. ``bits``).
+
+    Returns:
+        ``(input_dim, output_dim)``: the sizes of an input and of a target vector.
 
     Example:
 

@@ -39,6 +39,13 @@ def word_windows(tokenized, max_words):
     """Consecutive windows of at most ``max_words`` words of each tokenized document (lists of
     str); windows shorter than 2 words are left out.
 
+    Args:
+        tokenized: a list of documents, each a list of str.
+        max_words: the longest window.
+
+    Returns:
+        A list of windows, each a list of str.
+
     Example:
 
     >>> word_windows([["a", "b", "c", "d", "e"], ["f"]], 2)
@@ -88,7 +95,8 @@ def unigram_perplexity(train_ids, held_out_ids):
     but the last, give the same figure up to the window ends).
 
     Args:
-        train_ids, held_out_ids: ``[N, T]`` word ids from `window_ids`.
+        train_ids: ``[N, T]`` word ids from `window_ids`.
+        held_out_ids: ``[N, T]`` word ids from `window_ids`.
 
     Returns:
         A float.
@@ -120,10 +128,16 @@ def bilm_dataset(
     Args:
         windows: lists of words (`word_windows`).
         vocabulary: the output `WordVocabulary`.
-        batch_size, max_words, max_characters: the shapes ``B``, ``T``, ``C``.
-        shuffle, seed: shuffle the windows (every pass differently, seeded).
+        batch_size: the shape ``B``.
+        max_words: the shape ``T``.
+        max_characters: the shape ``C``.
+        shuffle: shuffle the windows (every pass differently, seeded).
+        seed: the seed of the shuffling.
         repeat: repeat forever (give ``steps_per_epoch`` to ``fit``).
         drop_remainder: drop the last partial batch.
+
+    Returns:
+        A ``tf.data.Dataset``.
     """
     check_seed(seed, where="bilm_dataset: ")
     if not windows:

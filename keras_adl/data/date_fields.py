@@ -146,6 +146,12 @@ def date_field_tokens(text):
     """Splits a human-written text into the tokens of this task: words, numbers and single
     separator characters (spaces separate, they are not tokens).
 
+    Args:
+        text: a str.
+
+    Returns:
+        A list of str.
+
     Example:
 
     >>> date_field_tokens("Wed, 05/06/2002 to June 7, 2002")

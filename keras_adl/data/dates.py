@@ -58,7 +58,8 @@ def generate_dates(num, seed=0, start_year=1900, end_year=2099):
     Args:
         num: number of pairs.
         seed: random seed.
-        start_year, end_year: inclusive range of years.
+        start_year: the first year (inclusive).
+        end_year: the last year (inclusive).
 
     Returns:
         Two lists of ``num`` strings: sources (lower-case, one of 13 formats) and ISO targets.

@@ -60,6 +60,12 @@ def clean_message(text):
     """Removes markup tags and collapses whitespace (accelerators are handled per pair by
     `clean_pair`).
 
+    Args:
+        text: a message.
+
+    Returns:
+        The cleaned str.
+
     Example:
 
     >>> clean_message("<b>Save</b> the file\\n  %s?")
@@ -71,6 +77,13 @@ def clean_message(text):
 def clean_pair(source, target):
     """``(source, target)`` cleaned as the module describes, or ``None`` if either side is
     left empty.
+
+    Args:
+        source: the English message.
+        target: its translation.
+
+    Returns:
+        A pair of str, or ``None``.
 
     Example:
 
@@ -92,6 +105,12 @@ def read_mo(path):
     """The ``(message, translation)`` pairs of a compiled ``.mo`` catalog, in catalog order
     (context dropped, plurals as singular → first form; header and empty translations
     skipped).
+
+    Args:
+        path: the ``.mo`` file.
+
+    Returns:
+        A list of ``(message, translation)`` pairs of str.
 
     Raises:
         ValueError: the file is not a valid ``.mo`` catalog (the message names it).
@@ -133,6 +152,12 @@ def read_po(path):
     """The ``(message, translation)`` pairs of a ``.po`` file, in file order (fuzzy,
     obsolete, untranslated and header entries skipped; context dropped; plurals as singular →
     ``msgstr[0]``).
+
+    Args:
+        path: the ``.po`` file.
+
+    Returns:
+        A list of ``(message, translation)`` pairs of str.
 
     Raises:
         ValueError: a line is not valid UTF-8 or not ``.po`` syntax (the message names the
@@ -196,6 +221,9 @@ def catalog_files(source, locale_dir=LOCALE_DIR, domains=None):
         locale_dir: where language codes are looked up.
         domains: glob patterns of catalog names (file names without the extension) to read;
             by default all but `EXCLUDED_DOMAINS`.
+
+    Returns:
+        A sorted list of the catalogs' paths.
 
     Raises:
         ValueError: ``source`` names no catalog (the message says where it looked), or
@@ -268,8 +296,10 @@ def load_gettext_pairs(source, locale_dir=LOCALE_DIR, domains=None):
     module describes.
 
     Args:
-        source, locale_dir, domains: as in `catalog_files` (``"fr"`` reads the French
-            ``.mo`` catalogs installed on the machine).
+        source: as in `catalog_files` (``"fr"`` reads the French ``.mo`` catalogs installed
+            on the machine).
+        locale_dir: as in `catalog_files`.
+        domains: as in `catalog_files`.
 
     Returns:
         Two lists of strings: English sources and their translations.

@@ -233,6 +233,9 @@ def find_fashion_mnist():
     Looks in `FASHION_MNIST_DIRS` (where Debian's ``dataset-fashion-mnist`` package, installed
     by ``make data``, puts them) for a directory holding both splits.
 
+    Returns:
+        A directory of `FASHION_MNIST_DIRS`, or ``None``.
+
     Example:
 
     >>> directory = find_fashion_mnist()

@@ -162,7 +162,9 @@ def mask_tokens(
             replacements are drawn from ``[FIRST_PIECE, vocab_size)``.
         seed: a stateless seed, int ``[2]``.
         max_predictions: ``P``, the fixed number of prediction slots per row.
-        selection_rate, mask_rate, random_rate: BERT's 0.15, 0.8 and 0.1.
+        selection_rate: the share of real tokens selected for prediction (BERT's 0.15).
+        mask_rate: the probability that a selected token becomes ``[MASK]`` (BERT's 0.8).
+        random_rate: the probability that it becomes a random piece (BERT's 0.1).
         word_starts: optional bool ``[B, L]``, true where a word starts (whole-word masking:
             pieces are selected and replaced a whole word at a time; the selection rate then
             applies to words).
@@ -296,6 +298,9 @@ def word_starts_of(token_ids, id_is_continuation):
     Args:
         token_ids: int ``[B, L]``.
         id_is_continuation: bool ``[V]``, true for continuation pieces (`continuation_table`).
+
+    Returns:
+        bool ``[B, L]``.
     """
     token_ids = tf.cast(token_ids, tf.int32)
     return ~tf.gather(tf.constant(id_is_continuation), token_ids)

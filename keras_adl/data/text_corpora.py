@@ -78,6 +78,13 @@ def decode_text(name, raw):
     """The text of the UTF-8 bytes ``raw`` read from file ``name`` (a byte-order mark dropped,
     CRLF and CR read as LF).
 
+    Args:
+        name: the file's name, for the error messages.
+        raw: bytes.
+
+    Returns:
+        A str.
+
     Raises:
         ValueError: ``name:line:`` of an invalid UTF-8 byte or a NUL byte.
     """
@@ -112,6 +119,9 @@ def read_text_documents(path, blocks=False):
         blocks: read a file without blank lines as consecutive sentences instead: its lines
             grouped `LINES_PER_BLOCK` at a time (`line_blocks`), for next-sentence pairs.
 
+    Returns:
+        A list of str.
+
     Raises:
         FileNotFoundError: ``path`` does not exist.
         ValueError: a file is not valid UTF-8 or holds a NUL byte (naming the file and line),
@@ -139,6 +149,12 @@ def topic_corpus(vocabulary, lines, topics=6, seed=0):
     the rest from all of it, so words of one topic share contexts. The vocabulary size is
     the user's knob (a small one makes every word occur many times in a batch).
 
+    Args:
+        vocabulary: the number of words.
+        lines: the number of lines.
+        topics: the number of topics.
+        seed: the seed of the draws.
+
     Returns:
         The text, one line per line (no blank lines).
 
@@ -163,6 +179,12 @@ def topic_corpus(vocabulary, lines, topics=6, seed=0):
 def read_gcide(path=GCIDE_PATH):
     """The paragraphs of Debian's GCIDE dictionary (``dict-gcide``), markup removed.
 
+    Args:
+        path: the gzipped dictionary file.
+
+    Returns:
+        A list of str.
+
     Raises:
         FileNotFoundError: naming the file and the Debian package (``make data``).
     """
@@ -179,6 +201,12 @@ def read_gcide(path=GCIDE_PATH):
 
 def read_wordnet_glosses(directory=WORDNET_DIR):
     """One document per WordNet synset: its words (``_`` as spaces) and its gloss.
+
+    Args:
+        directory: the WordNet dictionary directory (``data.noun``, ...).
+
+    Returns:
+        A list of str.
 
     Raises:
         FileNotFoundError: naming the directory and the Debian package (``make data``).

@@ -62,7 +62,8 @@ def split_pairs(sources, targets, fraction=0.05, seed=0):
     """A seeded split of parallel data into training and held-out pairs.
 
     Args:
-        sources, targets: lists of strings of one length.
+        sources: a list of strings.
+        targets: a list of strings of the same length.
         fraction: the share held out, in (0, 1); at least one pair is held out and at least
             one kept.
         seed: the split's seed (the same data and seed give the same split).

@@ -128,7 +128,9 @@ class TranslatedDigits(keras.utils.PyDataset):
         labels: ``[N]`` integer labels.
         batch_size: examples per batch; the last ``N % batch_size`` examples of each epoch's
             order are dropped, so every batch has the same shape (no retracing).
-        canvas_size, num_clutter, clutter_size: as in `translate_digits`.
+        canvas_size: as in `translate_digits`.
+        num_clutter: as in `translate_digits`.
+        clutter_size: as in `translate_digits`.
         seed: a non-negative integer.
         shuffle: reorder the examples every epoch.
         **kwargs: ``workers``, ``use_multiprocessing``, ``max_queue_size`` of
