@@ -91,6 +91,14 @@ def text_character_ids(strings, max_words, max_characters=MAX_CHARACTERS):
     """``(words [B, max_words] strings, ids [B, max_words, max_characters] int32)`` of ``[B]``
     raw texts: their `plain_words`, truncated to ``max_words``, as `character_ids`.
 
+    Args:
+        strings: ``[B]`` strings.
+        max_words: the words kept per text.
+        max_characters: the characters kept per word.
+
+    Returns:
+        ``(words, ids)``.
+
     Example:
 
     >>> words, ids = text_character_ids(tf.constant(["Été\u00a0: 2024"]), 3, 6)

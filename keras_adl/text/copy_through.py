@@ -249,7 +249,9 @@ def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
     """How many of the spans a reference keeps unchanged a prediction reproduces exactly.
 
     Args:
-        sources, references, predictions: lists of str of one length.
+        sources: a list of str.
+        references: a list of str of the same length.
+        predictions: a list of str of the same length.
         classes: the `CLASSES` to count (all by default, protected or not).
 
     Returns:

@@ -44,6 +44,12 @@ def word_tokens(strings):
     """The words and punctuation of ``[B]`` strings, normalised: a ``[B, (words)]`` ragged
     tensor of strings (in-graph).
 
+    Args:
+        strings: ``[B]`` strings.
+
+    Returns:
+        A ``tf.RaggedTensor`` ``[B, (words)]``.
+
     Example:
 
     >>> word_tokens(tf.constant(["Échec\u00a0: fichier « NUL »."])).to_list()
@@ -67,6 +73,12 @@ def subword_words(strings):
     """The words WordPiece cuts into pieces: ``[B]`` strings to a ``[B, (words)]`` ragged
     tensor of normalised strings (in-graph).
 
+    Args:
+        strings: ``[B]`` strings.
+
+    Returns:
+        A ``tf.RaggedTensor`` ``[B, (words)]``.
+
     Example:
 
     >>> [w.decode() for w in subword_words(tf.constant(["Échec\u00a0: 日本語!"]))[0].numpy()]
@@ -77,6 +89,12 @@ def subword_words(strings):
 
 def joined_words(strings):
     """`subword_words` of ``[B]`` strings joined by single spaces: ``[B]`` strings.
+
+    Args:
+        strings: ``[B]`` strings.
+
+    Returns:
+        ``[B]`` strings.
 
     Example:
 
@@ -90,6 +108,12 @@ def plain_words(strings):
     """The words of ``[B]`` strings for word embeddings: normalised (`normalize_words`), runs
     of letters, digits and marks, punctuation and symbols dropped: ``[B, (words)]`` ragged
     strings.
+
+    Args:
+        strings: ``[B]`` strings.
+
+    Returns:
+        A ``tf.RaggedTensor`` ``[B, (words)]``.
 
     Example:
 
@@ -124,6 +148,12 @@ def surface_words(strings):
     them, each word that followed a breaking space starting with `SPACE_MARK`: a
     ``[B, (words)]`` ragged tensor of strings. Joining the words and turning the marks back
     into spaces gives `surface_text`.
+
+    Args:
+        strings: ``[B]`` strings.
+
+    Returns:
+        A ``tf.RaggedTensor`` ``[B, (words)]``.
 
     Example:
 

@@ -34,9 +34,10 @@ class TextPairTokenizer:
     """Tokenizes (source, target) text pairs to fixed-shape, padded id batches.
 
     Args:
-        source_vocabulary, target_vocabulary: token lists (without the specials, which take
-            ids 0-3: ``<pad>``, ``<s>``, ``</s>``, ``<unk>``): WordPiece pieces at the subword
-            level, words or characters otherwise.
+        source_vocabulary: a token list (without the specials, which take ids 0-3:
+            ``<pad>``, ``<s>``, ``</s>``, ``<unk>``): WordPiece pieces at the subword level,
+            words or characters otherwise.
+        target_vocabulary: the same for the target side.
         level: ``"subword"`` (`keras_adl.text.wordpiece.WordPieceTokenizer`), ``"word"``
             (`keras_adl.text.normalization.word_tokens`) or ``"char"``
             (``tensorflow_text.UnicodeCharTokenizer``).
@@ -121,7 +122,8 @@ class TextPairTokenizer:
         """Learns the vocabularies from training pairs.
 
         Args:
-            sources, targets: lists of str.
+            sources: a list of str.
+            targets: a list of str.
             level: as in the constructor.
             vocab_size: pieces per side at the subword level (default
                 `DEFAULT_SUBWORD_VOCAB_SIZE`); at the word and character levels, the most
@@ -131,6 +133,9 @@ class TextPairTokenizer:
             copy_through: as in the constructor, ``"off"`` (none), or ``"auto"``: the classes
                 these pairs keep unchanged (`keras_adl.text.copy_through.choose_classes`).
                 The vocabularies are learned from the slotted text and hold every slot.
+
+        Returns:
+            A `TextPairTokenizer` (of the class it is called on).
         """
         if copy_through in (None, "off"):
             copy_through = ()
@@ -338,6 +343,9 @@ class WordVectorPairTokenizer(TextPairTokenizer):
     Args:
         source_vocabulary: the words of the word vectors (`WordVocabulary.words`), in id order.
         target_vocabulary: WordPiece pieces (`learn_wordpiece`).
+        level: ignored: the targets are WordPiece pieces (the ``"subword"`` level).
+        cased_target: must be False: CoVe's targets are case folded.
+        copy_through: must be empty: CoVe's sources are words, nothing is copied through.
 
     Example:
 
