@@ -81,7 +81,9 @@ def whole_image_convnet(
     Args:
         image_shape: ``(H, W, C)``, with ``H, W ≥ kernel_size``.
         num_classes: number of classes.
-        filters, kernel_size, strides: of the convolutional layer.
+        filters: the convolutional layer's number of filters.
+        kernel_size: the convolutional layer's kernel size.
+        strides: the convolutional layer's stride.
         units: width of the fully connected layer.
         name: model name.
 

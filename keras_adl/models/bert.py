@@ -37,7 +37,10 @@ def bert_encoder(
     Args:
         vocab_size: ids in use (a pretraining `WordPieceTokenizer`'s size; 0 is padding).
         sequence_length: the packed length ``L`` (`pack_inputs`).
-        model_dim, num_heads, intermediate_dim, num_layers: the Transformer's sizes.
+        model_dim: the Transformer's width ``D``.
+        num_heads: the Transformer's attention heads.
+        intermediate_dim: the Transformer's feed-forward hidden size.
+        num_layers: the Transformer's blocks.
         num_segments: segment ids (2: sentence A and B).
         dropout: on the embeddings and inside the blocks.
         name: the model's name.

@@ -426,6 +426,12 @@ def caption_attention(model: keras.Model, inputs: dict[str, Tensor]) -> Tensor:
 def caption_grid_shape(model: keras.Model) -> tuple[int, int]:
     """``(h, w)`` of a `show_attend_tell` image model's annotation grid (``L = h · w``).
 
+    Args:
+        model: a `show_attend_tell` model.
+
+    Returns:
+        ``(h, w)``, two ints.
+
     Example:
 
     >>> model = show_attend_tell(13, image_shape=(16, 48, 1), encoder_filters=(4, 8))

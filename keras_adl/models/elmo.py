@@ -41,6 +41,9 @@ class ReverseSequence(keras.layers.Layer):
     the reversed sequence starts from the last real step. Applying it twice is the identity.
     Without a mask every step is real.
 
+    Args:
+        **kwargs: standard layer arguments.
+
     Call arguments:
         inputs: ``[B, T, ...]``.
         mask: ``[B, T]`` (right padding: real steps first).
@@ -88,7 +91,10 @@ def elmo_bilm(
         vocab_size: output words (ids ``0..vocab_size-1``, `keras_adl.conventions`: 0 is
             padding, 3 ``<unk>``); the inputs are characters, so no input word is unknown.
         max_characters: character ids per word (`keras_adl.text.characters`).
-        num_characters, character_dim, filters, num_highway: the `CharacterCNN`'s.
+        num_characters: the `CharacterCNN`'s size of the character table.
+        character_dim: the `CharacterCNN`'s character embedding size.
+        filters: the `CharacterCNN`'s ``(width, count)`` filters.
+        num_highway: the `CharacterCNN`'s number of highway layers.
         projection_dim: ``P``, the token vectors and each LSTM layer's projected output.
         units: LSTM units per direction and layer.
         num_layers: LSTM layers per direction (ELMo: 2).
@@ -231,6 +237,15 @@ def compile_bilm(
     """Compiles an `elmo_bilm`: the forward and backward next-word cross-entropies (padding
     targets, id 0, ignored), summed, and each direction's `Perplexity` (``forward_perplexity``,
     ``backward_perplexity``); Adam with a global-norm clip of 1 by default.
+
+    Args:
+        model: an `elmo_bilm`.
+        learning_rate: the default optimizer's learning rate.
+        jit_compile: as in ``keras.Model.compile``.
+        optimizer: replaces the default optimizer.
+
+    Returns:
+        ``model``, compiled.
 
     Example:
 

@@ -36,7 +36,10 @@ def gpt_lm(
     Args:
         vocab_size: ids in use (0 is padding, masked).
         sequence_length: the longest sequence (training windows and generation).
-        model_dim, num_heads, intermediate_dim, num_layers: the Transformer's sizes.
+        model_dim: the Transformer's width ``D``.
+        num_heads: the Transformer's attention heads.
+        intermediate_dim: the Transformer's feed-forward hidden size.
+        num_layers: the Transformer's blocks.
         dropout: on the embeddings and inside the blocks.
         name: the model's name.
 
@@ -244,6 +247,15 @@ def filter_logits(
     probability reaches ``top_p`` (nucleus sampling, Holtzman et al. 2020; ``1``: no limit)
     set to a large negative. Every argument may be a tensor (a serving signature's input).
 
+    Args:
+        logits: ``[B, V]``.
+        temperature: divides the logits.
+        top_k: the number of largest logits kept (``0``: no limit).
+        top_p: the probability the kept logits reach (``1``: no limit).
+
+    Returns:
+        float32 ``[B, V]``.
+
     Example:
 
     >>> out = filter_logits(ops.array([[3.0, 1.0, 2.0, 0.0]]), top_k=2)
@@ -294,7 +306,8 @@ def generate(
         max_length: positions of the result (prompt included), at most the model's
             ``sequence_length``.
         temperature: ``0`` greedy (argmax); otherwise the softmax temperature of sampling.
-        top_k, top_p: sampling filters (`filter_logits`); tensors allowed.
+        top_k: sampling filter (`filter_logits`); a tensor allowed.
+        top_p: sampling filter (`filter_logits`); a tensor allowed.
         seed: for sampling, a ``keras.random.SeedGenerator`` (each call draws anew; inside a
             traced function, pass one created outside it) or an int (a generator seeded
             with it is made here, eagerly).

@@ -36,8 +36,8 @@ def han_classifier(
         vocab_size: number of token ids (including 0, padding), e.g.
             ``DocumentTokenizer.vocabulary_size``.
         num_classes: number of classes.
-        max_sentences, max_words: optional static ``S`` and ``W`` of the input (``None``
-            accepts any size).
+        max_sentences: optional static ``S`` of the input (``None`` accepts any size).
+        max_words: optional static ``W`` of the input (``None`` accepts any size).
         embedding_dim: word embedding size (200 in the paper).
         units: attention size: projections and context vectors (100 in the paper).
         encoder: ``"gru"`` (the paper) or ``"lstm"``, bidirectional at both levels.

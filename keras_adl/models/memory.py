@@ -41,15 +41,24 @@ def memory_sequence_model(
         input_dim: size of each input vector.
         output_dim: number of output bits (logits).
         cell: ``"ntm"``, ``"dnc"`` or ``"lstm"``.
-        controller_units, memory_size, memory_width, num_write_heads, controller,
-            memory_init, clip_value: of `NTMCell` / `DNCCell`.
+        controller_units: the size of the controller output; this and ``memory_size``,
+            ``memory_width``, ``num_write_heads``, ``controller``, ``memory_init`` and
+            ``clip_value`` are those of `NTMCell` / `DNCCell`.
+        memory_size: the number of memory slots ``N``.
+        memory_width: the width ``W`` of a slot.
         num_read_heads: read heads; ``None`` → 1 for the NTM, 4 for the DNC.
+        num_write_heads: the number of write heads.
         shift_range: the NTM's shift range.
+        controller: ``"lstm"`` or ``"dense"``.
+        memory_init: ``"constant"``, ``"learned"`` or ``"random"``.
+        clip_value: the clip of the controller output and the heads' parameters; ``None``
+            disables.
         sparse_links: the DNC's sparse temporal link (``K`` entries kept per row; see
             `DNCCell`); ``None`` for the dense link.
         stop_usage_gradient: the DNC's usage without gradient to the write weights (see
             `DNCCell`); ``None`` for the cell's default (``True``, DeepMind's choice).
-        lstm_units, lstm_layers: the LSTM baseline's size.
+        lstm_units: the LSTM baseline's units per layer.
+        lstm_layers: the LSTM baseline's number of layers.
         return_addressing: the model outputs a dict with ``"logits"``, ``"read_weights"``
             ``[B, T, R, N]`` and ``"write_weights"`` ``[B, T, Hw, N]`` (NTM/DNC only), for
             plots; it has the same weights as the model without, so `set_weights` copies a

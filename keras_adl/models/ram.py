@@ -191,10 +191,21 @@ def recurrent_attention_model(
     Args:
         image_shape: ``(H, W, C)``.
         num_classes: number of classes.
-        num_glimpses, patch_size, num_scales, scale_factor, glimpse_units, location_units,
-            glimpse_output_units, units, core, location_std, policy,
-            policy_gradient_to_core, seed, glimpse_filters: of
+        num_glimpses: ``n``; this and the arguments up to ``glimpse_filters`` are those of
             `keras_adl.layers.RecurrentAttention`.
+        patch_size: the glimpse sensor's patch size.
+        num_scales: the glimpse sensor's number of scales.
+        scale_factor: the glimpse sensor's factor between scales.
+        glimpse_units: the size of ``h_g``.
+        location_units: the size of ``h_l``.
+        glimpse_output_units: the size of ``g``.
+        units: the size of the core state ``h``.
+        core: ``"lstm"``, ``"gru"`` or ``"rnn"``.
+        location_std: ``σ`` of the Gaussian policy.
+        policy: ``"learned"`` or ``"random"``.
+        policy_gradient_to_core: let REINFORCE's gradient into the core and glimpse networks.
+        seed: seed of the sampling.
+        glimpse_filters: filters of 3×3 convolutions on the glimpse before ``h_g``.
         name: model name.
 
     Returns:

@@ -82,7 +82,8 @@ def attention_seq2seq(
     ``</s>=2`` (`keras_adl.conventions`).
 
     Args:
-        source_vocab_size, target_vocab_size: vocabulary sizes (including the specials).
+        source_vocab_size: the source vocabulary size (including the specials).
+        target_vocab_size: the target vocabulary size (including the specials).
         embedding_dim: size of both embeddings.
         units: size of each encoder direction and of the decoder state.
         attention: ``"bahdanau"`` or ``"luong"`` (``"general"`` score).
@@ -125,8 +126,12 @@ def encoder_decoder(
     show what attention buys on long inputs.
 
     Args:
-        source_vocab_size, target_vocab_size, embedding_dim, units, cell, name: as in
-            `attention_seq2seq`.
+        source_vocab_size: as in `attention_seq2seq`.
+        target_vocab_size: as in `attention_seq2seq`.
+        embedding_dim: as in `attention_seq2seq`.
+        units: as in `attention_seq2seq`.
+        cell: as in `attention_seq2seq`.
+        name: as in `attention_seq2seq`.
 
     Returns:
         A ``keras.Model`` with the same inputs, outputs and layer names as `attention_seq2seq`.

@@ -40,7 +40,8 @@ def transformer_seq2seq(
     Ids use 0 for padding (masked throughout); decoding assumes ``<s>=1`` and ``</s>=2``.
 
     Args:
-        source_vocab_size, target_vocab_size: vocabulary sizes.
+        source_vocab_size: the source vocabulary size.
+        target_vocab_size: the target vocabulary size.
         model_dim: model width ``D`` (divisible by ``num_heads``).
         num_heads: attention heads.
         intermediate_dim: feed-forward hidden size.
@@ -107,8 +108,11 @@ def transformer_classifier(
     Args:
         vocab_size: vocabulary size (0 is padding).
         num_classes: number of classes.
-        model_dim, num_heads, intermediate_dim, num_layers, dropout: as in
-            `transformer_seq2seq`.
+        model_dim: as in `transformer_seq2seq`.
+        num_heads: as in `transformer_seq2seq`.
+        intermediate_dim: as in `transformer_seq2seq`.
+        num_layers: as in `transformer_seq2seq`.
+        dropout: as in `transformer_seq2seq`.
         name: model name.
 
     Returns:

@@ -48,6 +48,12 @@ def _last_dim(name, x, *, where=""):
 def oneplus(x: Tensor) -> Tensor:
     """``1 + softplus(x)``: maps reals to ``[1, ∞)`` (key strengths, sharpening ``γ``).
 
+    Args:
+        x: a tensor.
+
+    Returns:
+        A tensor of ``x``'s shape.
+
     Example:
 
     >>> float(ops.convert_to_numpy(oneplus(ops.array(0.0))))  # 1 + ln 2

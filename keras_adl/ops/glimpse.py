@@ -36,6 +36,14 @@ from keras_adl.utils import check_glimpse_sizes, check_rank, check_same_dim
 def glimpse_widths(patch_size: int, num_scales: int, scale_factor: float = 2.0) -> list[float]:
     """Widths in pixels of the ``num_scales`` patches of a glimpse: ``g · scale_factor^s``.
 
+    Args:
+        patch_size: ``g``, the width of the finest patch.
+        num_scales: the number of patches.
+        scale_factor: the factor between the widths of successive patches.
+
+    Returns:
+        A list of ``num_scales`` floats.
+
     Example:
 
     >>> glimpse_widths(8, 3)
