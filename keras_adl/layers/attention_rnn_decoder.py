@@ -45,7 +45,8 @@ class AttentionRNNDecoder(keras.layers.Layer):
         luong_score: ``"dot"``, ``"general"`` or ``"scaled_dot"`` for Luong attention
             (``"dot"`` needs ``units`` equal to the memory size).
         cell: ``"gru"`` or ``"lstm"``; the attention query is the (first) state ``h``.
-        kernel_initializer, recurrent_initializer: of the recurrent cell.
+        kernel_initializer: the recurrent cell's kernel initializer.
+        recurrent_initializer: the recurrent cell's recurrent initializer.
         **kwargs: standard layer arguments.
 
     Call arguments:

@@ -64,14 +64,15 @@ class DeepRecurrentAttention(RecurrentAttention):
             top RNN then only place the glimpses, and since the policy reads
             ``stop_gradient(r²)`` nothing trains them: they are non-trainable, fixed random
             features of the coarse view and of ``r¹`` that the emission network reads).
-        patch_size, num_scales, scale_factor, glimpse_units, location_units,
-            glimpse_output_units, units, core, glimpse_filters, location_std, policy, seed,
-            kernel_initializer: as in `RecurrentAttention` (``units`` for both RNNs).
-        policy_gradient_to_core: as in `RecurrentAttention`: REINFORCE's gradient reaches the
-            top RNN (and through it the context network and the bottom RNN), as in the paper;
-            with ``read_from="bottom"`` the context network and the top RNN then stay
-            trainable.
-        **kwargs: standard layer arguments.
+        **kwargs: the arguments of `RecurrentAttention` but ``num_glimpses``, and the
+            standard layer arguments. ``patch_size``, ``num_scales``, ``scale_factor``,
+            ``glimpse_units``, ``location_units``, ``glimpse_output_units``, ``units``,
+            ``core``, ``glimpse_filters``, ``location_std``, ``policy``, ``seed`` and
+            ``kernel_initializer`` are as in `RecurrentAttention` (``units`` for both RNNs).
+            ``policy_gradient_to_core``: as in `RecurrentAttention`: REINFORCE's gradient
+            reaches the top RNN (and through it the context network and the bottom RNN), as in
+            the paper; with ``read_from="bottom"`` the context network and the top RNN then
+            stay trainable.
 
     Call arguments:
         images: ``[B, H, W, C]``.

@@ -49,7 +49,9 @@ class GlimpseNetwork(keras.layers.Layer):
     the linear map ``h_g``.
 
     Args:
-        patch_size, num_scales, scale_factor: of the glimpse sensor.
+        patch_size: the glimpse sensor's patch size.
+        num_scales: the glimpse sensor's number of scales.
+        scale_factor: the glimpse sensor's factor between scales.
         glimpse_units: size of ``h_g``.
         location_units: size of ``h_l``.
         units: size of the output ``g``.

@@ -76,6 +76,10 @@ class MultiHeadSelfAttention(MultiHeadAttentionBase):
     def initial_cache(self, batch_size, max_length):
         """An empty cache for ``max_length`` decoding steps.
 
+        Args:
+            batch_size: ``B``.
+            max_length: ``T_max``, the decoding steps the cache holds.
+
         Returns:
             ``(keys [B, H, T_max, d_k], values [B, H, T_max, d_v], valid [B, T_max])``: zero
             keys and values, and a boolean mask of the slots holding a real (non-padding) step,

@@ -51,13 +51,16 @@ class RecurrentAttention(keras.layers.Layer):
 
     Args:
         num_glimpses: ``n``.
-        patch_size, num_scales, scale_factor: of the glimpse sensor.
-        glimpse_units, location_units, glimpse_output_units: sizes of ``h_g``, ``h_l`` and
-            ``g`` in the glimpse network (128, 128, 256 in the paper).
-        glimpse_filters: filters of 3×3 convolutions on the glimpse before ``h_g``
-            (`GlimpseNetwork`'s ``conv_filters``; default ``()``, the paper's linear map).
+        patch_size: the glimpse sensor's patch size.
+        num_scales: the glimpse sensor's number of scales.
+        scale_factor: the glimpse sensor's factor between scales.
+        glimpse_units: size of ``h_g`` in the glimpse network (128 in the paper).
+        location_units: size of ``h_l`` in the glimpse network (128 in the paper).
+        glimpse_output_units: size of ``g`` in the glimpse network (256 in the paper).
         units: size of the core state ``h`` (256 in the paper).
         core: ``"lstm"``, ``"gru"`` or ``"rnn"`` (a ReLU RNN, as the paper's MNIST models).
+        glimpse_filters: filters of 3×3 convolutions on the glimpse before ``h_g``
+            (`GlimpseNetwork`'s ``conv_filters``; default ``()``, the paper's linear map).
         location_std: ``σ`` of the Gaussian policy (the paper: a fixed variance; 0.05–0.2 work).
         policy: ``"learned"`` or ``"random"``.
         policy_gradient_to_core: let REINFORCE's gradient through ``h_t`` into the core and
