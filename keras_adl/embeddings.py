@@ -86,6 +86,12 @@ def gensim_test_file(name):
     """The path of one of the evaluation files gensim's wheel ships (``questions-words.txt``,
     ``wordsim353.tsv``, ``simlex999.txt``).
 
+    Args:
+        name: the file's name.
+
+    Returns:
+        The file's path.
+
     Raises:
         ImportError: gensim is not installed (it is in the ``bench`` extra).
         FileNotFoundError: the installed gensim has no such file.

@@ -42,6 +42,7 @@ class SequenceBitCrossEntropy(keras.losses.Loss):
 
     Args:
         name: loss name.
+        dtype: the loss's dtype (``None``: the Keras default).
         **kwargs: standard loss arguments (``reduction`` is fixed).
 
     Example:
@@ -103,6 +104,11 @@ class Perplexity(keras.metrics.Metric):
     language-model figure. Tokens whose target is ``ignore_id`` (padding, by default) and
     tokens of zero sample weight are not counted; predictions are logits.
 
+    Args:
+        name: the metric's name.
+        ignore_id: the target id of the tokens not counted.
+        **kwargs: standard metric arguments.
+
     Example:
 
     >>> metric = Perplexity()
@@ -145,6 +151,10 @@ class Perplexity(keras.metrics.Metric):
 class BitErrorsPerSequence(_PerSequenceSum):
     """Mean number of wrong output bits per sequence (logit > 0 read as 1), on weighted steps.
 
+    Args:
+        name: the metric's name.
+        **kwargs: standard metric arguments.
+
     Example:
 
     >>> m = BitErrorsPerSequence()
@@ -164,6 +174,10 @@ class BitErrorsPerSequence(_PerSequenceSum):
 @keras.saving.register_keras_serializable(package="keras_adl")
 class BitsPerSequence(_PerSequenceSum):
     """Mean cross-entropy per sequence in bits (nats / ln 2), on weighted steps: the papers' cost.
+
+    Args:
+        name: the metric's name.
+        **kwargs: standard metric arguments.
 
     Example:
 

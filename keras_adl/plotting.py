@@ -21,6 +21,9 @@ PICTURES = "drawing pictures"
 def pyplot():
     """``matplotlib.pyplot`` on the Agg backend (no display needed).
 
+    Returns:
+        The ``matplotlib.pyplot`` module.
+
     Raises:
         MissingExtra: matplotlib is not installed (``keras-adl[plots]``).
     """

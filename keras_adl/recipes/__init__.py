@@ -67,6 +67,13 @@ def evaluate_tasks():
 def find(task_name, model_name=None):
     """``(family, task, model_name)`` for a task and an optional model name.
 
+    Args:
+        task_name: a task's name (``keras-adl list``).
+        model_name: one of the task's models; ``None`` for its first (default) one.
+
+    Returns:
+        ``(family, task, model_name)``: the family's and the task's specs, and the model's name.
+
     Raises:
         ValueError: an unknown task, or a model the task does not have (one line, naming the
             choices).
@@ -87,6 +94,12 @@ def find(task_name, model_name=None):
 def recipe_for(task_name):
     """The `keras_adl.recipes._recipe.TaskRecipe` of ``task_name``: the one place where a
     family's heavy modules (its ``tasks.py``, and TensorFlow with it) are imported by name.
+
+    Args:
+        task_name: a task's name.
+
+    Returns:
+        A `keras_adl.recipes._recipe.TaskRecipe`.
 
     Raises:
         ValueError: an unknown task.
@@ -169,6 +182,26 @@ def train(
     workers examples, split across them. The chief writes ``out``; the other workers write to
     a temporary directory, deleted at the end, and read the chief's checkpoints in ``out``
     when they resume.
+
+    Args:
+        task: the task's name (``keras-adl list``).
+        out: the run directory.
+        model: one of the task's models; ``None`` for its first (default) one.
+        epochs: passes over the training data.
+        batch_size: examples per training step (per worker under ``"multi_worker"``).
+        samples: training examples (the memory tasks draw this many fresh sequences every
+            epoch).
+        strategy: ``"auto"``, ``"mirrored"``, ``"multi_worker"`` or ``"default"``.
+        callbacks: more Keras callbacks for ``fit``.
+        checkpoint_every: steps between mid-epoch checkpoints.
+        overwrite: delete the run that ``out`` holds and start fresh.
+        keep_checkpoints: complete checkpoints kept in ``out/backup`` during training.
+        seed: the seed of the initial weights, dropout and data order.
+        jit_compile: train with XLA.
+        learning_rate: the optimizer's peak learning rate (``None``: the recipe's).
+        patience: epochs without a better held-out loss before stopping (``None``: no limit).
+        minutes: the training time allowed (``None``: no limit).
+        **options: the task's own options.
 
     Returns:
         ``(model, history, metrics)``.

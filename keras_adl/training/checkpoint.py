@@ -125,6 +125,9 @@ class StepCheckpoint(keras.callbacks.Callback):
         """Loads the newest checkpoint's weights and optimizer state into ``model`` (built and
         compiled, under the strategy it was built with) and continues its count from there.
 
+        Args:
+            model: the model.
+
         Returns:
             ``(epoch, step, global_step)``, zeros when there is no checkpoint.
         """

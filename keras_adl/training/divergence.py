@@ -117,6 +117,10 @@ def set_peak_learning_rate(optimizer, rate):
     """Makes ``rate`` the peak learning rate of ``optimizer``: a constant rate is replaced, a
     schedule is scaled so that its peak is ``rate`` (its shape is kept).
 
+    Args:
+        optimizer: a Keras optimizer.
+        rate: the new peak learning rate.
+
     Raises:
         ValueError: ``rate`` is not a positive finite number.
     """

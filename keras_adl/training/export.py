@@ -27,8 +27,14 @@ def export_serving_fn(model, export_dir, serving_fn, resources=()):
     end, so a failed export leaves nothing behind.
 
     Args:
+        model: the model to export.
+        export_dir: the SavedModel's directory (it must not exist).
+        serving_fn: a ``tf.function`` with an input signature.
         resources: extra TensorFlow resources the function uses (e.g. a tokenizer's lookup
             tables) to track in the SavedModel.
+
+    Returns:
+        ``export_dir``.
 
     Raises:
         FileExistsError: ``export_dir`` already exists.

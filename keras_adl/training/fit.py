@@ -51,7 +51,9 @@ def fit(run, model, x, y=None, steps_per_epoch=None, learning_rate_scale=1.0, **
     Args:
         run: the `keras_adl.training.run.Run`.
         model: a compiled model, built in the run's strategy scope (`Run.build`).
-        x, y, steps_per_epoch: the data, as `batch_stream` takes them.
+        x: the data, as `batch_stream` takes it.
+        y: the targets, as `batch_stream` takes them.
+        steps_per_epoch: as `batch_stream` takes it.
         learning_rate_scale: the optimizer's rate is this many times the rate ``run.json``
             records and ``--learning-rate`` gives (word2vec's SGD: a per-example rate).
         **fit_kwargs: ``batch_size``, ``shuffle`` (arrays) and ``model.fit``'s own arguments.

@@ -143,6 +143,10 @@ class Run:
 def save_model(model, path):
     """``model.save(path)`` atomically (a complete ``.keras`` file or none).
 
+    Args:
+        model: the model.
+        path: the ``.keras`` file.
+
     Raises:
         ValueError: a weight or optimizer value is not finite (a diverged model is not saved).
     """

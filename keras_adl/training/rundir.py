@@ -59,7 +59,8 @@ def check_run_dir(out, task, model, settings, overwrite=False):
 
     Args:
         out: the run directory.
-        task, model: the names of the run to start or resume.
+        task: the name of the task of the run to start or resume.
+        model: the name of its model.
         settings: what else must match for a resume (epochs, batch size, samples, the task's
             options), as `keras_adl.recipes.train` writes them into ``run.json``.
         overwrite: delete a previous run in ``out`` first.
@@ -127,6 +128,12 @@ def read_run_or_export(path):
     """``(info, is_run)``: the ``run.json`` of a run directory (``is_run``) or the task file of
     an export.
 
+    Args:
+        path: a run directory or an export.
+
+    Returns:
+        ``(info, is_run)``: a dict and a bool.
+
     Raises:
         RecipeError: ``path`` is neither.
     """
@@ -142,6 +149,13 @@ def read_run_or_export(path):
 def read_run_file(path, *names):
     """The first of ``names`` that exists in the directory ``path``, parsed as JSON: a file
     renamed in a later version (``vocab.json`` → ``tokenizer.json``) is read under both.
+
+    Args:
+        path: a directory.
+        *names: file names, the current one first.
+
+    Returns:
+        The parsed JSON.
 
     Raises:
         FileNotFoundError: none of them exists (naming the first).

@@ -27,6 +27,10 @@ class SparseAdam(keras.optimizers.Adam):
     """Adam that updates only the rows of a sparse gradient (same arguments as
     ``keras.optimizers.Adam``; ``amsgrad`` is not supported).
 
+    Args:
+        *args: the arguments of ``keras.optimizers.Adam``.
+        **kwargs: the keyword arguments of ``keras.optimizers.Adam`` but ``amsgrad``.
+
     Example:
 
     >>> import tensorflow as tf
