@@ -27,8 +27,10 @@ class MultiHeadCrossAttention(MultiHeadAttentionBase):
         output_dim: size of the output; defaults to ``D_query``.
         dropout: dropout rate on the attention weights.
         use_bias: whether the projections have biases.
-        kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer: for the
-            projections.
+        kernel_initializer: initializer of the projections' kernels.
+        bias_initializer: initializer of the projections' biases.
+        kernel_regularizer: regularizer of the projections' kernels.
+        bias_regularizer: regularizer of the projections' biases.
         **kwargs: standard layer arguments.
 
     Call arguments:

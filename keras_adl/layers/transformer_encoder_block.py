@@ -29,7 +29,8 @@ class TransformerEncoderBlock(TransformerBlockBase):
         activation: activation of the FFN hidden layer.
         layer_norm_epsilon: epsilon of the layer normalisations.
         key_dim: size of each attention head; defaults to ``D // num_heads``.
-        kernel_initializer, bias_initializer: for all projections.
+        kernel_initializer: initializer of all projections' kernels.
+        bias_initializer: initializer of all projections' biases.
         **kwargs: standard layer arguments.
 
     Call arguments:

@@ -27,8 +27,11 @@ class Run:
     """One ``train`` request, as the recipes receive it.
 
     Attributes:
-        task, model: names (validated).
-        epochs, batch_size, samples: as given or the task's defaults.
+        task: the task's name (validated).
+        model: the model's name (validated).
+        epochs: as given or the task's default.
+        batch_size: as given or the task's default.
+        samples: as given or the task's default.
         out: the run directory.
         options: the task's own option values by ``Option.dest``.
         strategy: a ``tf.distribute`` strategy name or instance.
