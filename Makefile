@@ -31,8 +31,8 @@ test-slow: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n $(TEST_JOBS) -m slow --durations=25 || [ $$? -eq 5 ]
 
 # The portable tests (ops, each layer's full harness, RAM's fit, imports) on TensorFlow, JAX
-# and PyTorch, each backend loading the .keras files the others saved; then the README's support
-# matrix is checked against the results (runs/backends/support_matrix.md).
+# and PyTorch, each backend loading the .keras files the others saved; then the support
+# matrix of docs/backends.md is checked against the results (runs/backends/support_matrix.md).
 BACKENDS_STAMP := $(VENV)/.backends
 $(BACKENDS_STAMP): $(STAMP)
 	$(PIP) install --quiet -e ".[backends]"
@@ -53,7 +53,7 @@ test-backends: $(BACKENDS_STAMP)
 			$(PY) -m pytest -q -m cross_backend --junitxml=runs/backends/$$b-load.xml \
 			tests/backends/test_cross_backend.py || status=1; \
 	done; \
-	$(PY) tests/backends/support_matrix.py runs/backends --check README.md || status=1; \
+	$(PY) tests/backends/support_matrix.py runs/backends --check docs/backends.md || status=1; \
 	exit $$status
 
 # The documentation site, into docs/_build/html (open docs/_build/html/index.html): any Sphinx
@@ -145,12 +145,12 @@ data:
 			"or pass your own MNIST/Fashion-MNIST IDX files to load_idx_dataset."; \
 	fi
 
-# The release check (not in CI: it installs TensorFlow into a fresh venv, a few minutes): builds
+# The release check (the last step of CI; it installs TensorFlow into a fresh venv): builds
 # the sdist and the wheel into dist/ (the wheel from the sdist), installs the wheel without
 # extras into a fresh venv in a temporary folder and times the install, `keras-adl --help` and
-# `keras-adl list` there; checks that `tune` names the missing extra, runs the README's quick
-# start from that venv; unpacks the sdist and checks that `make -n test` works there and that
-# its tests collect.
+# `keras-adl list` there; checks that `tune` names the missing extra, runs the first five
+# minutes (docs/getting-started.md) from that venv; unpacks the sdist and checks that
+# `make -n test` works there and that its tests collect.
 check-dist: SHELL := /bin/bash
 check-dist: $(STAMP)
 	rm -rf dist
@@ -165,9 +165,9 @@ check-dist: $(STAMP)
 	echo "== keras-adl tune without keras-tuner: exit status 2, one line"; \
 	status=0; "$$tmp/venv/bin/keras-adl" tune dates --out "$$tmp/tune" || status=$$?; \
 	[ "$$status" -eq 2 ]; \
-	echo "== the README's quick start"; \
-	awk '/^## Quick start/ { q = 1 } q && /^```python/ { p = 1; next } p && /^```/ { exit } p' \
-		README.md > "$$tmp/quick_start.py"; \
+	echo "== the first five minutes (docs/getting-started.md: every python block)"; \
+	awk '/^```python/ { p = 1; next } p && /^```/ { p = 0; print ""; next } p' \
+		docs/getting-started.md > "$$tmp/quick_start.py"; \
 	(cd "$$tmp" && time venv/bin/python quick_start.py 2>quick_start.err) \
 		|| { cat "$$tmp/quick_start.err"; exit 1; }; \
 	echo "== the sdist: make -n test, and its tests collect"; \
@@ -176,10 +176,12 @@ check-dist: $(STAMP)
 	(cd "$$tmp"/sdist/* && $(CURDIR)/$(PY) -m pytest -q --collect-only 2>/dev/null | tail -1); \
 	echo "check-dist: OK"
 
-# ruff (configured in pyproject.toml): lint, and the formatting the tree keeps.
+# ruff (configured in pyproject.toml): lint, and the formatting the tree keeps; then the public
+# docstrings against their signatures (pydoclint, Google style; tests/docstring_lint.py).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) tests/docstring_lint.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

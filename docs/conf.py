@@ -55,6 +55,8 @@ python_display_short_literal_types = True
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
+# "Attributes:" as fields of the class entry: dataclass fields are entries of their own already.
+napoleon_use_ivar = True
 napoleon_custom_sections = [("Call arguments", "params_style"), ("Shapes", "params_style")]
 
 myst_enable_extensions = ["colon_fence", "deflist", "attrs_inline"]

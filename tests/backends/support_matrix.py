@@ -1,4 +1,4 @@
-"""The README's support matrix (public layer / op × Keras backend), from ``make test-backends``.
+"""The support matrix of ``docs/backends.md`` (public layer / op × Keras backend), from ``make test-backends``.
 
 ``make test-backends`` runs the portable tests once per backend with JUnit reports in
 ``runs/backends/<backend>.xml`` (each layer's full harness, the ops tests, RAM's and CVT's ``fit``,
@@ -12,8 +12,8 @@ every one passed:
 
 Usage::
 
-    python tests/backends/support_matrix.py runs/backends --check README.md  # make test-backends
-    python tests/backends/support_matrix.py runs/backends --write README.md  # refresh the table
+    python tests/backends/support_matrix.py runs/backends --check docs/backends.md  # make test-backends
+    python tests/backends/support_matrix.py runs/backends --write docs/backends.md  # refresh the table
 """
 
 import argparse
@@ -116,8 +116,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", help="the folder of the JUnit reports (runs/backends)")
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--check", metavar="README", help="fail unless README holds the table")
-    action.add_argument("--write", metavar="README", help="write the table into README")
+    action.add_argument("--check", metavar="PAGE", help="fail unless PAGE holds the table")
+    action.add_argument("--write", metavar="PAGE", help="write the table into PAGE")
     args = parser.parse_args(argv)
     table = matrix(args.folder)
     text = markdown(table)
