@@ -26,11 +26,39 @@ TRAINING = tuple(
 
 # (page, modules): ``docs/api/<page>.md`` documents each module's ``__all__``.
 PAGES = (
-    ("ops", ("keras_adl.ops",)),
+    ("ops", ("keras_adl.ops", "keras_adl.ops.recurrence")),
     ("layers", ("keras_adl.layers",)),
-    ("models", ("keras_adl.models",)),
-    ("data", ("keras_adl.data",)),
-    ("text", ("keras_adl.text",)),
+    (
+        "models",
+        (
+            "keras_adl.models",
+            "keras_adl.models.word2vec",
+            "keras_adl.models.bert",
+            "keras_adl.models.gpt",
+        ),
+    ),
+    (
+        "data",
+        (
+            "keras_adl.data",
+            "keras_adl.data.text_pairs",
+            "keras_adl.data.gettext_catalogs",
+            "keras_adl.data.text_corpora",
+            "keras_adl.data.skipgrams",
+            "keras_adl.data.pretraining",
+            "keras_adl.data.bilm",
+        ),
+    ),
+    (
+        "text",
+        (
+            "keras_adl.text",
+            "keras_adl.text.normalization",
+            "keras_adl.text.wordpiece",
+            "keras_adl.text.characters",
+            "keras_adl.text.copy_through",
+        ),
+    ),
     ("embeddings", ("keras_adl.embeddings",)),
     ("metrics", ("keras_adl.metrics",)),
     ("conventions", ("keras_adl.conventions",)),

@@ -27,6 +27,8 @@ PACKAGE = ROOT / "keras_adl"
 # _pictures, _train), which is the house of the families and of no one else.
 PRIVATE_TO_SUBPACKAGES = ("keras_adl.recipes",)
 
+# Lines of code: a docstring (arguments, an example that runs) documents a function and does not
+# count against it.
 MAX_FUNCTION_LINES = 80
 # Paths (a folder ends with "/") whose functions may be longer: none.
 LONG_FUNCTIONS_ALLOWED_IN = ()
@@ -48,6 +50,22 @@ MAX_DELIVERY_LINES = 500
 
 def _modules():
     return sorted(PACKAGE.rglob("*.py"))
+
+
+def _docstring_lines(node):
+    """The lines of ``node``'s own docstring (a module, class or function), 0 without one."""
+    body = getattr(node, "body", None)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            return body[0].end_lineno - body[0].lineno + 1
+    return 0
+
+
+def _code_lines(tree, text):
+    """A module's lines less its docstrings' (of the module, its classes and functions)."""
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    docstrings = sum(_docstring_lines(n) for n in ast.walk(tree) if isinstance(n, documented))
+    return len(text.splitlines()) - docstrings
 
 
 def _relative(path):
@@ -202,10 +220,10 @@ def test_no_function_is_longer_than_the_limit():
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                lines = node.end_lineno - node.lineno + 1
+                lines = node.end_lineno - node.lineno + 1 - _docstring_lines(node)
                 if lines > MAX_FUNCTION_LINES:
                     found.append(f"{relative}:{node.lineno} {node.name}: {lines} lines")
-    assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)
+    assert not found, f"functions over {MAX_FUNCTION_LINES} lines of code:\n" + "\n".join(found)
 
 
 def test_few_imports_are_inside_functions():
@@ -231,10 +249,13 @@ def test_no_delivery_module_is_longer_than_the_limit():
     for path in _modules():
         relative = _relative(path)
         if relative.startswith(DELIVERY):
-            lines = len(path.read_text(encoding="utf-8").splitlines())
+            text = path.read_text(encoding="utf-8")
+            lines = _code_lines(ast.parse(text), text)
             if lines > MAX_DELIVERY_LINES:
                 found.append(f"{relative}: {lines} lines")
-    assert not found, f"delivery modules over {MAX_DELIVERY_LINES} lines:\n" + "\n".join(found)
+    assert not found, f"delivery modules over {MAX_DELIVERY_LINES} lines of code:\n" + "\n".join(
+        found
+    )
 
 
 def _names_a_task(node):

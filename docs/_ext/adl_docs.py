@@ -13,6 +13,7 @@ which ops a layer composes and which layers and builders use it.
 import ast
 import importlib
 import inspect
+import os
 import re
 
 from docutils import nodes
@@ -184,10 +185,64 @@ def _viewcode_anchors(app):
     return []
 
 
+_TITLES = {
+    "ops": "Ops",
+    "layers": "Layers",
+    "models": "Models",
+    "data": "Data",
+    "text": "Text",
+    "embeddings": "Word vectors",
+    "metrics": "Losses and metrics",
+    "conventions": "Conventions",
+    "plotting": "Plotting",
+    "training": "Training",
+    "recipes": "Recipes",
+    "cli": "Command line (Python)",
+}
+
+
+def _is_constant(obj):
+    return not (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj))
+
+
+def api_page(page, modules):
+    """The Markdown of ``docs/api/<page>.md``: each module's docstring and ``__all__``;
+    autodoc finds functions and classes, and each constant gets an ``autodata`` entry (autodoc
+    documents a module's constants only when they carry a ``#:`` comment)."""
+    lines = [f"# {_TITLES[page]}", ""]
+    for name in modules:
+        module = importlib.import_module(name)
+        if len(modules) > 1:
+            lines += [f"## `{name}`", ""]
+        lines += ["```{eval-rst}", f".. automodule:: {name}", ""]
+        for member in module.__all__:
+            value = getattr(module, member)
+            if _is_constant(value):
+                lines.append(f".. autodata:: {name}.{member}")
+                if len(repr(value)) > 60:
+                    lines.append("   :no-value:")
+                lines.append("")
+        lines += ["```", ""]
+    return "\n".join(lines)
+
+
+def _write_api_pages(app):
+    """Writes ``docs/api/`` from `PAGES` before Sphinx looks for its sources."""
+    folder = os.path.join(app.srcdir, "api")
+    os.makedirs(folder, exist_ok=True)
+    for page, modules in PAGES:
+        path = os.path.join(folder, f"{page}.md")
+        text = api_page(page, modules)
+        if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+
+
 def setup(app):
     _PUBLIC.update(public_objects())
 
     _index_uses()
+    app.connect("builder-inited", _write_api_pages)
     # Before napoleon (priority 500) turns the sections into reST.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     app.connect("autodoc-skip-member", _skip_member)

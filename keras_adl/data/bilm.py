@@ -18,6 +18,9 @@ from keras_adl.data._checks import check_int, check_seed
 from keras_adl.text.characters import character_ids
 from keras_adl.text.vocabulary import lookup_table
 
+__all__ = ["bilm_dataset", "unigram_perplexity"]
+
+
 MIN_WINDOW = 2  # a window needs a word to predict in each direction
 
 

@@ -40,6 +40,9 @@ import re
 import struct
 import warnings
 
+__all__ = ["load_gettext_pairs", "read_po", "read_mo"]
+
+
 LOCALE_DIR = "/usr/share/locale"
 EXCLUDED_DOMAINS = ("iso_*",)
 MARKUP_TAGS = (

@@ -31,6 +31,17 @@ import tensorflow_text as tf_text
 
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, START
 
+__all__ = [
+    "pretraining_vocabulary",
+    "pack_inputs",
+    "pack_for_lm",
+    "mask_tokens",
+    "sentence_pairs",
+    "lm_windows",
+    "masked_lm_batches",
+]
+
+
 CLS = START
 SEP = END
 MASK = NUM_SPECIAL_TOKENS  # the first piece of a pretraining vocabulary

@@ -29,6 +29,9 @@ import tensorflow as tf
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS
 
+__all__ = ["WordVocabulary", "skipgram_dataset"]
+
+
 DEFAULT_SUBSAMPLE = 1e-4  # t
 DEFAULT_POWER = 0.75
 

@@ -27,6 +27,15 @@ import tensorflow as tf
 
 from keras_adl.text.normalization import plain_words
 
+__all__ = [
+    "load_corpus",
+    "read_text_documents",
+    "read_gcide",
+    "read_wordnet_glosses",
+    "tokenize_documents",
+]
+
+
 GCIDE_PATH = "/usr/share/dictd/gcide.dict.dz"
 WORDNET_DIR = "/usr/share/wordnet"
 WORDNET_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")

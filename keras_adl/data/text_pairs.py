@@ -4,6 +4,8 @@ import os
 
 import numpy as np
 
+__all__ = ["load_text_pairs", "split_pairs"]
+
 
 def load_text_pairs(path):
     """Reads a tab-separated file of (source, target) pairs.

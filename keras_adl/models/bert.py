@@ -16,6 +16,9 @@ from keras_adl.layers.transformer_encoder_block import TransformerEncoderBlock
 from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int, check_positive_ints, check_rate, keras_mask_of
 
+__all__ = ["attention_weights", "compile_pretrainer"]
+
+
 ENCODER_INPUTS = ("token_ids", "segment_ids")
 
 

@@ -16,6 +16,8 @@ from keras_adl.metrics import Perplexity
 from keras_adl.type_aliases import Tensor
 from keras_adl.utils import check_positive_int, check_positive_ints, check_rate, keras_mask_of
 
+__all__ = ["attention_weights", "compile_lm", "compile_classifier"]
+
 
 def gpt_lm(
     vocab_size: int,

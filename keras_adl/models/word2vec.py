@@ -11,6 +11,9 @@ import keras
 import numpy as np
 from keras import ops
 
+__all__ = ["skipgram_negative_sampling", "word_vectors", "word2vec_optimizer"]
+
+
 INPUT_TABLE = "input_embedding"
 OUTPUT_TABLE = "output_embedding"
 

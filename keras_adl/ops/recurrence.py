@@ -16,6 +16,9 @@ if keras.backend.backend() == "tensorflow":
     import tensorflow as tf
 
 
+__all__ = ["scan_steps"]
+
+
 def scan_steps(step_fn, initial_state, inputs):
     """Runs ``state, output = step_fn(state, x_t)`` over the time-major ``inputs``.
 

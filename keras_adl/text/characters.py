@@ -17,6 +17,9 @@ import tensorflow as tf
 
 from keras_adl.text.normalization import plain_words
 
+__all__ = ["character_ids", "text_character_ids"]
+
+
 CHARACTER_PAD = 0
 BEGIN_WORD = 1
 END_WORD = 2

@@ -32,6 +32,9 @@ import tensorflow_text as tf_text
 
 from keras_adl.text.normalization import MAX_SLOTS, SLOT_BASE, SLOT_CHARACTERS
 
+__all__ = ["copied_spans"]
+
+
 # RE2 patterns (no look-behind: an option's left boundary is checked on the text before it).
 CLASSES = {
     # printf (``%s``, ``%-10.2lf``, ``%1$s``, ``%%``; no space flag: "100% sure" is text),

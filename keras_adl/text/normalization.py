@@ -25,6 +25,9 @@ ligatures and no-break spaces kept), each word that followed a space marked with
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+__all__ = ["normalize_words"]
+
+
 # Spaces: RE2's \s (tab, newline, form feed, return, space), the Unicode separators \pZ (the
 # no-break spaces among them), the vertical tab and NEL.
 _SPACES = r"[\s\pZ\x{0B}\x{85}]+"

@@ -36,6 +36,9 @@ from keras_adl.text.normalization import (
     surface_words,
 )
 
+__all__ = ["SurfaceWordPieceTokenizer"]
+
+
 JOINER = "##"
 _MAX_BYTES_PER_WORD = 100
 
