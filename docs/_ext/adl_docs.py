@@ -40,18 +40,37 @@ def _imports(module):
     return names
 
 
+def _source_text(obj, module):
+    """``obj``'s source, with the module's private helpers it calls (one level deep)."""
+    try:
+        text = inspect.getsource(obj)
+    except (OSError, TypeError):
+        return ""
+    for helper in set(re.findall(r"\b(_[a-z]\w*)\(", text)):
+        function = getattr(module, helper, None)
+        if inspect.isfunction(function) or inspect.isclass(function):
+            try:
+                text += inspect.getsource(function)
+            except (OSError, TypeError):
+                pass
+    return text
+
+
 def _index_uses():
-    """Which public ops, layers and builders each public layer and builder's module imports."""
+    """Which public ops, layers and builders each public layer and builder uses: names its
+    module imports and its source (or a private helper it calls) mentions."""
+    public = {p: set(importlib.import_module(p).__all__) for p in _PACKAGES}
     for package in _PACKAGES:
         exported = importlib.import_module(package)
         for name in exported.__all__:
             obj = getattr(exported, name)
-            source = inspect.getmodule(obj)
+            module = inspect.getmodule(obj)
+            text = _source_text(obj, module)
             uses = [
                 f"{p}.{used}"
-                for used in sorted(_imports(source))
+                for used in sorted(_imports(module))
                 for p in _PACKAGES
-                if used != name and used in importlib.import_module(p).__all__
+                if used != name and used in public[p] and re.search(rf"\b{used}\b", text)
             ]
             if package != "keras_adl.ops":
                 _USES[f"{package}.{name}"] = uses
