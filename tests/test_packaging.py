@@ -218,8 +218,11 @@ def _tree(folder, suffixes=None):
 def test_manifest_ships_what_make_test_needs():
     files = _manifest_files()
     assert set(SDIST_FILES) <= files
-    for needed in (_tree("tests"), _tree("examples"), _tree("benchmarks", (".py", ".md"))):
+    # The docs' sources, not the site `make docs` builds nor the API pages each build writes.
+    docs = {f for f in _tree("docs") if not f.startswith(("docs/_build/", "docs/api/"))}
+    for needed in (_tree("tests"), _tree("examples"), _tree("benchmarks", (".py", ".md")), docs):
         assert needed and needed <= files, sorted(needed - files)
+    assert not [f for f in files if f.startswith(("docs/_build/", "docs/api/"))]
     assert not [f for f in files if f.endswith(".pyc") or "__pycache__" in f]
     assert not [f for f in files if f.split("/")[0] in ("runs", "build", "dist", ".venv")]
 
