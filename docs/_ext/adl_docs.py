@@ -192,16 +192,48 @@ def _resolve_bare_name(app, env, node, contnode):
     return None
 
 
-def _viewcode_anchors(app):
-    """viewcode anchors a module's source to the first page that names it; a documented
-    module's own page is the right one (``keras_adl.training.rundir`` is imported by the
-    recipes, whose page comes first)."""
-    pages = {module: f"api/{page}" for page, modules in PAGES for module in modules}
-    modules = getattr(app.env, "_viewcode_modules", {})
-    for name, entry in modules.items():
-        if name in pages and isinstance(entry, tuple) and entry[3] != name:
-            modules[name] = (*entry[:3], name)
-    return []
+def _lookup(dotted):
+    """The object a dotted ``keras_adl`` name names, or None."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            obj = getattr(obj, attribute, None)
+        return obj
+    return None
+
+
+def _source_backlinks(app, pagename, templatename, context, doctree):
+    """viewcode links a module's source back to ``<page>#<module>.<name>``, with one module
+    for a whole source file; an object documented under its package (``keras_adl.text.
+    CopyThrough``) and defined in a documented module (``keras_adl.text.copy_through``) gets
+    its documented name back."""
+    if not pagename.startswith("_modules/") or "body" not in context:
+        return
+    objects = app.env.get_domain("py").objects
+    source = _lookup(pagename.removeprefix("_modules/").replace("/", "."))
+
+    def fix(match):
+        target = match.group(2)
+        if target in objects:
+            return match.group(0)
+        parts = target.split(".")
+        for n in range(1, len(parts)):
+            obj = source
+            for attribute in parts[-n:]:
+                obj = getattr(obj, attribute, None)
+            if obj is None:
+                continue
+            tail = "." + ".".join(parts[-n:])
+            for candidate in objects:
+                if candidate.endswith(tail) and _lookup(candidate) is obj:
+                    return match.group(1) + candidate + '"'
+        return match.group(0)
+
+    context["body"] = re.sub(r'(href="[^"#]*#)(keras_adl[\w.]+)"', fix, context["body"])
 
 
 _TITLES = {
@@ -267,6 +299,5 @@ def setup(app):
     app.connect("autodoc-skip-member", _skip_member)
     app.connect("autodoc-process-signature", _class_signature)
     app.connect("missing-reference", _resolve_bare_name)
-    # Before viewcode's own html-collect-pages (priority 500) writes the source pages.
-    app.connect("html-collect-pages", _viewcode_anchors, priority=400)
+    app.connect("html-page-context", _source_backlinks)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
