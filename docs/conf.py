@@ -29,7 +29,7 @@ extensions = [
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "pictures/README.md", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 templates_path = []
 
 # Single backticks in docstrings name code: `BahdanauAttention`, `precompute_keys`. They link
