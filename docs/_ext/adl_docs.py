@@ -18,6 +18,7 @@ import re
 
 from docutils import nodes
 from public_api import PAGES, public_objects
+from sphinx import addnodes
 from sphinx.util.inspect import stringify_signature
 
 _SECTION = re.compile(r"^\s*[A-Z][A-Za-z ]*:\s*$")
@@ -236,6 +237,30 @@ def _source_backlinks(app, pagename, templatename, context, doctree):
     context["body"] = re.sub(r'(href="[^"#]*#)(keras_adl[\w.]+)"', fix, context["body"])
 
 
+def _link_inline_code(app, doctree, docname):
+    """In the guides, inline code that names a public object (```keras_adl.data.date_arrays```,
+    ```BahdanauAttention```, ```skipgram_dataset()```) links to its entry. A bare name links
+    only if it has an underscore or a capital and names one object: `fit` stays a word."""
+    if docname.startswith("api/"):
+        return
+    objects = app.env.get_domain("py").objects
+    for node in list(doctree.findall(nodes.literal)):
+        if isinstance(node.parent, (nodes.reference, addnodes.desc_signature)):
+            continue
+        text = node.astext().strip().removesuffix("()")
+        target = text if text in objects else None
+        if target is None and re.fullmatch(r"[A-Za-z]\w*", text) and re.search(r"[_A-Z]", text):
+            candidates = [c for c in _PUBLIC.get(text, []) if c in objects]
+            target = candidates[0] if len(candidates) == 1 else None
+        if target is None:
+            continue
+        entry = objects[target]
+        uri = app.builder.get_relative_uri(docname, entry.docname) + "#" + entry.node_id
+        reference = nodes.reference("", "", internal=True, refuri=uri, reftitle=target)
+        node.replace_self(reference)
+        reference.append(node)
+
+
 _TITLES = {
     "ops": "Ops",
     "layers": "Layers",
@@ -300,4 +325,5 @@ def setup(app):
     app.connect("autodoc-process-signature", _class_signature)
     app.connect("missing-reference", _resolve_bare_name)
     app.connect("html-page-context", _source_backlinks)
+    app.connect("doctree-resolved", _link_inline_code)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
