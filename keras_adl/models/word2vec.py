@@ -129,7 +129,24 @@ def skipgram_negative_sampling(
 def word_vectors(model, normalize=True):
     """The word vectors of a `skipgram_negative_sampling` model: its input table ``[V, D]``
     (numpy), each row scaled to unit length (with an epsilon, so the unused special rows stay
-    finite) unless ``normalize`` is false."""
+    finite) unless ``normalize`` is false.
+
+    Args:
+        model: a `skipgram_negative_sampling` model (skip-gram or CBOW).
+        normalize: scale each row to unit length.
+
+    Returns:
+        A float32 numpy array ``[V, D]``, row ``i`` the vector of word id ``i``.
+
+    Example:
+
+    >>> model = skipgram_negative_sampling(10, dim=4)
+    >>> vectors = word_vectors(model)
+    >>> vectors.shape, np.round(np.linalg.norm(vectors, axis=1), 3).tolist()[:3]
+    ((10, 4), [1.0, 1.0, 1.0])
+    >>> bool(word_vectors(model, normalize=False).max() <= 0.5 / 4)  # word2vec.c: ±0.5 / dim
+    True
+    """
     table = keras.ops.convert_to_numpy(model.get_layer(INPUT_TABLE).embeddings)
     if not normalize:
         return table
