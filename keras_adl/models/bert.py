@@ -203,6 +203,16 @@ def attention_weights(
     Returns:
         ``[num_layers, B, H, L, L]`` weights (rows: queries; each row sums to 1 over the real
         keys).
+
+    Example:
+
+    >>> encoder = bert_encoder(60, sequence_length=8, model_dim=16, intermediate_dim=32)
+    >>> weights = attention_weights(encoder, [[1, 7, 8, 2, 0, 0, 0, 0]])
+    >>> tuple(weights.shape)  # 2 blocks, 1 row, 2 heads, 8 queries, 8 keys
+    (2, 1, 2, 8, 8)
+    >>> first_head = keras.ops.convert_to_numpy(weights)[0, 0, 0]
+    >>> first_head[:4].sum(axis=-1).round(3).tolist(), float(first_head[:, 4:].sum())
+    ([1.0, 1.0, 1.0, 1.0], 0.0)
     """
     token_ids = keras.ops.convert_to_tensor(token_ids, "int32")
     if segment_ids is None:
@@ -297,6 +307,31 @@ def compile_pretrainer(
 
     Data: ``(inputs, {"mlm": mask_ids, "nsp": is_next}, {"mlm": mask_weights, "nsp": 1})``
     (`keras_adl.data.pretraining.masked_lm_batches`).
+
+    Args:
+        model: a `bert_pretrainer` (with or without the NSP head).
+        learning_rate: Adam's learning rate when ``optimizer`` is not given.
+        jit_compile: passed to ``compile``.
+        optimizer: an optimizer to use instead of Adam with ``global_clipnorm=1.0``.
+
+    Returns:
+        ``model``, compiled.
+
+    Example:
+
+    >>> encoder = bert_encoder(60, sequence_length=8, model_dim=16, intermediate_dim=32)
+    >>> model = compile_pretrainer(bert_pretrainer(encoder, max_predictions=2), jit_compile=False)
+    >>> type(model.optimizer).__name__, model.optimizer.global_clipnorm
+    ('Adam', 1.0)
+    >>> import numpy as np
+    >>> inputs = {"token_ids": np.array([[1, 7, 4, 2, 9, 2, 0, 0]]),
+    ...           "segment_ids": np.array([[0, 0, 0, 0, 1, 1, 0, 0]]),
+    ...           "mask_positions": np.array([[2, 0]])}  # 8 masked ([MASK] is 4); an empty slot
+    >>> labels = {"mlm": np.array([[8, 0]]), "nsp": np.array([1])}
+    >>> weights = {"mlm": np.array([[1.0, 0.0]]), "nsp": np.array([1.0])}
+    >>> logs = model.test_on_batch(inputs, labels, weights, return_dict=True)
+    >>> sorted(logs)
+    ['loss', 'mlm_accuracy', 'mlm_loss', 'nsp_accuracy', 'nsp_loss']
     """
     outputs = list(model.output)
     # The mean over the weighted slots (not over all P slots, most of them padding for short
