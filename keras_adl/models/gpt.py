@@ -90,7 +90,28 @@ def compile_lm(
 ) -> keras.Model:
     """Compiles a `gpt_lm` for next-token prediction: sparse cross-entropy on the logits
     (padding targets, id 0, ignored) with the `Perplexity` metric; Adam with clipping by
-    default."""
+    default.
+
+    Args:
+        model: a `gpt_lm`.
+        learning_rate: Adam's learning rate when ``optimizer`` is not given.
+        jit_compile: passed to ``compile``.
+        optimizer: an optimizer to use instead of Adam with ``global_clipnorm=1.0``.
+
+    Returns:
+        ``model``, compiled.
+
+    Example:
+
+    >>> model = gpt_lm(50, sequence_length=8, model_dim=16, num_heads=2, intermediate_dim=32)
+    >>> model = compile_lm(model, jit_compile=False)
+    >>> type(model.optimizer).__name__, model.optimizer.global_clipnorm
+    ('Adam', 1.0)
+    >>> logs = model.test_on_batch(
+    ...     ops.array([[1, 7, 8, 9, 0]]), ops.array([[7, 8, 9, 2, 0]]), return_dict=True)
+    >>> sorted(logs)
+    ['loss', 'perplexity']
+    """
     model.compile(
         optimizer=optimizer or keras.optimizers.Adam(learning_rate, global_clipnorm=1.0),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=PAD),
@@ -212,6 +233,16 @@ def attention_weights(model: keras.Model, token_ids: Tensor) -> Tensor:
 
     Returns:
         ``[num_layers, B, H, T, T]`` weights (zero above the diagonal).
+
+    Example:
+
+    >>> model = gpt_lm(50, sequence_length=8, model_dim=16, num_heads=2, intermediate_dim=32)
+    >>> weights = ops.convert_to_numpy(attention_weights(model, [[1, 7, 8, 9, 2, 0]]))
+    >>> weights.shape  # 2 blocks, 1 row, 2 heads, 6 queries, 6 keys
+    (2, 1, 2, 6, 6)
+    >>> first_head = weights[0, 0, 0]
+    >>> first_head[:5].sum(axis=-1).round(3).tolist(), float(first_head[0, 1:].sum())
+    ([1.0, 1.0, 1.0, 1.0, 1.0], 0.0)
     """
     token_ids = ops.convert_to_tensor(token_ids, "int32")
     count = _count_decoders(model)
