@@ -38,7 +38,20 @@ _KEPT_DELIMITER = r"\pP"
 
 def normalize_words(strings):
     """NFKC normalisation with full Unicode case folding, every run of spaces made one space:
-    ``[B]`` strings to ``[B]`` strings (in-graph)."""
+    ``[B]`` strings to ``[B]`` strings (in-graph).
+
+    Args:
+        strings: ``[B]`` strings (UTF-8).
+
+    Returns:
+        A ``[B]`` string tensor: folded, spaces collapsed, stripped at both ends.
+
+    Example:
+
+    >>> texts = tf.constant(["Échec\u00a0:  Straße", "ОШИБКА ＡＢＣ １２", " ﬁchier\u202f! 日本語"])
+    >>> [s.decode() for s in normalize_words(texts).numpy()]
+    ['échec : strasse', 'ошибка abc 12', 'fichier ! 日本語']
+    """
     folded = tf_text.case_fold_utf8(strings)
     return tf.strings.strip(tf.strings.regex_replace(folded, _SPACES, " "))
 
