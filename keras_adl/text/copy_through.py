@@ -263,6 +263,18 @@ def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
         them found unchanged in the predictions (``None`` when ``n`` is 0). A span counts as
         found when the text holds it and, for options and numbers, no word character continues
         it (``-o`` is not found in ``--output``). ``"all"`` sums the classes.
+
+    Example:
+
+    >>> figures = copied_spans(
+    ...     ["Use --verbose for %s.", "See https://example.org/x"],
+    ...     ["Utilisez --verbose pour %s.", "Voir https://example.org/x"],
+    ...     ["Utilisez --verbos pour %s.", "Voir https://example.org/x"],  # one option misspelt
+    ...     classes=("format", "option", "address"))
+    >>> figures["option"], figures["format"]
+    ({'spans': 1, 'reproduced': 0.0}, {'spans': 1, 'reproduced': 1.0})
+    >>> figures["all"]["spans"], round(figures["all"]["reproduced"], 3)
+    (3, 0.667)
     """
     if not len(sources) == len(references) == len(predictions):
         raise ValueError(
