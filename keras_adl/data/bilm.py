@@ -103,6 +103,12 @@ def unigram_perplexity(train_ids, held_out_ids):
 
     Returns:
         A float.
+
+    Example:
+
+    >>> train = np.array([[4, 5, 4, 0]])  # targets 5 and 4; add-one: <unk> 1, 4 and 5 twice
+    >>> round(unigram_perplexity(train, np.array([[5, 4, 5]])), 6)  # targets 4 and 5: p = 2/5
+    2.5
     """
     train_targets = lm_targets(train_ids)[0]
     held_targets = lm_targets(held_out_ids)[0]
