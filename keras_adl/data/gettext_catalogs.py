@@ -165,6 +165,21 @@ def read_po(path):
     Raises:
         ValueError: a line is not valid UTF-8 or not ``.po`` syntax (the message names the
             file and line).
+
+    Example:
+
+    >>> import os, tempfile
+    >>> lines = ['msgid ""', 'msgstr "Language: fr"', "",  # the header: skipped
+    ...          'msgid "Open failed"', 'msgstr "Échec de l’ouverture"', "",
+    ...          "#, fuzzy", 'msgid "Save"', 'msgstr "Sauver"', "",  # fuzzy: skipped
+    ...          'msgid "%d file"', 'msgid_plural "%d files"',
+    ...          'msgstr[0] "%d fichier"', 'msgstr[1] "%d fichiers"']
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = os.path.join(directory, "fr.po")
+    ...     with open(path, "w", encoding="utf-8") as f:
+    ...         _ = f.write("\\n".join(lines) + "\\n")
+    ...     read_po(path)
+    [('Open failed', 'Échec de l’ouverture'), ('%d file', '%d fichier')]
     """
     pairs = []
     entry, field, next_fuzzy = None, None, False
