@@ -135,6 +135,19 @@ def read_text_documents(path, blocks=False):
         FileNotFoundError: ``path`` does not exist.
         ValueError: a file is not valid UTF-8 or holds a NUL byte (naming the file and line),
             or no text was found.
+
+    Example:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     for name, text in [("a.txt", "First  paragraph,\\non two lines.\\n\\nSecond one.\\n"),
+    ...                        ("b.txt", "One line\\r\\nanother\\r\\n")]:  # no blank line: lines
+    ...         with open(os.path.join(directory, name), "w", encoding="utf-8") as f:
+    ...             _ = f.write(text)
+    ...     print(read_text_documents(directory))
+    ...     print(read_text_documents(os.path.join(directory, "b.txt"), blocks=True))
+    ['First paragraph, on two lines.', 'Second one.', 'One line', 'another']
+    ['One line\\nanother']
     """
     if os.path.isdir(path):
         files = sorted(glob.glob(os.path.join(path, "**", "*.txt"), recursive=True))
