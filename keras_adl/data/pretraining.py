@@ -51,7 +51,23 @@ MASK_PIECE = "[MASK]"
 
 def pretraining_vocabulary(pieces):
     """``[MASK]`` followed by ``pieces`` (a `learn_wordpiece` result): the vocabulary of a
-    `WordPieceTokenizer` for pretraining, in which ``[MASK]`` has id `MASK`."""
+    `WordPieceTokenizer` for pretraining, in which ``[MASK]`` has id `MASK`.
+
+    Args:
+        pieces: a list of str (a ``[MASK]`` among them is dropped, so it is never listed twice).
+
+    Returns:
+        A list of str, ``[MASK]`` first.
+
+    Example:
+
+    >>> vocabulary = pretraining_vocabulary(["low", "##er", "[MASK]", "new", "##est"])
+    >>> vocabulary
+    ['[MASK]', 'low', '##er', 'new', '##est']
+    >>> from keras_adl.text.wordpiece import WordPieceTokenizer
+    >>> MASK, WordPieceTokenizer(vocabulary).id_to_piece(tf.constant([MASK])).numpy().tolist()
+    (4, [b'[MASK]'])
+    """
     pieces = [p for p in pieces if p != MASK_PIECE]
     return [MASK_PIECE] + pieces
 
