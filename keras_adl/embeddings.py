@@ -134,6 +134,21 @@ def evaluate_analogies(embeddings, path, restrict_vocab=300000, lowercase=True):
     Raises:
         ValueError: a line is neither a section nor four words (the message names the file
             and line).
+
+    Example:
+
+    >>> import tempfile
+    >>> e = Embeddings(["king", "queen", "man", "woman"], [[1, 1], [1, -1], [0.2, 1], [0.2, -1]])
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = os.path.join(directory, "questions-words.txt")
+    ...     with open(path, "w", encoding="utf-8") as f:
+    ...         _ = f.write(": gender\\nman king woman queen\\nKing man queen woman\\n"
+    ...                     "man king girl queen\\n")  # "girl" is unknown: not asked
+    ...     figures = evaluate_analogies(e, path)
+    >>> figures["accuracy"], figures["asked"], figures["unknown"]
+    (1.0, 2, 1)
+    >>> figures["sections"]["gender"]["correct"]
+    2
     """
     known = set(embeddings.words[:restrict_vocab])
     sections, current = {}, None
@@ -178,6 +193,19 @@ def evaluate_word_pairs(embeddings, path, lowercase=True):
     Raises:
         ValueError: a line is not two words and a number (the message names the file and
             line).
+
+    Example:
+
+    >>> import tempfile
+    >>> e = Embeddings(["king", "queen", "man", "apple"], [[1, 1], [1, -1], [0.2, 1], [-1, 0.1]])
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = os.path.join(directory, "wordsim.tsv")
+    ...     with open(path, "w", encoding="utf-8") as f:
+    ...         _ = f.write("# word1\\tword2\\tscore\\nking\\tman\\t8.0\\nKing\\tqueen\\t5.5\\n"
+    ...                     "king\\tapple\\t0.5\\nking\\tgirl\\t5.0\\n")  # "girl" is unknown
+    ...     figures = evaluate_word_pairs(e, path)
+    >>> round(figures["spearman"], 3), figures["pairs"], figures["unknown"]
+    (1.0, 3, 1)
     """
     from scipy import stats
 
