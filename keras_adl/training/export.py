@@ -39,6 +39,20 @@ def export_serving_fn(model, export_dir, serving_fn, resources=()):
     Raises:
         FileExistsError: ``export_dir`` already exists.
         ValueError: a weight of ``model`` is NaN or infinite (a diverged model is not shipped).
+
+    Example:
+
+    >>> import tensorflow as tf
+    >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, kernel_initializer="ones")])
+    >>> serve = tf.function(lambda x: {"scores": model(x)},
+    ...                     input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = export_serving_fn(model, os.path.join(directory, "export"), serve)
+    ...     loaded = tf.saved_model.load(path).signatures["serving_default"]
+    ...     print(loaded(x=tf.constant([[1.0, 2.0, 3.0]]))["scores"].numpy().tolist())
+    ...     print(os.listdir(directory))  # the staging directory was renamed
+    [[6.0, 6.0]]
+    ['export']
     """
     if os.path.exists(export_dir):
         raise FileExistsError(f"export directory {export_dir!r} already exists; choose a new one.")
