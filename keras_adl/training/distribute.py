@@ -93,7 +93,29 @@ def get_strategy(strategy="auto", devices=None):
 
 
 def build_in_scope(strategy, build_fn, *args, **kwargs):
-    """Calls ``build_fn(*args, **kwargs)`` (e.g. a builder, then ``compile``) in the scope."""
+    """Calls ``build_fn(*args, **kwargs)`` (e.g. a builder, then ``compile``) in the scope.
+
+    Args:
+        strategy: a ``tf.distribute.Strategy`` (`get_strategy`).
+        build_fn: a function that builds (and compiles) a model.
+        *args: positional arguments of ``build_fn``.
+        **kwargs: keyword arguments of ``build_fn``.
+
+    Returns:
+        What ``build_fn`` returns; its variables belong to ``strategy``.
+
+    Example:
+
+    >>> import keras
+    >>> def build(units):
+    ...     model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(units)])
+    ...     model.compile(optimizer="sgd", loss="mse")
+    ...     return model
+    >>> strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    >>> model = build_in_scope(strategy, build, units=2)
+    >>> model.distribute_strategy is strategy, [tuple(w.shape) for w in model.weights]
+    (True, [(3, 2), (2,)])
+    """
     with strategy.scope():
         return build_fn(*args, **kwargs)
 
