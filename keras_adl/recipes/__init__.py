@@ -44,12 +44,40 @@ FAMILIES = (
 
 
 def families():
-    """The ``FAMILY`` spec of every family, in `FAMILIES` order."""
+    """The ``FAMILY`` spec of every family, in `FAMILIES` order.
+
+    Returns:
+        A list of `keras_adl.recipes._spec.Family`.
+
+    Example:
+
+    >>> [family.name for family in families()] == list(FAMILIES)
+    True
+    >>> memory = families()[1]
+    >>> memory.name, memory.tasks[0].name, memory.tasks[0].models
+    ('memory', 'copy', ('ntm', 'dnc', 'lstm'))
+    """
     return [importlib.import_module(f"keras_adl.recipes.{name}.spec").FAMILY for name in FAMILIES]
 
 
 def all_tasks():
-    """``{task name: (family, task)}`` over every family: the one dict of tasks."""
+    """``{task name: (family, task)}`` over every family: the one dict of tasks.
+
+    Returns:
+        A dict from each task's name to its ``(family, task)`` specs, in `FAMILIES` order.
+
+    Raises:
+        RuntimeError: two families define a task of the same name.
+
+    Example:
+
+    >>> tasks = all_tasks()
+    >>> family, task = tasks["word2vec"]
+    >>> family.name, task.name, task.models
+    ('embeddings', 'word2vec', ('skipgram', 'cbow'))
+    >>> next(iter(tasks))  # the first family's first task
+    'dates'
+    """
     found = {}
     for family in families():
         for task in family.tasks:
@@ -77,6 +105,18 @@ def find(task_name, model_name=None):
     Raises:
         ValueError: an unknown task, or a model the task does not have (one line, naming the
             choices).
+
+    Example:
+
+    >>> family, task, model_name = find("copy")  # the task's first model is its default
+    >>> family.name, task.name, model_name
+    ('memory', 'copy', 'ntm')
+    >>> find("copy", "dnc")[2]
+    'dnc'
+    >>> find("copy", "gpt")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown model 'gpt' for task 'copy'; choose one of ['ntm', 'dnc', 'lstm']
     """
     tasks = all_tasks()
     if task_name not in tasks:
