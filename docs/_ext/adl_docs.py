@@ -1,13 +1,15 @@
-"""keras-adl's Sphinx extension: links bare public names, shows equations as written, and says
-which ops a layer composes and which layers and builders use it.
+"""keras-adl's Sphinx extension: the API pages, cross-links, and what each object uses.
 
+- ``docs/api/<page>.md`` is written at each build from ``public_api.PAGES``.
 - A single-backtick name in a docstring (`additive_scores`) links to the public object of that
   name wherever it is documented; a name that is not public stays code, without a warning.
+  Inline code in the guides that names a public object links to it too.
 - The indented equation block after a docstring's summary is kept as a literal block, so its
-  spacing survives.
-- Each layer's entry ends with "Composes" (the ops and layers its module imports) and each op's
-  and layer's with "Used by" (the layers and builders whose module imports it), read from the
-  source so that they cannot drift.
+  spacing survives; a Keras class shows its ``__init__`` signature.
+- Each layer's and builder's entry ends with "Composes" (the public ops and layers its own
+  source uses) and each op's and layer's with "Used by" (the layers and builders whose source
+  uses it), read from the source so that they cannot drift.
+- viewcode's source pages link back to each object's documented name.
 """
 
 import ast
@@ -116,9 +118,8 @@ def _process_docstring(app, what, name, obj, options, lines):
         notes.append(f"**Composes:** {_links(_USES[name])}.")
     if _USED_BY.get(name):
         notes.append(f"**Used by:** {_links(sorted(set(_USED_BY[name])))}.")
-    if notes:
-        for note in notes:
-            lines.extend(["", note])
+    for note in notes:
+        lines.extend(["", note])
 
 
 _KERAS_MEMBERS = {
@@ -175,12 +176,8 @@ def _resolve_bare_name(app, env, node, contnode):
     target = node["reftarget"].lstrip("~.")
     short = target.rsplit(".", 1)[-1]
     candidates = _PUBLIC.get(short, [])
-    if target.startswith("keras_adl."):
-        candidates = (
-            [c for c in candidates if target.startswith(c.rsplit(".", 1)[0])]
-            or [c for c in candidates if c.endswith(target.split("keras_adl.", 1)[1].split(".")[0])]
-            or candidates
-        )
+    if target.startswith("keras_adl."):  # prefer the entry under the module the name gives
+        candidates = [c for c in candidates if target.startswith(c.rsplit(".", 1)[0])] or candidates
     domain = env.get_domain("py")
     for candidate in candidates[:1]:
         resolved = domain.resolve_xref(
@@ -310,8 +307,11 @@ def _write_api_pages(app):
         path = os.path.join(folder, f"{page}.md")
         text = api_page(page, modules)
         if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
-            with open(path, "w", encoding="utf-8") as f:
+            # Renamed into place: two builds (the test workers') may write it at once.
+            temporary = f"{path}.{os.getpid()}"
+            with open(temporary, "w", encoding="utf-8") as f:
                 f.write(text)
+            os.replace(temporary, path)
 
 
 def setup(app):
