@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install docs docs-pictures test test-slow test-backends bench bench-attention-memory bench-memory bench-vision bench-documents bench-contextual bench-cvt bench-multi-worker demo data lint check-dist clean
+.PHONY: install install-backends docs docs-pictures test test-slow test-backends bench bench-attention-memory bench-memory bench-vision bench-documents bench-contextual bench-cvt bench-multi-worker demo data lint check-dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,8 @@ BACKENDS_STAMP := $(VENV)/.backends
 $(BACKENDS_STAMP): $(STAMP)
 	$(PIP) install --quiet -e ".[backends]"
 	touch $(BACKENDS_STAMP)
+
+install-backends: $(BACKENDS_STAMP)
 
 PORTABLE := tests/ops tests/layers tests/models/test_ram.py tests/models/test_cross_view.py tests/backends tests/test_annotations.py
 test-backends: $(BACKENDS_STAMP)

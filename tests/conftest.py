@@ -8,6 +8,10 @@ itself (``tf.function``, ``tf.GradientTape``, SavedModel). ``cross_backend`` tes
 ``.keras`` files written by the other backends' runs and run only when
 ``KERAS_ADL_CROSS_BACKEND_DIR`` names the folder they share.
 
+Tests that read Debian data (``make data``) say so with ``tests.debian_data.needs``: without
+the data they skip, naming the package; in CI (``CI=true``) they fail, and so does any other
+skip, so a CI run cannot pass with part of the suite left out.
+
 Warnings issued by ``keras_adl`` modules, and the Keras warnings that signal a bug in a layer
 (a mask silently dropped, unbuilt state), are turned into errors by ``filterwarnings`` in
 ``setup.cfg``.
@@ -20,8 +24,9 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import pytest  # noqa: E402
 
-# The `saved` fixture of the picture tests (tests/pictures.py).
-pytest_plugins = ["tests.pictures"]
+# The `saved` fixture of the picture tests (tests/pictures.py); pytester runs the suite's own hooks
+# on small test files (tests/test_debian_data.py).
+pytest_plugins = ["tests.pictures", "pytester"]
 
 BACKEND = os.environ["KERAS_BACKEND"]
 
@@ -31,6 +36,7 @@ def pytest_configure(config):
         "portable: runs on every Keras backend (make test-backends)",
         "tf_only: uses TensorFlow itself, inside a portable module",
         "cross_backend: loads .keras files saved by the other backends (make test-backends)",
+        "debian_data(*packages): reads these Debian packages' data (tests/debian_data.py)",
     ):
         config.addinivalue_line("markers", line)
     xdist_controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(
@@ -62,6 +68,27 @@ def pytest_collection_modifyitems(config, items):
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if not runs_here(item)])
         items[:] = kept
+
+
+def pytest_runtest_setup(item):
+    marker = item.get_closest_marker("debian_data")
+    if marker is not None:
+        from tests import debian_data
+
+        debian_data.require(*marker.args)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # In CI a skip is a failure: a missing package or extra must not pass unnoticed.
+    report = (yield).get_result()
+    if report.skipped and not hasattr(report, "wasxfail"):
+        from tests import debian_data
+
+        if debian_data.in_ci():
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+            report.outcome = "failed"
+            report.longrepr = f"skipped in CI, which must run every test: {reason}"
 
 
 @pytest.fixture(autouse=True)

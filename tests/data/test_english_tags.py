@@ -1,5 +1,4 @@
 import gzip
-import os
 import re
 import subprocess
 
@@ -18,30 +17,13 @@ from keras_adl.data.english_tags import (
     pos_tag,
     supersense_tags,
 )
-from keras_adl.data.fortunes import find_fortunes
 from keras_adl.data.text_corpora import WORDNET_DIR
+from tests import debian_data
 
-
-def _has_tagger():
-    try:
-        done = subprocess.run(["perl", "-MLingua::EN::Tagger", "-e", "1"], capture_output=True)
-    except FileNotFoundError:
-        return False
-    return done.returncode == 0
-
-
-HAS_TAGGER = _has_tagger()
-HAS_WORDNET = os.path.isfile(os.path.join(WORDNET_DIR, "cntlist.rev"))
-needs_tagger = pytest.mark.skipif(
-    not HAS_TAGGER, reason="no Lingua::EN::Tagger (install liblingua-en-tagger-perl: `make data`)"
-)
-needs_wordnet = pytest.mark.skipif(
-    not HAS_WORDNET, reason="no WordNet in /usr/share/wordnet (install wordnet-base: `make data`)"
-)
-needs_all = pytest.mark.skipif(
-    not (HAS_TAGGER and HAS_WORDNET and find_fortunes()),
-    reason="needs fortunes, WordNet and Lingua::EN::Tagger (`make data`)",
-)
+needs_tagger = debian_data.needs("liblingua-en-tagger-perl")
+needs_wordnet = debian_data.needs("wordnet-base")
+ALL = ("fortunes", "wordnet-base", "liblingua-en-tagger-perl")
+needs_all = debian_data.needs(*ALL)
 
 
 @needs_tagger
@@ -112,18 +94,20 @@ def test_pos_tag_errors(monkeypatch, tmp_path):
         pos_tag(["No perl here."])
 
 
-@needs_tagger
 def test_pos_tag_missing_module_names_the_package(monkeypatch):
-    monkeypatch.setattr(english_tags, "_TAGGER_PROGRAM", "die q(Can't locate Lingua/EN/Tagger.pm)")
+    # Perl's own words when the module is not installed; no perl or tagger is needed here.
+    def perl_without_the_module(argv, **kwargs):
+        stderr = b"Can't locate Lingua/EN/Tagger.pm in @INC (you may need to install it)"
+        return subprocess.CompletedProcess(argv, 2, stdout=b"", stderr=stderr)
+
+    monkeypatch.setattr(english_tags.subprocess, "run", perl_without_the_module)
     with pytest.raises(FileNotFoundError, match="Lingua::EN::Tagger not found; install Debian's"):
         pos_tag(["Gone."])
 
 
 def _lexnames_from_manual():
-    path = "/usr/share/man/man5/lexnames.5WN.gz"
-    if not os.path.isfile(path):
-        pytest.skip("no lexnames(5WN) manual page (install wordnet-base: `make data`)")
-    with gzip.open(path, "rt") as f:
+    debian_data.require("wordnet-base")
+    with gzip.open(debian_data.LEXNAMES_MANUAL, "rt") as f:
         return [m[2] for m in re.finditer(r"^(\d\d)\t(\S+)\s", f.read(), re.M)]
 
 
@@ -230,8 +214,7 @@ def test_fortune_sentences():
 
 @pytest.fixture(scope="module")
 def sentences():
-    if not (HAS_TAGGER and HAS_WORDNET and find_fortunes()):
-        pytest.skip("needs fortunes, WordNet and Lingua::EN::Tagger (`make data`)")
+    debian_data.require(*ALL)
     return english_tag_sentences(80, seed=0)
 
 

@@ -9,6 +9,7 @@ from keras_adl.data.fortunes import (
     load_fortunes,
     read_fortune_file,
 )
+from tests import debian_data
 
 
 def test_read_fortune_file_separators_overstrike_and_empty_entries(tmp_path):
@@ -93,9 +94,8 @@ def test_find_fortunes(tmp_path):
     assert FORTUNE_DIRECTORIES[0] == "/usr/share/games/fortunes"
 
 
+@debian_data.needs("fortunes")
 def test_real_fortunes():
-    if find_fortunes() is None:
-        pytest.skip("no fortune directory (install Debian's `fortunes` package: `make data`)")
     documents, labels, topics = load_fortunes()
     assert topics == list(FORTUNE_TOPICS) and len(topics) == 9
     counts = np.bincount(labels, minlength=len(topics))

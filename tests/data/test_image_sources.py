@@ -13,6 +13,7 @@ from keras_adl.data.image_sources import (
     load_sklearn_digits,
     read_idx,
 )
+from tests import debian_data
 
 
 def test_load_sklearn_digits_shapes_range_and_classes(sk_digits):
@@ -144,10 +145,7 @@ def test_find_fashion_mnist_looks_for_both_splits(tmp_path, monkeypatch):
     assert find_fashion_mnist() == str(tmp_path)
 
 
-@pytest.mark.skipif(
-    find_fashion_mnist() is None,
-    reason="Debian's dataset-fashion-mnist is not installed (make data)",
-)
+@debian_data.needs("dataset-fashion-mnist")
 def test_real_fashion_mnist():
     directory = find_fashion_mnist()
     images, labels = load_idx_dataset(directory, "test")

@@ -18,6 +18,7 @@ from keras_adl.models import (
 )
 from keras_adl.models.elmo import ReverseSequence
 from keras_adl.text.characters import character_ids
+from tests import debian_data
 from tests.harness import np_
 
 SMALL = dict(max_characters=8, filters=((1, 8), (2, 8)), projection_dim=8, units=12)
@@ -134,15 +135,9 @@ def test_features_classifier_reads_masked_features():
         features_classifier(inputs, features, 0)
 
 
-WAMERICAN = "/usr/share/dict/american-english"
-
-
+@debian_data.needs("wamerican")
 def test_every_wamerican_word_outside_the_corpus_gets_a_finite_token_vector():
-    import os
-
-    if not os.path.isfile(WAMERICAN):
-        pytest.skip("no word list (install Debian's `wamerican`: `make data`)")
-    with open(WAMERICAN, encoding="utf-8") as f:
+    with open(debian_data.WAMERICAN, encoding="utf-8") as f:
         words = sorted({line.strip() for line in f if line.strip()} - {"le", "chat", "noir"})
     bilm = elmo_bilm(20, **SMALL)
     encoder = bilm.get_layer("token_encoder")
