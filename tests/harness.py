@@ -19,7 +19,8 @@ richest configuration; ``tests/layers/test_harness_coverage.py`` counts):
 6. ``.keras`` save + load in the same process gives identical outputs, and a layer rebuilt
    from its config with the same weights gives identical outputs;
 7. a ``mixed_float16`` copy of the layer with the same weights returns finite float16 outputs
-   close to the float32 ones;
+   (float32 for those the layer keeps in float32 by design, ``float32_outputs``) close to the
+   float32 ones, at inference;
 8. with ``KERAS_ADL_CROSS_BACKEND_DIR`` set (``make test-backends``), the model of step 6, its
    inputs and outputs are written to ``<dir>/<backend>/<layer>.keras`` / ``.npz``, for
    ``tests/backends/test_cross_backend.py`` to load on the other backends.
@@ -287,7 +288,7 @@ def run_layer_test(
     call_kwargs=None,
     no_gradient=None,
     inputs_without_gradient=(),
-    run_mixed_precision=True,
+    float32_outputs=(),
 ):
     """Runs the common checks on ``layer_cls(**init_kwargs)``.
 
@@ -307,7 +308,9 @@ def run_layer_test(
             it matches must get no gradient from that output.
         inputs_without_gradient: names of float inputs no output depends on by design (e.g.
             ``"inputs"`` for an encoding that only reads the input's shape); they get no probe.
-        run_mixed_precision: run the ``mixed_float16`` check (with ``full``).
+        float32_outputs: indices of the float outputs that stay float32 under ``mixed_float16``
+            by design (e.g. the REINFORCE terms of the glimpse policies); the others must be
+            float16.
 
     Returns:
         The eager outputs of the layer (for further assertions by the caller).
@@ -383,15 +386,17 @@ def run_layer_test(
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
     # 7. mixed_float16: float16 outputs, finite, and close to float32 with the same weights.
-    if run_mixed_precision:
-        mixed = layer_cls.from_config({**config, "dtype": "mixed_float16"})
-        _call(mixed, tensors, call_kwargs)
-        mixed.set_weights(layer.get_weights())
-        mixed_outputs = _call(mixed, tensors, call_kwargs)
-        for got, want in zip(_flat(mixed_outputs), _flat(outputs)):
-            if _is_float(got):
-                assert keras.backend.standardize_dtype(got.dtype) == "float16"
-                got = np_(got).astype("float32")
-                assert np.all(np.isfinite(got))
-                np.testing.assert_allclose(got, np_(want), rtol=2e-2, atol=2e-2)
+    mixed = layer_cls.from_config({**config, "dtype": "mixed_float16"})
+    _call(mixed, tensors, call_kwargs)
+    mixed.set_weights(layer.get_weights())
+    mixed_outputs = _call(mixed, tensors, call_kwargs)
+    flat_outputs = _flat(outputs)
+    assert all(_is_float(flat_outputs[i]) for i in float32_outputs), float32_outputs
+    for index, (got, want) in enumerate(zip(_flat(mixed_outputs), flat_outputs)):
+        if _is_float(got):
+            dtype = "float32" if index in float32_outputs else "float16"
+            assert keras.backend.standardize_dtype(got.dtype) == dtype, (index, got.dtype)
+            got = np_(got).astype("float32")
+            assert np.all(np.isfinite(got))
+            np.testing.assert_allclose(got, np_(want), rtol=2e-2, atol=2e-2)
     return outputs

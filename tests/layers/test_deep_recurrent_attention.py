@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from keras_adl.layers import DeepRecurrentAttention
 from tests.harness import np_, run_layer_test
+from tests.layers import glimpse_policy_checks
 
 SMALL = dict(
     num_symbols=2,
@@ -46,7 +47,7 @@ def test_full_harness():
             2: ("*",),
             3: ("glimpse_network", "core", "baseline", "context", "input:inputs"),
         },
-        run_mixed_precision=False,  # test_mixed_precision_is_finite
+        float32_outputs=glimpse_policy_checks.FLOAT32_OUTPUTS,
     )
 
 
@@ -179,12 +180,8 @@ def test_the_papers_policy_gradient_trains_the_context_and_the_top_rnn():
     assert DeepRecurrentAttention.from_config(config).get_config() == config
 
 
-def test_mixed_precision_is_finite():
-    layer = DeepRecurrentAttention(**SMALL, dtype="mixed_float16")
-    out = layer(_images(), training=True)
-    assert keras.backend.standardize_dtype(out["hidden"].dtype) == "float16"
-    for value in out.values():
-        assert np.all(np.isfinite(np_(value).astype("float32")))
+def test_sampled_locations_under_mixed_precision_match_float32():
+    glimpse_policy_checks.check_sampled_mixed_precision(DeepRecurrentAttention, SMALL, _images())
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from keras_adl.layers import RecurrentAttention
 from tests.harness import np_, run_layer_test
+from tests.layers import glimpse_policy_checks
 
 SMALL = dict(
     num_glimpses=3,
@@ -44,8 +45,8 @@ def test_full_harness():
             3: ("glimpse_network", "core", "baseline", "input:inputs"),
         },
         # Only `hidden` follows the policy; log-probabilities, baselines and locations stay
-        # float32 (test_mixed_precision_is_finite).
-        run_mixed_precision=False,
+        # float32 (and in training: test_sampled_locations_under_mixed_precision_match_float32).
+        float32_outputs=glimpse_policy_checks.FLOAT32_OUTPUTS,
     )
 
 
@@ -180,12 +181,8 @@ def test_single_glimpse_has_empty_policy_outputs():
     assert tuple(out["locations"].shape) == (4, 1, 2)
 
 
-def test_mixed_precision_is_finite():
-    layer = RecurrentAttention(**SMALL, dtype="mixed_float16")
-    out = layer(_images(), training=True)
-    assert keras.backend.standardize_dtype(out["hidden"].dtype) == "float16"
-    for value in out.values():
-        assert np.all(np.isfinite(np_(value).astype("float32")))
+def test_sampled_locations_under_mixed_precision_match_float32():
+    glimpse_policy_checks.check_sampled_mixed_precision(RecurrentAttention, SMALL, _images())
 
 
 @pytest.mark.parametrize(
@@ -208,9 +205,9 @@ def test_bad_arguments(kwargs, message):
 def test_replicas_draw_different_locations():
     """Under MirroredStrategy the seed generator is mirrored; each replica must still sample
     its own locations (else exploration is duplicated across replicas)."""
-    from keras_adl.training.distribute import get_strategy
+    from tests.mirrored import two_cpus
 
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    strategy = two_cpus()
     for policy in ("learned", "random"):
         with strategy.scope():
             layer = RecurrentAttention(**dict(SMALL, num_glimpses=2), policy=policy)
@@ -235,9 +232,9 @@ def test_replicas_draw_different_locations():
 def test_replicas_together_draw_the_locations_of_one_device():
     """Each replica keeps its rows of the global batch's draw, so two replicas sample what one
     device samples for the whole batch (multi-worker runs then train as one process)."""
-    from keras_adl.training.distribute import get_strategy
+    from tests.mirrored import two_cpus
 
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    strategy = two_cpus()
     images = np.random.default_rng(0).normal(size=(4, 16, 16, 1)).astype("float32")
     for policy in ("learned", "random"):
         single = RecurrentAttention(**dict(SMALL, num_glimpses=3, seed=5), policy=policy)

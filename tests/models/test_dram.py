@@ -9,6 +9,7 @@ from keras_adl.models import (
     rewards_to_go,
 )
 from tests.harness import np_
+from tests.models import glimpse_model_checks
 
 SMALL = dict(
     patch_size=4,
@@ -97,7 +98,7 @@ def test_reinforce_trains_the_emission_network_only_and_the_cross_entropy_the_re
 
 
 @pytest.mark.portable
-@pytest.mark.slow  # ~6 s; the RAM's fit test stays in make test
+@pytest.mark.slow  # ~6 s; make test fits the RAM (its learning test) and checks DRAM's rule
 def test_fit_reports_both_accuracies_and_evaluate_the_loss():
     images, labels = _data(32)
     model = _model()
@@ -142,17 +143,8 @@ def test_round_trips_through_keras_and_saved_model(tmp_path):
 
 
 @pytest.mark.slow  # make test keeps the layer's mixed-precision check
-def test_mixed_precision_fit_is_finite():
-    images, labels = _data(16)
-    keras.mixed_precision.set_global_policy("mixed_float16")
-    try:
-        model = _model()
-        model.compile(optimizer="adam")
-        history = model.fit(images, labels, batch_size=8, epochs=1, verbose=0)
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
-    assert all(np.isfinite(v).all() for v in history.history.values())
-    assert model.predict(images, verbose=0)["probabilities"].dtype == np.float32
+def test_mixed_precision_predicts_as_float32_and_fits():
+    glimpse_model_checks.check_mixed_precision(_model, *_data(16))
 
 
 @pytest.mark.parametrize(
