@@ -81,10 +81,18 @@ def test_keras_masks_are_read_and_propagated():
     memory = keras.layers.Embedding(20, 7, mask_zero=True)(source)
     embedded = keras.layers.Embedding(20, 5, mask_zero=True)(target)
     outputs, weights = AttentionRNNDecoder(8)(embedded, memory, return_attention_scores=True)
-    assert outputs._keras_mask is not None
+    assert outputs._keras_mask.shape[1] is None  # symbolic: the target's time steps
     model = keras.Model([source, target], weights)
     w = np_(model([np.array([[3, 4, 0]]), np.array([[1, 2]])]))
     assert np.all(w[0, :, 2] == 0)
+    # Eager: the outputs carry the target's mask (not the memory's).
+    targets = np.array([[1, 2, 0], [3, 0, 0]])
+    eager, _ = AttentionRNNDecoder(8)(
+        keras.layers.Embedding(20, 5, mask_zero=True)(targets),
+        keras.layers.Embedding(20, 7, mask_zero=True)(np.array([[3, 4, 0, 0], [5, 6, 7, 0]])),
+        return_attention_scores=True,
+    )
+    np.testing.assert_array_equal(np_(eager._keras_mask), targets != 0)
 
 
 def test_bad_input():

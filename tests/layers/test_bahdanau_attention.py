@@ -91,10 +91,15 @@ def test_masking():
 
 
 def test_query_mask_propagates():
-    tokens = keras.Input((None,), dtype="int32")
+    # The context of each query step carries that step's mask; the value's own mask (another
+    # length) shapes the attention, not the output's mask.
+    tokens = np.array([[3, 4, 0, 0], [5, 0, 0, 0]])
     query = keras.layers.Embedding(20, 6, mask_zero=True)(tokens)
-    context = BahdanauAttention(4)(query, keras.Input((None, 8)))
-    assert context._keras_mask is not None
+    value = keras.layers.Embedding(20, 8, mask_zero=True)(np.array([[1, 2, 3], [4, 0, 0]]))
+    context = BahdanauAttention(4)(query, value)
+    np.testing.assert_array_equal(np_(context._keras_mask), tokens != 0)
+    symbolic = keras.layers.Embedding(20, 6, mask_zero=True)(keras.Input((None,), dtype="int32"))
+    assert BahdanauAttention(4)(symbolic, keras.Input((None, 8)))._keras_mask.shape[1] is None
 
 
 def test_bad_input():

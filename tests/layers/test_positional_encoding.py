@@ -59,7 +59,10 @@ def test_mask_passes_through_and_mixed_precision_dtype():
     tokens = keras.Input((None,), dtype="int32")
     x = keras.layers.Embedding(10, 4, mask_zero=True)(tokens)
     y = PositionalEncoding()(x)
-    assert y._keras_mask is not None
+    assert y._keras_mask.shape[1] is None
+    tokens = np.array([[3, 4, 0], [5, 0, 0]])
+    eager = PositionalEncoding()(keras.layers.Embedding(10, 4, mask_zero=True)(tokens))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(eager._keras_mask), tokens != 0)
     mixed = PositionalEncoding(dtype="mixed_float16")(np.zeros((1, 3, 4), "float32"))
     assert keras.backend.standardize_dtype(mixed.dtype) == "float16"
 

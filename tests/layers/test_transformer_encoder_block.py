@@ -81,9 +81,11 @@ def test_causal_option():
 
 
 def test_mask_propagates():
-    tokens = keras.Input((None,), dtype="int32")
+    tokens = np.array([[3, 4, 0, 0], [5, 0, 0, 0]])
     x = keras.layers.Embedding(50, 8, mask_zero=True)(tokens)
-    assert TransformerEncoderBlock(2, 16)(x)._keras_mask is not None
+    for causal in (False, True):  # the causal mask shapes attention, not the padding mask
+        y = TransformerEncoderBlock(2, 16)(x, use_causal_mask=causal)
+        np.testing.assert_array_equal(np_(y._keras_mask), tokens != 0)
 
 
 def test_bad_input():

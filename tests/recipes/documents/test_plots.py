@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_adl.recipes.documents.plots import plot_document_attention
 
@@ -106,7 +107,6 @@ def test_html_intensity_follows_the_formula(tmp_path):
 
 
 def test_html_accepts_bytes_arrays_and_tensors(tmp_path):
-    tf = pytest.importorskip("tensorflow")
     words = np.array([[w.encode("utf-8") for w in row] for row in WORDS], dtype=object)
     words[0, 0] = "café".encode()
     path = plot_document_attention(
