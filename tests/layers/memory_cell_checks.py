@@ -92,7 +92,7 @@ def check_keras_file_and_saved_model(cell, tmp_path, input_dim=5):
 
 def check_mirrored_fit_matches_one_device(make_cell, input_dim=5):
     """``fit`` under MirroredStrategy on two logical CPUs equals one device (jit off there)."""
-    from keras_adl.training.distribute import build_in_scope, get_strategy
+    from tests.mirrored import assert_mirrored_fit_matches_one_device
 
     rng = np.random.default_rng(2)
     x = rng.uniform(size=(16, 6, input_dim)).astype("float32")
@@ -103,15 +103,9 @@ def check_mirrored_fit_matches_one_device(make_cell, input_dim=5):
         model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", jit_compile=False)
         return model
 
-    single = build()
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-    mirrored = build_in_scope(strategy, build)
-    mirrored.set_weights(single.get_weights())
-    h1 = single.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
-    h2 = mirrored.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
-    np.testing.assert_allclose(h2.history["loss"], h1.history["loss"], rtol=1e-4)
-    for a, b in zip(mirrored.get_weights(), single.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert_mirrored_fit_matches_one_device(
+        build, lambda m: m.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    )
 
 
 def check_masked_steps_keep_the_state(cell, input_dim=5):

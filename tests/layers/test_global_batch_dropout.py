@@ -85,9 +85,9 @@ def test_bad_seed_and_rank_are_named():
 def test_replicas_together_draw_the_masks_of_one_device():
     """Each replica keeps its rows of the global batch's draw, so two replicas drop what one
     device drops for the whole batch (where keras.layers.Dropout draws per replica)."""
-    from keras_adl.training.distribute import get_strategy
+    from tests.mirrored import two_cpus
 
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    strategy = two_cpus()
     x = np.random.default_rng(0).uniform(1.0, 2.0, size=(4, 5, 6)).astype("float32")
     single = GlobalBatchDropout(0.5, seed=5)
     with strategy.scope():

@@ -306,7 +306,7 @@ def test_stream_bad_arguments():
 def test_mirrored_fit_on_the_alternating_stream_matches_one_device():
     import tensorflow as tf
 
-    from keras_adl.training.distribute import build_in_scope, get_strategy
+    from tests.mirrored import assert_mirrored_fit_matches_one_device
 
     words = _words(48, 1)
     batches = cross_view_batches(
@@ -324,13 +324,10 @@ def test_mirrored_fit_on_the_alternating_stream_matches_one_device():
         model.compile(optimizer=keras.optimizers.Adam(1e-2), jit_compile=False)
         return model
 
-    single = build()
-    mirrored = build_in_scope(get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]), build)
-    mirrored.set_weights(single.get_weights())
-    h1 = single.fit(data, epochs=2, shuffle=False, verbose=0)
-    h2 = mirrored.fit(data, epochs=2, shuffle=False, verbose=0)
     # The means are over the global batch's tokens, however the replicas split it.
-    for key in ("loss", "cross_view", "accuracy"):
-        np.testing.assert_allclose(h2.history[key], h1.history[key], rtol=1e-4)
-    for a, b in zip(mirrored.get_weights(), single.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    assert_mirrored_fit_matches_one_device(
+        build,
+        lambda m: m.fit(data, epochs=2, shuffle=False, verbose=0),
+        metrics=("loss", "cross_view", "accuracy"),
+        weights_rtol=1e-3,
+    )

@@ -15,8 +15,8 @@ from keras_adl.recipes.documents.evaluate import sentence_attention_hit_rate
 from keras_adl.recipes.documents.hypermodels import HierarchicalAttentionHyperModel
 from keras_adl.recipes.documents.serving import export_han, make_han_serving_fn
 from keras_adl.text import DocumentTokenizer
-from keras_adl.training.distribute import build_in_scope, get_strategy
 from tests.harness import np_
+from tests.mirrored import assert_mirrored_fit_matches_one_device
 
 LOSS = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 DOCUMENTS = [
@@ -186,16 +186,10 @@ def test_mirrored_fit_matches_one_device():
         )
         return compile_for_training(model, LOSS, 1e-2, jit_compile=False)
 
-    single = build()
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-    mirrored = build_in_scope(strategy, build)
-    mirrored.set_weights(single.get_weights())
     data = tokenizer.dataset(docs, labels, 32, shuffle=False)
-    h1 = single.fit(data, epochs=1, shuffle=False, verbose=0)
-    h2 = mirrored.fit(data, epochs=1, shuffle=False, verbose=0)
-    np.testing.assert_allclose(h2.history["loss"], h1.history["loss"], rtol=1e-4)
-    for a, b in zip(mirrored.get_weights(), single.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5)
+    assert_mirrored_fit_matches_one_device(
+        build, lambda m: m.fit(data, epochs=1, shuffle=False, verbose=0), weights_rtol=1e-3
+    )
 
 
 def test_hypermodel_builds_a_compiled_han_with_its_search_space():

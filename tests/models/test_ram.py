@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from keras_adl.models import RecurrentAttentionModel, recurrent_attention_model
 from tests.harness import np_
+from tests.models import glimpse_model_checks
 
 SMALL = dict(
     num_glimpses=3,
@@ -152,17 +153,8 @@ def test_inference_is_deterministic_and_round_trips_through_keras_and_saved_mode
         np.testing.assert_allclose(np_(out["locations"]), first["locations"], atol=1e-5)
 
 
-def test_mixed_precision_fit_is_finite():
-    images, labels = _data(16)
-    keras.mixed_precision.set_global_policy("mixed_float16")
-    try:
-        model = _model()
-        model.compile(optimizer="adam")
-        history = model.fit(images, labels, batch_size=8, epochs=1, verbose=0)
-    finally:
-        keras.mixed_precision.set_global_policy("float32")
-    assert all(np.isfinite(v).all() for v in history.history.values())
-    assert model.predict(images, verbose=0)["probabilities"].dtype == np.float32
+def test_mixed_precision_predicts_as_float32_and_fits():
+    glimpse_model_checks.check_mixed_precision(_model, *_data(16))
 
 
 @pytest.mark.parametrize(
@@ -250,7 +242,8 @@ def test_learned_policy_beats_random_glimpses_on_translated_digits():
 def test_mirrored_fit_matches_one_device():
     """One glimpse (no sampled location): the hybrid rule is deterministic, so two replicas
     must reach the single device's weights; the loss is divided by the replica count."""
-    from keras_adl.training.distribute import build_in_scope, get_strategy
+    from keras_adl.training.distribute import build_in_scope
+    from tests.mirrored import assert_mirrored_fit_matches_one_device, two_cpus
 
     images, labels = _data(32)
 
@@ -259,22 +252,17 @@ def test_mirrored_fit_matches_one_device():
         model.compile(optimizer=keras.optimizers.SGD(0.5))  # jit off under the strategy
         return model
 
-    single = build()
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-    mirrored = build_in_scope(strategy, build)
-    mirrored.set_weights(single.get_weights())
-    h1 = single.fit(images, labels, batch_size=16, epochs=2, shuffle=False, verbose=0)
-    h2 = mirrored.fit(images, labels, batch_size=16, epochs=2, shuffle=False, verbose=0)
-    np.testing.assert_allclose(h2.history["loss"], h1.history["loss"], rtol=1e-4)
-    for a, b in zip(mirrored.get_weights(), single.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert_mirrored_fit_matches_one_device(
+        build,
+        lambda m: m.fit(images, labels, batch_size=16, epochs=2, shuffle=False, verbose=0),
+    )
 
     def build_learned():
         model = _model()
         model.compile(optimizer="adam")
         return model
 
-    learned = build_in_scope(strategy, build_learned)
+    learned = build_in_scope(two_cpus(), build_learned)
     history = learned.fit(images, labels, batch_size=16, epochs=1, verbose=0)
     assert all(np.isfinite(v).all() for v in history.history.values())
 

@@ -117,10 +117,10 @@ def test_a_distributed_run_builds_its_model_without_xla():
     # XLA fails under MirroredStrategy on logical CPUs: `Run.build` turns it off there, for
     # every recipe's `build_model`, and keeps it on for one device.
     from keras_adl.recipes.sequences.tasks import RECIPES as SEQUENCES
-    from keras_adl.training.distribute import get_strategy
     from keras_adl.training.run import Run
+    from tests.mirrored import two_cpus
 
-    mirrored = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    mirrored = two_cpus()
     for strategy, jit in ((mirrored, False), ("default", True)):
         run = Run(
             task="sort",

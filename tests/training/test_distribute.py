@@ -1,13 +1,13 @@
 import os
 
 import keras
-import numpy as np
 import pytest
 import tensorflow as tf
 
 from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB, date_arrays
 from keras_adl.models import attention_seq2seq
-from keras_adl.training.distribute import build_in_scope, get_strategy
+from keras_adl.training.distribute import get_strategy
+from tests.mirrored import assert_mirrored_fit_matches_one_device, two_cpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,17 +29,11 @@ def test_mirrored_fit_on_two_logical_cpus_matches_one_device():
     # each replica's masked mean equals the global one.
     data = date_arrays(256, seed=5)
     x = {"source": data["source"], "decoder_input": data["decoder_input"]}
-    single = _build()
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
-    assert strategy.num_replicas_in_sync == 2
-    mirrored = build_in_scope(strategy, _build)
-    mirrored.set_weights(single.get_weights())
-    h1 = single.fit(x, data["target"], batch_size=64, epochs=2, shuffle=False, verbose=0)
-    h2 = mirrored.fit(x, data["target"], batch_size=64, epochs=2, shuffle=False, verbose=0)
-    np.testing.assert_allclose(h2.history["loss"], h1.history["loss"], rtol=1e-4)
-    for a, b in zip(mirrored.get_weights(), single.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-    assert h1.history["loss"][1] < h1.history["loss"][0]
+    history = assert_mirrored_fit_matches_one_device(
+        _build,
+        lambda m: m.fit(x, data["target"], batch_size=64, epochs=2, shuffle=False, verbose=0),
+    )
+    assert history.history["loss"][1] < history.history["loss"][0]
 
 
 def test_strategy_resolution():
@@ -55,7 +49,7 @@ def test_strategy_resolution():
 def test_mirrored_strategy_is_shared_per_device_set():
     # A second MirroredStrategy over the same devices breaks collective all-reduce in TF 2.21
     # ("Shape mismatch in the collective instance"): get_strategy hands out one per device set.
-    a = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    a = two_cpus()
     assert get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]) is a
     assert get_strategy("mirrored", devices=["/cpu:0"]) is not a
 
@@ -79,7 +73,7 @@ def test_a_run_refuses_a_batch_smaller_than_its_replicas(tmp_path):
     empty replica."""
     from keras_adl.recipes import RecipeError
 
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    strategy = two_cpus()
     with pytest.raises(RecipeError, match="--batch-size 1 is smaller than the 2 replicas"):
         _recall_run(tmp_path, 1, strategy).get_strategy()
     assert _recall_run(tmp_path, 2, strategy).get_strategy() is strategy
@@ -91,6 +85,6 @@ def test_the_batch_check_counts_a_workers_own_replicas(tmp_path, monkeypatch):
     train a batch of 1 per worker (2 in all)."""
     from keras_adl.training import run
 
-    strategy = get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"])
+    strategy = two_cpus()
     monkeypatch.setattr(run, "worker_info", lambda s: (0, 2, True))  # 2 × 1 replica
     assert _recall_run(tmp_path, 1, strategy).get_strategy() is strategy

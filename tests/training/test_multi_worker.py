@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import keras
@@ -22,7 +23,7 @@ from keras_adl.training.cluster import (
     read_tf_config,
     start_local_workers,
 )
-from keras_adl.training.distribute import build_in_scope, get_strategy
+from tests.mirrored import assert_mirrored_fit_matches_one_device, assert_weights_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT = 600
@@ -52,12 +53,6 @@ def _run_workers(argv, count=2):
 
 def _weights(path):
     return keras.saving.load_model(path).get_weights()
-
-
-def _assert_close(a, b, atol):
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-        np.testing.assert_allclose(x, y, rtol=0, atol=atol)
 
 
 # -- TF_CONFIG -------------------------------------------------------------------------------
@@ -119,12 +114,12 @@ def test_gradient_clipping_under_mirrored_strategy_clips_the_global_gradient():
         model.compile(optimizer, "mse", jit_compile=False)
         return model
 
-    single = build()
-    mirrored = build_in_scope(get_strategy("mirrored", devices=["/cpu:0", "/cpu:1"]), build)
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
-    single.fit(dataset, epochs=2, verbose=0, shuffle=False)
-    mirrored.fit(dataset, epochs=2, verbose=0, shuffle=False)
-    _assert_close(mirrored.get_weights(), single.get_weights(), atol=1e-5)
+    single = assert_mirrored_fit_matches_one_device(
+        build,
+        lambda m: m.fit(dataset, epochs=2, verbose=0, shuffle=False),
+        weights_rtol=0.0,
+    ).model
 
     # The clip was active: 8 steps of at most lr × 0.5 each, where unclipped ones go far.
     def moved(model):
@@ -162,8 +157,10 @@ def test_two_workers_train_dates_as_one_process_on_the_same_global_batches(tmp_p
         "dates", str(tmp_path / "single"), epochs=2, samples=128, batch_size=32, seed=0,
         jit_compile=False,
     )  # fmt: skip
-    _assert_close(
-        _weights(str(out / "model.keras")), _weights(str(tmp_path / "single" / "model.keras")), 2e-5
+    assert_weights_close(
+        _weights(str(out / "model.keras")),
+        _weights(str(tmp_path / "single" / "model.keras")),
+        atol=2e-5,
     )
 
 
@@ -182,9 +179,7 @@ def _no_partial_files(directory):
 
 
 @pytest.mark.slow  # two clusters of two processes and a one-process run, ~1.5 min
-def test_a_killed_worker_fails_the_job_fast_and_the_rerun_resumes_to_the_same_weights(
-    tmp_path, capsys
-):
+def test_a_killed_worker_fails_the_job_and_the_rerun_resumes_to_the_same_weights(tmp_path, capsys):
     out = tmp_path / "run"
     command = _cli(
         "train", "dates", "--strategy", "multi_worker", "--out", out, "--batch-size", 16,
@@ -193,23 +188,26 @@ def test_a_killed_worker_fails_the_job_fast_and_the_rerun_resumes_to_the_same_we
     workers = start_local_workers(
         command, 2, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    # The only bound on the waits below is the workers' timeout: past it they are killed (a
+    # survivor that never noticed its peer's death would wait in an all-reduce for ever).
+    watchdog = threading.Timer(TIMEOUT, lambda: [w.kill() for w in workers])
+    watchdog.start()
     try:
-        deadline = time.monotonic() + TIMEOUT
         while not list((out / "backup").glob("ckpt-*")):  # the first complete checkpoint
-            assert time.monotonic() < deadline and workers[1].poll() is None
+            assert workers[1].poll() is None, "the worker exited before the first checkpoint"
             time.sleep(0.05)
         workers[0].send_signal(signal.SIGKILL)  # the chief, the one that writes
-        killed = time.monotonic()
-        _, err = workers[1].communicate(timeout=120)
-        detected = time.monotonic() - killed
+        _, err = workers[1].communicate(timeout=TIMEOUT)
     finally:
+        watchdog.cancel()
         for w in workers:
             if w.poll() is None:
                 w.kill()
+    # The survivor saw its peer die (the coordination service's heartbeat) and exits with the
+    # status that tells a scheduler to restart the job, not the -9 of the watchdog's kill.
     assert workers[1].returncode == WORKER_LOST, err[-3000:]
     assert "lost contact with another worker" in err
     assert "start the same command on every worker again" in err
-    assert detected < 60
     _no_partial_files(out)
     record = json.load(open(out / "run.json"))
     assert record["status"] == "training" and not (out / "model.keras").exists()
@@ -236,8 +234,10 @@ def test_a_killed_worker_fails_the_job_fast_and_the_rerun_resumes_to_the_same_we
     assert json.load(open(out / "run.json"))["status"] == "finished"
     assert not (out / "backup").exists()
     recipes.train("dates", str(tmp_path / "single"), epochs=2, samples=2048, batch_size=32, seed=0)
-    _assert_close(
-        _weights(str(out / "model.keras")), _weights(str(tmp_path / "single" / "model.keras")), 5e-5
+    assert_weights_close(
+        _weights(str(out / "model.keras")),
+        _weights(str(tmp_path / "single" / "model.keras")),
+        atol=5e-5,
     )
 
 
@@ -265,7 +265,9 @@ def test_each_family_trains_on_two_workers_as_in_one_process(tmp_path, task, mod
         task, str(tmp_path / "single"), model, 2, 2 * batch, samples, seed=0, jit_compile=False
     )
     chief = keras.saving.load_model(str(out / "model.keras"))
-    _assert_close(chief.get_weights(), _weights(str(tmp_path / "single" / "model.keras")), 5e-5)
+    assert_weights_close(
+        chief.get_weights(), _weights(str(tmp_path / "single" / "model.keras")), atol=5e-5
+    )
     assert json.load(open(out / "run.json"))["metrics"].keys() == metrics.keys()
     inputs = [np.zeros([2, *[d or 4 for d in i.shape[1:]]], i.dtype) for i in chief.inputs]
     inputs = inputs if len(inputs) > 1 else inputs[0]
