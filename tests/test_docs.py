@@ -155,6 +155,8 @@ def test_the_guides_have_code():
     assert PYTHON_PAGES, "no guide has a ```python block"
 
 
+@pytest.mark.slow  # 6-30 s a page, end to end like the examples' runs (check-dist also runs
+# getting-started's code, in a fresh venv)
 @pytest.mark.parametrize("page", PYTHON_PAGES)
 def test_a_guides_python_runs(page, tmp_path):
     """Every ```python block of a page runs, in order, in one fresh process (a block shown but
@@ -164,7 +166,12 @@ def test_a_guides_python_runs(page, tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", MPLBACKEND="Agg")
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     result = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, env=env
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=900,
     )
     assert result.returncode == 0, f"{page}:\n{result.stderr[-4000:]}"
 

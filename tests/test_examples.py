@@ -3,12 +3,13 @@
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+from tests import debian_data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,7 +37,7 @@ def test_attention_layers_example_learns_to_attend(tmp_path):
     assert os.path.isdir(tmp_path / "saved_model")
 
 
-@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
+@pytest.mark.slow  # 12-18 s; the builder's short learning test on dates is in make test
 def test_seq2seq_dates_example_smoke(tmp_path):
     # Tiny settings: the learning itself is tested in tests/models/test_seq2seq.py; this runs the
     # demo's whole path (fit, decode, picture, export, reload, serve raw strings). The script
@@ -55,7 +56,7 @@ def _benchmark_smoke(script):
     return subprocess.run(command, capture_output=True, text=True, timeout=600, check=True).stdout
 
 
-@pytest.mark.slow  # ~8 s; the sequences family's example smoke tests stay in the fast suite
+@pytest.mark.slow  # ~8 s; the attention layers' example learns in the fast suite (above)
 def test_attention_benchmark_smoke():
     out = _benchmark_smoke("attention.py")
     assert "MultiHeadSelfAttention" in out and "Bahdanau step" in out
@@ -117,7 +118,7 @@ def test_memory_speed_benchmark_smoke(tmp_path):
     assert os.path.getsize(results["picture"]) > 1000
 
 
-@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
+@pytest.mark.slow  # 12-18 s; RAM's learning test (tests/models/test_ram.py) is in make test
 def test_ram_digits_example_smoke(tmp_path):
     # Tiny settings: the learning is tested in tests/models/test_ram.py. The script raises if
     # the reloaded SavedModel disagrees with the in-memory model.
@@ -128,7 +129,7 @@ def test_ram_digits_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
-@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
+@pytest.mark.slow  # 12-18 s; captioning's learning test (tests/models/test_captioning.py): slow
 def test_caption_digits_example_smoke(tmp_path):
     example = load_script("examples/caption_digits.py")
     result = example.main(["--epochs", "1", "--units", "8", "--out", str(tmp_path)])
@@ -154,7 +155,7 @@ def test_dram_benchmark_draws_strips_from_idx_files_with_data(tmp_path):
     assert train_x.shape == (1400, 16, 16) and len(test_x) == 397
 
 
-@pytest.mark.slow  # an example smoke test; DRAM's own tests are in make test
+@pytest.mark.slow  # an example smoke test; make test checks DRAM's training rule, not its learning
 def test_dram_strips_example_smoke(tmp_path):
     example = load_script("examples/dram_strips.py")
     result = example.main(["--epochs", "1", "--units", "16", "--out", str(tmp_path)])
@@ -163,7 +164,7 @@ def test_dram_strips_example_smoke(tmp_path):
     assert os.path.isfile(os.path.join(result["export_dir"], "saved_model.pb"))
 
 
-@pytest.mark.slow  # 12-18 s; the family's learning test stays in make test
+@pytest.mark.slow  # 12-18 s; HAN's learning test on the needle task is in make test
 def test_han_documents_example_smoke(tmp_path):
     example = load_script("examples/han_documents.py")
     result = example.main(
@@ -175,10 +176,7 @@ def test_han_documents_example_smoke(tmp_path):
 
 
 @pytest.mark.slow  # ~50 s: 36 man pages rendered, two HAN runs of one epoch
-@pytest.mark.skipif(
-    shutil.which("man") is None or not os.path.isdir("/usr/share/man/man2"),
-    reason="needs man-db and Debian's man pages",
-)
+@debian_data.needs("man-db", "manpages-dev")
 def test_han_length_benchmark_smoke(tmp_path):
     benchmark = load_script("benchmarks/han_length.py")
     results = benchmark.main(["--smoke", "--out", str(tmp_path)])
@@ -222,12 +220,8 @@ def test_cvt_benchmark_smoke(tmp_path):
 
 
 @pytest.mark.slow  # ~1 min: four tiny runs
+@debian_data.needs("fortunes", "wordnet-base", "liblingua-en-tagger-perl")
 def test_cvt_benchmark_multi_task_smoke(tmp_path):
-    tagger = shutil.which("perl") and subprocess.run(
-        ["perl", "-MLingua::EN::Tagger", "-e", "1"], capture_output=True
-    )
-    if not tagger or tagger.returncode or not os.path.isdir("/usr/share/wordnet"):
-        pytest.skip("needs Lingua::EN::Tagger, WordNet and fortunes (make data)")
     results = _cvt_smoke(tmp_path, "tasks")
     assert set(results["tasks"]) == {"both, labels", "both, CVT"}
     for scores in results["tasks"].values():

@@ -67,8 +67,8 @@ def test_sampling_filters_and_top_k_one_is_greedy():
         generate(model, prompts, 20)
 
 
-@pytest.mark.slow  # ~10 s; the fast suite's learning tests of the family: BERT's planted rule
-# and the GPT classifier's
+@pytest.mark.slow  # ~10 s; the family's learning test in the fast suite is BERT's planted rule
+# (tests/models/test_bert.py); this file checks GPT's generation and pooling without training
 def test_learns_a_planted_rule_and_round_trips(tmp_path):
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)

@@ -34,8 +34,38 @@ def _small():
     )
 
 
-@pytest.mark.slow  # ~70 s; the attention family's fast learning tests are the RNN seq2seq on
-# dates, the pointer network and examples/attention_layers.py
+def test_transformer_seq2seq_learns_dates_in_a_few_hundred_steps():
+    # The fast suite's learning test of the builder (~8 s): one layer of width 32, 6,000 seeded
+    # dates, 3 epochs (282 steps) without XLA. Seeds 0-3 reached 0.74-0.79 held-out exact match
+    # and 0.974-0.980 teacher-forced token accuracy (the longer test below reaches 0.95).
+    keras.utils.set_random_seed(0)
+    train, test = date_arrays(6000, seed=0), date_arrays(200, seed=1)
+    model = _compile(
+        transformer_seq2seq(
+            len(SOURCE_VOCAB),
+            len(TARGET_VOCAB),
+            model_dim=32,
+            num_heads=2,
+            intermediate_dim=64,
+            num_layers=1,
+        ),
+        lr=5e-3,
+        jit_compile=False,
+    )
+    history = model.fit(_feed(train), train["target"], batch_size=64, epochs=3, verbose=0)
+    assert history.history["loss"][-1] < 0.2 * history.history["loss"][0]
+    figures = model.evaluate(_feed(test), test["target"], verbose=0, return_dict=True)
+    assert figures["accuracy"] >= 0.95
+    tokens, _, _ = transformer_greedy_decode(model, test["source"], MAX_LENGTH)
+    predictions = TARGET_VOCAB.decode(np_(tokens))
+    assert np.mean([p == t for p, t in zip(predictions, test["target_text"])]) >= 0.6
+
+
+def _feed(data):
+    return {"source": data["source"], "decoder_input": data["decoder_input"]}
+
+
+@pytest.mark.slow  # ~70 s; the fast learning test of the builder is above
 def test_transformer_seq2seq_learns_dates():
     # 1,252 seeded steps; 6 epochs reached 0.999 here (benchmarks/RESULTS.md). After 3 epochs
     # the figure sat on the threshold (0.934–0.974 as XLA's fusion changed the rounding); 4 give

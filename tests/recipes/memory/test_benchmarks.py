@@ -166,6 +166,7 @@ def test_memory_benchmark_curriculum_grows_copy_lengths_and_recall_items():
             benchmark.parse_args(["--task", task, "--curriculum", str(start)])
 
 
+@pytest.mark.slow  # ~20 s: six tiny NTM runs of the benchmark, as the other benchmarks' smoke tests
 def test_memory_benchmark_tail_rate_drops_adams_rate_once():
     benchmark = load_script("benchmarks/memory_copy.py")
     recipe_rate = spec.COPY.preset("ntm")["learning_rate"]
