@@ -78,10 +78,8 @@ def pytest_runtest_setup(item):
         debian_data.require(*marker.args)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
+def _fail_a_skip_in_ci(report):
     # In CI a skip is a failure: a missing package or extra must not pass unnoticed.
-    report = (yield).get_result()
     if report.skipped and not hasattr(report, "wasxfail"):
         from tests import debian_data
 
@@ -89,6 +87,16 @@ def pytest_runtest_makereport(item, call):
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
             report.outcome = "failed"
             report.longrepr = f"skipped in CI, which must run every test: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    _fail_a_skip_in_ci((yield).get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    _fail_a_skip_in_ci((yield).get_result())  # a whole module skipped (importorskip at the top)
 
 
 @pytest.fixture(autouse=True)

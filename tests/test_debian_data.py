@@ -14,7 +14,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A test file run by pytester with the suite's hooks: one test whose package is "missing",
 # one that skips for another reason, one that passes.
 HOOKS = """
-from tests.conftest import pytest_runtest_makereport, pytest_runtest_setup
+from tests.conftest import (
+    pytest_make_collect_report,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+)
 
 
 def pytest_configure(config):
@@ -40,6 +44,16 @@ def test_skips_for_an_extra():
 def test_runs():
     pass
 """
+# A module that skips itself whole, at collection.
+SKIPPED_MODULE = """
+import pytest
+
+pytest.importorskip("no_such_module_of_ours")
+
+
+def test_never_collected():
+    pass
+"""
 
 
 @pytest.fixture
@@ -47,20 +61,20 @@ def suite(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", ROOT)
     monkeypatch.delenv("CI", raising=False)
     pytester.makeconftest(HOOKS)
-    pytester.makepyfile(test_data=TESTS)
+    pytester.makepyfile(test_data=TESTS, test_skipped_module=SKIPPED_MODULE)
     return pytester
 
 
 def test_outside_ci_missing_data_skips_with_the_package_named(suite):
     result = suite.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, skipped=2)
+    result.assert_outcomes(passed=1, skipped=3)
     result.stdout.fnmatch_lines(["*missing Debian data: install fortunes*(`make data`)*"])
 
 
 @pytest.mark.parametrize("value", ["true", "1"])
 def test_in_ci_missing_data_and_any_skip_fail(suite, monkeypatch, value):
     monkeypatch.setenv("CI", value)
-    result = suite.runpytest_subprocess("-p", "no:cacheprovider")
+    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "test_data.py")
     # The missing data fails the test's setup (an error), the other skip its report.
     result.assert_outcomes(passed=1, failed=1, errors=1)
     result.stdout.fnmatch_lines(
@@ -71,6 +85,11 @@ def test_in_ci_missing_data_and_any_skip_fail(suite, monkeypatch, value):
         consecutive=False,
     )
     assert result.ret == 1
+    # A module skipped whole fails its collection, which stops the run.
+    result = suite.runpytest_subprocess("-p", "no:cacheprovider", "test_skipped_module.py")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*skipped in CI, which must run every test: *no_such_module*"])
+    assert result.ret != 0
 
 
 def test_ci_values_that_mean_no(monkeypatch):
