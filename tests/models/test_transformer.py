@@ -23,15 +23,19 @@ def _compile(model, lr=1e-3, jit_compile=True):
     return model
 
 
-def _small():
+def _small(model_dim=16, intermediate_dim=32, num_layers=2):
     return transformer_seq2seq(
         len(SOURCE_VOCAB),
         len(TARGET_VOCAB),
-        model_dim=16,
+        model_dim=model_dim,
         num_heads=2,
-        intermediate_dim=32,
-        num_layers=2,
+        intermediate_dim=intermediate_dim,
+        num_layers=num_layers,
     )
+
+
+def _feed(data):
+    return {"source": data["source"], "decoder_input": data["decoder_input"]}
 
 
 def test_transformer_seq2seq_learns_dates_in_a_few_hundred_steps():
@@ -40,18 +44,7 @@ def test_transformer_seq2seq_learns_dates_in_a_few_hundred_steps():
     # and 0.974-0.980 teacher-forced token accuracy (the longer test below reaches 0.95).
     keras.utils.set_random_seed(0)
     train, test = date_arrays(6000, seed=0), date_arrays(200, seed=1)
-    model = _compile(
-        transformer_seq2seq(
-            len(SOURCE_VOCAB),
-            len(TARGET_VOCAB),
-            model_dim=32,
-            num_heads=2,
-            intermediate_dim=64,
-            num_layers=1,
-        ),
-        lr=5e-3,
-        jit_compile=False,
-    )
+    model = _compile(_small(32, 64, num_layers=1), lr=5e-3, jit_compile=False)
     history = model.fit(_feed(train), train["target"], batch_size=64, epochs=3, verbose=0)
     assert history.history["loss"][-1] < 0.2 * history.history["loss"][0]
     figures = model.evaluate(_feed(test), test["target"], verbose=0, return_dict=True)
@@ -59,10 +52,6 @@ def test_transformer_seq2seq_learns_dates_in_a_few_hundred_steps():
     tokens, _, _ = transformer_greedy_decode(model, test["source"], MAX_LENGTH)
     predictions = TARGET_VOCAB.decode(np_(tokens))
     assert np.mean([p == t for p, t in zip(predictions, test["target_text"])]) >= 0.6
-
-
-def _feed(data):
-    return {"source": data["source"], "decoder_input": data["decoder_input"]}
 
 
 @pytest.mark.slow  # ~70 s; the fast learning test of the builder is above
@@ -73,13 +62,7 @@ def test_transformer_seq2seq_learns_dates():
     keras.utils.set_random_seed(0)
     train, test = date_arrays(20000, seed=0), date_arrays(500, seed=1)
     model = _compile(transformer_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB)))
-    model.fit(
-        {"source": train["source"], "decoder_input": train["decoder_input"]},
-        train["target"],
-        batch_size=64,
-        epochs=4,
-        verbose=0,
-    )
+    model.fit(_feed(train), train["target"], batch_size=64, epochs=4, verbose=0)
     tokens, _, _ = transformer_greedy_decode(model, test["source"], MAX_LENGTH)
     predictions = TARGET_VOCAB.decode(np_(tokens))
     assert np.mean([p == t for p, t in zip(predictions, test["target_text"])]) >= 0.95
