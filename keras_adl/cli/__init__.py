@@ -41,6 +41,9 @@ def main(argv=None):
     if not verbose:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     rest = argv[1:] if verbose else argv
+    if not rest:  # bare `keras-adl`: what to type, not only that a command is missing
+        parser().print_help()
+        return 2
     try:
         if len(rest) >= 2 and rest[0] in ("train", "tune") and not rest[1].startswith("-"):
             (commands.train if rest[0] == "train" else commands.tune)(rest[1:])

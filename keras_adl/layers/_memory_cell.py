@@ -218,8 +218,22 @@ class MemoryCellBase(keras.layers.Layer):
 
     def get_initial_state(self, batch_size=None):
         """The initial states: zero controller state, the initial memory, and the subclass's
-        initial addressing state; a list of ``[batch_size, size]`` float32 tensors."""
-        memory = ops.cast(self.initial_memory, "float32")[None]
+        initial addressing state; a list of ``[batch_size, size]`` float32 tensors.
+
+        An unbuilt cell answers too with ``memory_init="constant"`` (as a cell that
+        `keras.layers.Bidirectional` copies stays unbuilt); a learned or random initial memory is
+        a weight of the built cell.
+        """
+        if self.built:
+            memory = ops.cast(self.initial_memory, "float32")[None]
+        elif self.memory_init == "constant":
+            memory = ops.full((1, self.memory_size, self.memory_width), CONSTANT_MEMORY, "float32")
+        else:
+            raise ValueError(
+                f"{type(self).__name__}: get_initial_state needs the built cell with "
+                f"memory_init={self.memory_init!r} (its initial memory is a weight that build "
+                "creates); call the cell, or the RNN that holds it, on an input first."
+            )
         memory = ops.broadcast_to(memory, (batch_size, self.memory_size, self.memory_width))
         states = [
             ops.zeros((batch_size, self.controller_units), "float32")

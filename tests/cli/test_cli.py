@@ -724,9 +724,19 @@ def test_console_entry_reports_syntax_errors_without_traceback():
     assert "'associative_recall', 'cluttered_digits'" in result.stderr
 
 
+@pytest.mark.parametrize("argv", [[], ["--verbose"]])
+def test_bare_command_prints_the_usage_and_the_commands(argv, capsys):
+    code, out, err = _run(argv, capsys)
+    assert code == 2 and err == ""
+    assert out.startswith("usage: keras-adl [-h] [--verbose]")
+    for command in ("list", "train", "tune", "export", "evaluate", "predict"):
+        assert f"    {command} " in out, command
+
+
 @pytest.mark.parametrize(
     "argv",
     [
+        [],
         ["list"],
         ["--help"],
         ["train", "copy", "--help"],
@@ -748,7 +758,7 @@ def test_help_list_and_argument_errors_do_not_import_tensorflow(argv):
     }
     assert "keras_adl.cli" in imported
     assert not imported & {"tensorflow", "keras", "keras_tuner", "numpy"}
-    assert result.returncode in (0, 1) and "Traceback" not in result.stderr
+    assert result.returncode in (0, 1, 2) and "Traceback" not in result.stderr
 
 
 def test_list_shows_every_task_with_models_and_defaults(capsys):

@@ -10,6 +10,7 @@ import os
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tests.harness import np_, run_layer_test
@@ -88,6 +89,27 @@ def check_keras_file_and_saved_model(cell, tmp_path, input_dim=5):
     np.testing.assert_allclose(
         reloaded.serve(tf.constant(longer)).numpy(), np_(model(longer)), atol=1e-5
     )
+
+
+def check_initial_state_without_build(cell_class, kwargs, input_dim=5):
+    """An unbuilt cell's initial state equals the built cell's (constant memory), as an unbuilt
+    `keras.layers.LSTMCell` answers; a learned memory, which only exists once built, is one
+    clear error."""
+    built = cell_class(**kwargs)
+    built.build((None, input_dim))
+    unbuilt = cell_class(**kwargs)
+    got, expected = unbuilt.get_initial_state(batch_size=2), built.get_initial_state(batch_size=2)
+    assert not unbuilt.built and len(got) == len(expected) == len(unbuilt.state_names)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(np_(a), np_(b))
+    cell = cell_class(**kwargs, memory_init="learned")
+    with pytest.raises(ValueError, match=r"get_initial_state needs the built cell with "):
+        cell.get_initial_state(batch_size=2)
+    # A Bidirectional copy of the cell builds; the user's own object still answers.
+    user_cell = cell_class(**kwargs)
+    layer = keras.layers.Bidirectional(keras.layers.RNN(user_cell))
+    layer(np.zeros((2, 3, input_dim), "float32"))
+    assert len(user_cell.get_initial_state(batch_size=4)) == len(expected)
 
 
 def check_mirrored_fit_matches_one_device(make_cell, input_dim=5):

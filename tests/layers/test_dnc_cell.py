@@ -389,3 +389,7 @@ def test_integer_inputs_are_a_clear_error():
     rnn = keras.layers.RNN(DNCCell(**SMALL))
     with pytest.raises(TypeError, match="`inputs` must be a float tensor"):
         rnn(np.ones((2, 3, 5), "int32"))
+
+
+def test_initial_state_without_build():
+    checks.check_initial_state_without_build(DNCCell, SMALL)

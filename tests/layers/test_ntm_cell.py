@@ -181,3 +181,7 @@ def test_bad_inputs_and_states():
         cell(np.zeros((2, 4), "float32"), cell.get_initial_state(2)[:3])
     with pytest.raises(ValueError, match="`return_addressing=True`"):
         cell.split_output(np.zeros((2, 20), "float32"))
+
+
+def test_initial_state_without_build():
+    checks.check_initial_state_without_build(NTMCell, SMALL)
