@@ -9,10 +9,12 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
+from keras_adl.data.dates import SOURCE_LENGTH
 from keras_adl.models.pointer import pointer_decode
 from keras_adl.models.seq2seq import beam_search, greedy_decode
 from keras_adl.recipes.sequences.spec import PROG_NAME
 from keras_adl.training.export import export_serving_fn
+from keras_adl.training.serving_inputs import cut_ids, is_blank, read_raw_text
 from keras_adl.training.rundir import RecipeError
 
 
@@ -26,9 +28,21 @@ def _code_point_table(vocab):
 
 
 def make_seq2seq_serving_fn(
-    model, source_vocab, target_vocab, max_length, beam_width=1, lowercase=True, decode=None
+    model,
+    source_vocab,
+    target_vocab,
+    max_length,
+    beam_width=1,
+    lowercase=True,
+    decode=None,
+    source_length=SOURCE_LENGTH,
 ):
-    """A ``tf.function`` from raw strings ``[B]`` to decoded outputs.
+    """A ``tf.function`` from raw strings ``[B]`` to decoded outputs, answering any input.
+
+    Invalid UTF-8 is replaced (`keras_adl.training.serving_inputs`); an input with nothing to
+    read (empty or blank) is answered with an empty ``output``, padding ``tokens``, zero
+    ``attention`` and ``log_likelihood`` 0, without decoding; an input of more than
+    ``source_length`` characters is decoded from its first ``source_length``.
 
     Args:
         model: a model from `attention_seq2seq` or `encoder_decoder`.
@@ -40,31 +54,46 @@ def make_seq2seq_serving_fn(
         decode: optional ``decode(model, ids, max_length) -> (tokens, attention, score)``,
             e.g. `keras_adl.models.transformer_greedy_decode`; by default greedy decoding
             (``beam_width=1``) or beam search.
+        source_length: the most characters read of an input (the dates task's 32 by default).
 
     Returns:
         A ``tf.function`` with input signature ``[tf.TensorSpec([None], tf.string)]`` returning
         a dict with ``output`` (strings ``[B]``), ``tokens`` ``[B, max_length]``, ``attention``
-        ``[B, max_length, T]`` and ``log_likelihood`` ``[B]``.
+        ``[B, max_length, T]`` (``1 <= T <= source_length``), ``log_likelihood`` ``[B]``, and
+        the flags ``empty``, ``truncated`` and ``invalid_utf8`` (``bool [B]``).
     """
     table = tf.constant(_code_point_table(source_vocab))
     target_tokens = tf.constant([""] * NUM_SPECIAL_TOKENS + list(target_vocab.chars))
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def serve(inputs):
-        text = tf.strings.lower(inputs) if lowercase else inputs
+        text, invalid_utf8 = read_raw_text(inputs)
+        empty = is_blank(text)
+        text = tf.strings.lower(text) if lowercase else text
         code_points = tf.strings.unicode_decode(text, "UTF-8", errors="replace")
         ids = tf.gather(table, tf.minimum(code_points, 127))
-        ids = tf.where(code_points > 127, UNK, ids).to_tensor(default_value=PAD)
+        ids, truncated = cut_ids(tf.where(code_points > 127, UNK, ids), source_length)
+        ids = tf.where(empty[:, None], PAD, ids)  # a blank input reads nothing
         if decode is not None:
             tokens, attention, score = decode(model, ids, max_length)
         elif beam_width > 1:
             tokens, attention, score = beam_search(model, ids, max_length, beam_width)
         else:
             tokens, attention, score = greedy_decode(model, ids, max_length)
-        tokens = tf.convert_to_tensor(tokens)
+        tokens = tf.where(empty[:, None], PAD, tf.convert_to_tensor(tokens))
+        attention = tf.where(empty[:, None, None], 0.0, tf.convert_to_tensor(attention))
+        score = tf.where(empty, 0.0, tf.convert_to_tensor(score))
         # Specials (<pad>, <s>, </s>, <unk>) render as ""; decoding emits padding after </s>.
         output = tf.strings.reduce_join(tf.gather(target_tokens, tokens), axis=-1)
-        return {"output": output, "tokens": tokens, "attention": attention, "log_likelihood": score}
+        return {
+            "output": output,
+            "tokens": tokens,
+            "attention": attention,
+            "log_likelihood": score,
+            "empty": empty,
+            "truncated": truncated,
+            "invalid_utf8": invalid_utf8,
+        }
 
     return serve
 

@@ -1,18 +1,25 @@
-"""The ``pairs`` task's run directory and export: the tokenizer file under its new name, and the
-``vocab.json`` of earlier versions still read by ``export``, ``evaluate`` and ``predict``."""
+"""The sequences family's exports: the ``pairs`` task's run directory and export (the tokenizer
+file under its new name, and the ``vocab.json`` of earlier versions still read by ``export``,
+``evaluate`` and ``predict``), and every export answering every input (`tests.serving_fuzz`)."""
 
 import json
 import os
 import shutil
 
 import keras
+import numpy as np
 import pytest
+import tensorflow as tf
 
+from keras_adl.data.dates import SOURCE_LENGTH, SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
+from keras_adl.models import attention_seq2seq
 from keras_adl.recipes.sequences import data
+from keras_adl.recipes.sequences.serving import export_seq2seq
 from keras_adl.recipes.sequences.spec import OLD_TOKENIZER_FILE, TOKENIZER_FILE
 from keras_adl.recipes.sequences.tasks import RECIPES
 from keras_adl.text import TextPairTokenizer
 from keras_adl.training.rundir import MODEL_FILE, RUN_FILE, TASK_FILE
+from tests import serving_fuzz
 
 SOURCES = ["one two", "two three", "three four", "four one", "one three", "two four"]
 TARGETS = ["un deux", "deux trois", "trois quatre", "quatre un", "un trois", "deux quatre"]
@@ -71,3 +78,37 @@ def test_a_run_and_an_export_of_an_earlier_version_export_evaluate_and_predict(t
     task.predict(export_dir, ["one two", "three"], record)
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
     assert [row[0] for row in rows] == ["one two", "three"]
+
+
+def test_a_dates_export_answers_every_input(tmp_path):
+    """The fuzz suite on a small dates export (issue 59): no input raises, and blank, invalid
+    and over-long inputs get their defined answers."""
+    model = attention_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), 8, 16)
+    export_dir = str(tmp_path / "dates")
+    export_seq2seq(model, export_dir, SOURCE_VOCAB, TARGET_VOCAB, TARGET_LENGTH - 1)
+    steps = TARGET_LENGTH - 1
+    counts = serving_fuzz.check_answers_everything(
+        export_dir,
+        {
+            "output": (tf.string, ()),
+            "tokens": (tf.int32, (steps,)),
+            "attention": (tf.float32, (steps, None)),
+            "log_likelihood": (tf.float32, ()),
+            "empty": (tf.bool, ()),
+            "truncated": (tf.bool, ()),
+            "invalid_utf8": (tf.bool, ()),
+        },
+    )
+    assert counts["batch of 10000"] == 10_000 and counts["huge"] == 100
+    serve, _, _ = serving_fuzz.signature(export_dir)
+    out = serve(inputs=tf.constant(["", " \u00a0", "3 may 1998", b"\xff3 may", "9" * 5000]))
+    assert [s.decode() for s in out["output"].numpy()[:2]] == ["", ""]
+    assert out["empty"].numpy().tolist() == [True, True, False, False, False]
+    assert out["invalid_utf8"].numpy().tolist() == [False, False, False, True, False]
+    assert out["truncated"].numpy().tolist() == [False, False, False, False, True]
+    assert out["attention"].shape[-1] == SOURCE_LENGTH  # the long input read its first 32
+    np.testing.assert_array_equal(out["tokens"].numpy()[:2], 0)
+    np.testing.assert_array_equal(out["attention"].numpy()[:2], 0.0)
+    # An answer does not depend on the rest of the batch: alone, the same tokens.
+    alone = serve(inputs=tf.constant(["3 may 1998"]))
+    np.testing.assert_array_equal(alone["tokens"].numpy()[0], out["tokens"].numpy()[2])
