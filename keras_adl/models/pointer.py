@@ -64,7 +64,9 @@ def pointer_network(
     return keras.Model([inputs, decoder_input], pointer, name=name)
 
 
-def pointer_decode(model: keras.Model, inputs: Tensor) -> tuple[Tensor, Tensor]:
+def pointer_decode(
+    model: keras.Model, inputs: Tensor, mask: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     """Greedy pointer decoding that never points at the same position twice.
 
     Each step feeds the element chosen at the previous step and masks the positions already
@@ -73,9 +75,12 @@ def pointer_decode(model: keras.Model, inputs: Tensor) -> tuple[Tensor, Tensor]:
     Args:
         model: a model from `pointer_network`.
         inputs: ``[B, N, input_dim]``.
+        mask: optional bool ``[B, N]``, the real elements of each row (rows of different
+            lengths padded at the end): the encoder, the glimpse and the pointer skip the rest.
 
     Returns:
-        ``(order [B, N] int32, probabilities [B, N, N])``.
+        ``(order [B, N] int32, probabilities [B, N, N])``: a row of ``n`` real elements points
+        at them in its first ``n`` steps; its later steps hold -1 and zero probabilities.
 
     Example:
 
@@ -83,19 +88,27 @@ def pointer_decode(model: keras.Model, inputs: Tensor) -> tuple[Tensor, Tensor]:
     >>> order, probabilities = pointer_decode(model, ops.ones((2, 5, 1)))
     >>> sorted(ops.convert_to_numpy(order)[0].tolist()), tuple(probabilities.shape)
     ([0, 1, 2, 3, 4], (2, 5, 5))
+    >>> mask = ops.convert_to_tensor([[True] * 5, [True, True, False, False, False]])
+    >>> order, _ = pointer_decode(model, ops.ones((2, 5, 1)), mask)
+    >>> sorted(ops.convert_to_numpy(order)[1].tolist())
+    [-1, -1, -1, 0, 1]
     """
     inputs = ops.convert_to_tensor(inputs, "float32")
+    batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
+    mask = ops.ones((batch, length), "bool") if mask is None else ops.cast(mask, "bool")
     project = model.get_layer("input_projection")
     decoder = model.get_layer("decoder")
     pointer = model.get_layer("pointer")
-    encoded, h, c = model.get_layer("encoder")(project(inputs))
+    encoded, h, c = model.get_layer("encoder")(project(inputs), mask=mask)
     keys = decoder.precompute_keys(encoded)
     pointer_keys = pointer.precompute_keys(encoded)
-    batch, length = ops.shape(inputs)[0], ops.shape(inputs)[1]
     positions = ops.arange(length, dtype="int32")
+    counts = ops.sum(ops.cast(mask, "int32"), axis=1)
 
     def body(t, previous, states, free, order, probabilities):
-        output, _, states = decoder.step(project(previous), list(states), encoded, keys)
+        output, _, states = decoder.step(
+            project(previous), list(states), encoded, keys, memory_mask=mask
+        )
         _, p = pointer(
             output,
             encoded,
@@ -103,10 +116,11 @@ def pointer_decode(model: keras.Model, inputs: Tensor) -> tuple[Tensor, Tensor]:
             processed_keys=pointer_keys,
             return_attention_scores=True,
         )
-        chosen = ops.cast(ops.argmax(p, axis=-1), "int32")
+        chosen = ops.where(t < counts, ops.cast(ops.argmax(p, axis=-1), "int32"), -1)
         picked = ops.equal(ops.expand_dims(positions, 0), ops.expand_dims(chosen, 1))
         free = ops.logical_and(free, ops.logical_not(picked))
-        previous = ops.take_along_axis(inputs, ops.reshape(chosen, (-1, 1, 1)), axis=1)[:, 0]
+        at = ops.reshape(ops.maximum(chosen, 0), (-1, 1, 1))  # a finished row feeds anything
+        previous = ops.take_along_axis(inputs, at, axis=1)[:, 0]
         zero = ops.zeros((), "int32")
         order = ops.slice_update(order, [zero, t], ops.expand_dims(chosen, 1))
         probabilities = ops.slice_update(
@@ -118,7 +132,7 @@ def pointer_decode(model: keras.Model, inputs: Tensor) -> tuple[Tensor, Tensor]:
         ops.zeros((), "int32"),
         ops.full((batch, inputs.shape[-1]), START_VALUE, "float32"),
         (h, c),
-        ops.ones((batch, length), "bool"),
+        mask,
         ops.zeros((batch, length), "int32"),
         ops.zeros((batch, length, length), "float32"),
     )

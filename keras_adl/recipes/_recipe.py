@@ -7,15 +7,73 @@ examples and the benchmarks ask the task, they do not branch on its name.
 """
 
 import re
+import sys
 
 from keras_adl.training.rundir import RUN_FILE, RecipeError
+
+PROG = "keras-adl"
+
+
+def raw_bytes(inputs):
+    """The bytes of each ``predict`` input as the user gave them: the command line hands
+    Python undecodable bytes as lone surrogates (``surrogateescape``), which TensorFlow refuses;
+    encoded back, they reach the export, which replaces them (and flags ``invalid_utf8``)."""
+    return [s.encode("utf-8", "surrogateescape") if isinstance(s, str) else s for s in inputs]
 
 
 def input_label(text):
     """``text`` as ``predict`` prints an input: on one line (tabs and line breaks as spaces),
-    cut at 40 characters."""
-    text = re.sub(r"[\t\r\n]+", " ", text)
+    cut at 40 characters, invalid UTF-8 shown as U+FFFD."""
+    if isinstance(text, str):
+        text = text.encode("utf-8", "surrogateescape")
+    text = re.sub(r"[\t\r\n]+", " ", text.decode("utf-8", "replace"))
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+class Answers:
+    """The per-input account of one ``predict``: each input is answered on its own line, a
+    problem with one input is a line naming its position (the others are still answered), and
+    `finish` turns the failed ones into the exit status.
+
+    Args:
+        inputs: the inputs, in order (strings or bytes).
+    """
+
+    def __init__(self, inputs):
+        self.inputs = list(inputs)
+        self.failed = []
+
+    def answer(self, number, text):
+        """Prints input ``number`` (from 1) and its answer ``text``."""
+        print(f"{input_label(self.inputs[number - 1])}\t{text}")
+
+    def fail(self, number, why):
+        """Input ``number`` gets no answer: its line says why (exit status 1 at the end)."""
+        print(f"{input_label(self.inputs[number - 1])}\t({why})")
+        self.failed.append((number, why))
+
+    def warn(self, number, why):
+        """Input ``number`` is answered with a caveat, said on standard error."""
+        print(f"{PROG}: warning: input {number}: {why}", file=sys.stderr)
+
+    def flags(self, number, outputs, index, too_long=None):
+        """The warnings an export's flags call for: invalid UTF-8 replaced, input cut
+        (``too_long``: what to say then, by default that it was answered from its
+        beginning)."""
+        if "invalid_utf8" in outputs and outputs["invalid_utf8"][index]:
+            self.warn(number, "invalid UTF-8, read with U+FFFD in place of the bad bytes")
+        if "truncated" in outputs and outputs["truncated"][index]:
+            self.warn(number, too_long or "longer than the model reads; answered from its start")
+
+    def finish(self):
+        """Raises `RecipeError` (exit status 1) naming the inputs that got no answer."""
+        if self.failed:
+            numbers = ", ".join(str(n) for n, _ in self.failed[:10])
+            more = "" if len(self.failed) <= 10 else ", ..."
+            raise RecipeError(
+                f"{len(self.failed)} of {len(self.inputs)} input(s) got no answer (input "
+                f"{numbers}{more}: {self.failed[0][1]})"
+            )
 
 
 class TaskRecipe:

@@ -47,13 +47,18 @@ def test_train_export_predict_dates(tmp_path, capsys):
     assert code == 0
     lines = out.strip().splitlines()
     assert [line.split("\t")[0] for line in lines] == ["3 May 1998", "12/31/1999"]
-    # An empty input gets its own line, in order; the others are still served.
-    code, out, err = _run(["predict", export_dir, "3 May 1998", " ", "12/31/1999"], capsys)
-    assert code == 1 and err == "keras-adl: error: 1 of 3 input(s) were empty\n"
+    # An empty input gets its own line, in order; the others are still served. Invalid UTF-8
+    # (as a shell passes raw bytes: lone surrogates in Python) is answered, with a warning.
+    bad = b"3 may 1998\xff".decode("utf-8", "surrogateescape")
+    code, out, err = _run(["predict", export_dir, "3 May 1998", " ", bad, "12/31/1999"], capsys)
+    assert code == 1 and err.splitlines() == [
+        "keras-adl: warning: input 3: invalid UTF-8, read with U+FFFD in place of the bad bytes",
+        "keras-adl: error: 1 of 4 input(s) got no answer (input 2: empty input: nothing to read)",
+    ]
     rows = [line.split("\t") for line in out.splitlines()]
-    assert [r[0] for r in rows] == ["3 May 1998", " ", "12/31/1999"]
-    assert rows[1][1] == "(empty input: nothing to translate)"
-    assert [rows[0][1], rows[2][1]] == [line.split("\t")[1] for line in lines]
+    assert [r[0] for r in rows] == ["3 May 1998", " ", "3 may 1998\ufffd", "12/31/1999"]
+    assert rows[1][1] == "(empty input: nothing to read)"
+    assert [rows[0][1], rows[3][1]] == [line.split("\t")[1] for line in lines]
 
 
 @pytest.mark.slow  # an end-to-end CLI run
@@ -71,10 +76,16 @@ def test_train_export_predict_sort(tmp_path, capsys):
         sorted(["0.5000", "0.1000", "0.9000"]),
         sorted(["0.3000", "0.2000", "0.1000"]),
     ]
-    code, _, err = _run(["predict", export_dir, "0.5 0.1", "0.3 0.2 0.1"], capsys)
-    assert code == 1 and "same count" in err and len(err.strip().splitlines()) == 1
-    code, _, err = _run(["predict", export_dir, "0.5 zero 0.1"], capsys)
-    assert code == 1 and "could not read these inputs" in err and "Traceback" not in err
+    # Inputs of different counts are each sorted over their own numbers; an input that is not
+    # a list of numbers gets a line saying so and the others are still answered.
+    code, out, err = _run(["predict", export_dir, "0.5 0.1", "0.5 zero 0.1", "0.3 0.2 0.1"], capsys)
+    rows = [line.split("\t") for line in out.strip().splitlines()]
+    assert code == 1 and [r[0] for r in rows] == ["0.5 0.1", "0.5 zero 0.1", "0.3 0.2 0.1"]
+    assert sorted(rows[0][1].split()) == ["0.1000", "0.5000"]
+    assert rows[1][1] == "(not a list of numbers)" and len(rows[2][1].split()) == 3
+    assert (
+        err == "keras-adl: error: 1 of 3 input(s) got no answer (input 2: not a list of numbers)\n"
+    )
 
 
 @pytest.mark.slow  # ~15 s; the transformer's training and export are tested in tests/models
@@ -382,7 +393,7 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     long_input = "one two three four one two three four"
     code, out, err = _run(["predict", export_dir, "one two", long_input], capsys)
     assert code == 0 and len(out.splitlines()) == 2
-    assert "input 2 has 8 tokens; the model reads 6, so only the first 6 were translated" in err
+    assert "input 2: 8 tokens; the model reads 6, so only the first 6 were translated" in err
 
 
 def test_text_pair_errors_are_one_line(tmp_path, capsys):
@@ -477,7 +488,7 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     assert [row[0] for row in rows] == inputs
     assert all(len(row) == 2 and row[1].strip() and "##" not in row[1] for row in rows)
     code, _, err = _run(["predict", export_dir, " ".join(["Delete"] * 20)], capsys)
-    assert code == 0 and "input 1 has 20 tokens; the model reads 16" in err
+    assert code == 0 and "input 1: 20 tokens; the model reads 16" in err
     # The run (Keras model, greedy decoding) and its export (SavedModel) score alike.
     scores = []
     for path in (run_dir, export_dir):

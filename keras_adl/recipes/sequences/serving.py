@@ -2,7 +2,6 @@
 the exports, and how ``keras-adl predict`` prints them."""
 
 import re
-import sys
 
 import numpy as np
 import tensorflow as tf
@@ -12,10 +11,11 @@ from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
 from keras_adl.data.dates import SOURCE_LENGTH
 from keras_adl.models.pointer import pointer_decode
 from keras_adl.models.seq2seq import beam_search, greedy_decode
-from keras_adl.recipes.sequences.spec import PROG_NAME
+from keras_adl.recipes._recipe import Answers, raw_bytes
+from keras_adl.recipes.sequences.spec import SORT_LENGTH
 from keras_adl.training.export import export_serving_fn
-from keras_adl.training.serving_inputs import cut_ids, is_blank, read_raw_text
 from keras_adl.training.rundir import RecipeError
+from keras_adl.training.serving_inputs import cut_ids, is_blank, read_raw_text
 
 
 def _code_point_table(vocab):
@@ -116,32 +116,64 @@ def export_seq2seq(
     return export_serving_fn(model, export_dir, serving_fn)
 
 
-def make_pointer_serving_fn(model):
-    """A ``tf.function`` from raw strings of numbers to the pointer network's sorting order.
+# A number as the pointer export reads it: decimal, optionally signed, with an exponent.
+NUMBER = r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?"
 
-    Each input string holds whitespace- or comma-separated numbers (``"0.3 0.1, 0.2"``); all
-    strings of one request must hold the same count.
+
+def make_pointer_serving_fn(model, max_count=10 * SORT_LENGTH):
+    """A ``tf.function`` from raw strings of numbers to the pointer network's sorting order,
+    answering any input.
+
+    Each input string holds numbers separated by white space, commas or semicolons
+    (``"0.3 0.1, 0.2"``); the inputs of one request may hold different counts (each row is
+    decoded over its own numbers). An input holding anything that is not a finite number is
+    answered as an empty one and flagged ``invalid``; one with more than ``max_count`` numbers
+    is sorted over its first ``max_count`` and flagged ``truncated``.
+
+    Args:
+        model: a model from `pointer_network` (``input_dim=1``).
+        max_count: the most numbers read of an input (10 times the task's 10 by default).
 
     Returns:
-        A ``tf.function`` returning ``order`` ``[B, N]`` (positions in output order) and
-        ``output`` (the numbers in that order, as a space-separated string).
+        A ``tf.function`` returning ``order`` int32 ``[B, N]`` (positions in output order; -1
+        past a row's count), ``output`` (the numbers in that order, space-separated, 4
+        decimals), ``count`` int32 ``[B]`` (numbers read), and the flags ``empty`` (no number
+        read), ``invalid``, ``truncated`` and ``invalid_utf8`` (``bool [B]``).
     """
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def serve(inputs):
-        parts = tf.strings.split(tf.strings.regex_replace(inputs, ",", " "))
-        values = tf.strings.to_number(parts, tf.float32)
-        lengths = values.row_lengths()
-        tf.debugging.assert_equal(
-            lengths, lengths[0], message="every input of one request needs the same count"
+        text, invalid_utf8 = read_raw_text(inputs)
+        parts = tf.strings.split(tf.strings.regex_replace(text, r"[,;]", " "))
+        numeric = tf.ragged.map_flat_values(tf.strings.regex_full_match, parts, NUMBER)
+        safe = parts.with_flat_values(tf.where(numeric.flat_values, parts.flat_values, "0"))
+        values = tf.ragged.map_flat_values(tf.strings.to_number, safe, out_type=tf.float32)
+        finite = tf.ragged.map_flat_values(tf.math.is_finite, values)
+        readable = tf.ragged.map_flat_values(tf.logical_and, numeric, finite)
+        invalid = tf.logical_not(tf.reduce_all(readable, axis=1)) | invalid_utf8
+        keep = tf.ragged.map_flat_values(
+            tf.logical_and, readable, tf.gather(tf.logical_not(invalid), readable.value_rowids())
         )
+        values = tf.ragged.boolean_mask(values, keep)
+        truncated = values.row_lengths() > max_count
+        values = values[:, :max_count]
+        count = tf.cast(values.row_lengths(), tf.int32)
         dense = values.to_tensor()
-        order, _ = pointer_decode(model, dense[..., None])
-        ordered = tf.gather(dense, tf.convert_to_tensor(order), batch_dims=1)
-        output = tf.strings.reduce_join(
-            tf.strings.as_string(ordered, precision=4), axis=-1, separator=" "
-        )
-        return {"order": tf.convert_to_tensor(order), "output": output}
+        dense = tf.pad(dense, [[0, 0], [0, tf.maximum(1 - tf.shape(dense)[1], 0)]])  # >= 1 step
+        mask = tf.sequence_mask(count, tf.shape(dense)[1])
+        order, _ = pointer_decode(model, dense[..., None], mask)
+        order = tf.convert_to_tensor(order)
+        ordered = tf.gather(dense, tf.maximum(order, 0), batch_dims=1)
+        numbers = tf.ragged.boolean_mask(tf.strings.as_string(ordered, precision=4), order >= 0)
+        return {
+            "order": order,
+            "output": tf.strings.reduce_join(numbers, axis=-1, separator=" "),
+            "count": count,
+            "empty": tf.equal(count, 0),
+            "invalid": invalid,
+            "truncated": truncated,
+            "invalid_utf8": invalid_utf8,
+        }
 
     return serve
 
@@ -150,26 +182,35 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
     """A ``tf.function`` from raw strings to decoded strings for a model trained on text pairs
     tokenized by a `keras_adl.text.TextPairTokenizer` (tensorflow-text ops in the graph).
 
+    Any input is answered as `make_seq2seq_serving_fn` answers it: invalid UTF-8 replaced, a
+    blank input answered empty without decoding, an input of more than ``source_length``
+    tokens translated from its first ``source_length``.
+
     Returns:
         A ``tf.function`` returning ``output``, ``tokens``, ``attention`` and
-        ``log_likelihood`` as `make_seq2seq_serving_fn` does, and ``source_tokens`` ``[B]``
-        int32: each input's token count before the model's ``source_length`` cut it (an
-        input with more tokens was truncated).
+        ``log_likelihood`` as `make_seq2seq_serving_fn` does, ``source_tokens`` ``[B]``
+        int32: each input's token count before the model's ``source_length`` cut it, and the
+        flags ``empty``, ``truncated`` and ``invalid_utf8`` (``bool [B]``).
     """
     decode = decode or greedy_decode
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def serve(inputs):
-        ids = tokenizer.encode_source(inputs, source_length)
+        text, invalid_utf8 = read_raw_text(inputs)
+        empty = is_blank(text)
+        ids = tf.where(empty[:, None], PAD, tokenizer.encode_source(text, source_length))
         tokens, attention, score = decode(model, ids, max_length)
-        tokens = tf.convert_to_tensor(tokens)
-        counts = tf.cast(tokenizer.token_counts(inputs, "source"), tf.int32)
+        tokens = tf.where(empty[:, None], PAD, tf.convert_to_tensor(tokens))
+        counts = tf.cast(tokenizer.token_counts(text, "source"), tf.int32)
         return {
-            "output": tokenizer.decode_target(tokens, inputs),
+            "output": tokenizer.decode_target(tokens, text),
             "tokens": tokens,
-            "attention": attention,
-            "log_likelihood": score,
+            "attention": tf.where(empty[:, None, None], 0.0, tf.convert_to_tensor(attention)),
+            "log_likelihood": tf.where(empty, 0.0, tf.convert_to_tensor(score)),
             "source_tokens": counts,
+            "empty": empty,
+            "truncated": counts > source_length,
+            "invalid_utf8": invalid_utf8,
         }
 
     return serve
@@ -195,46 +236,54 @@ def tf_error_message(error):
     return text.strip().splitlines()[0]
 
 
-def serve_inputs(export_dir, readable):
-    """The exported model's outputs for the non-empty inputs ``readable`` (``{}`` when there
-    are none).
+def serve_inputs(export_dir, inputs):
+    """The exported model's outputs (numpy) for ``inputs`` (bytes), and which inputs they
+    answer: all of them, or for an export of an earlier version (which could not read a blank
+    input) the non-blank ones.
 
     Raises:
         RecipeError: the model could not read them (one line).
     """
-    if not readable:
-        return {}
     serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    answers_all = "empty" in serve.structured_outputs
+    served = [i for i, text in enumerate(inputs) if answers_all or text.strip()]
+    if not served:
+        return {}, served
     try:
-        return serve(inputs=tf.constant(readable))
+        outputs = serve(inputs=tf.constant([inputs[i] for i in served], tf.string))
     except (tf.errors.InvalidArgumentError, ValueError) as error:
         raise RecipeError(
             f"the model could not read these inputs: {tf_error_message(error)}"
         ) from None
+    return {k: v.numpy() for k, v in outputs.items()}, served
 
 
 def predict(export_dir, inputs, task_info):
-    """Prints ``input<TAB>output`` for each raw string, in order. An empty input gets an
-    error line of its own and the others are still served; a text-pair input longer than
-    the model reads is reported (its tail was not translated)."""
-    readable = [text for text in inputs if text.strip()]
-    outputs = serve_inputs(export_dir, readable)
+    """Prints ``input<TAB>output`` for each raw string, in order. An input with nothing to read
+    (or, for ``sort``, something other than numbers) gets a line saying so while the others are
+    still answered, and the exit status is 1; an input with invalid UTF-8 or longer than the
+    model reads is answered with a warning naming it."""
+    answers = Answers(inputs)
+    data = raw_bytes(inputs)
+    outputs, served = serve_inputs(export_dir, data)
+    row = {number: index for index, number in enumerate(served)}
     length = task_info.get("max_length")
-    served = iter(outputs["output"].numpy()) if readable else iter(())
-    counts = iter(outputs["source_tokens"].numpy()) if "source_tokens" in outputs else None
-    empty = 0
-    for number, text in enumerate(inputs, 1):
-        if not text.strip():
-            print(f"{text}\t(empty input: nothing to translate)")
-            empty += 1
+    for number in range(len(inputs)):
+        i = row.get(number)
+        if i is None or outputs.get("empty", [False] * (i + 1))[i]:
+            invalid = i is not None and "invalid" in outputs and outputs["invalid"][i]
+            why = "not a list of numbers" if invalid else "empty input: nothing to read"
+            answers.fail(number + 1, why)
             continue
-        print(f"{text}\t{next(served).decode()}")
-        count = int(next(counts)) if counts is not None else 0
-        if length and count > length:
-            print(
-                f"{PROG_NAME}: warning: input {number} has {count} tokens; the model reads "
-                f"{length}, so only the first {length} were translated",
-                file=sys.stderr,
+        answers.answer(number + 1, outputs["output"][i].decode("utf-8", "replace"))
+        too_long = None
+        if "source_tokens" in outputs and length and outputs["source_tokens"][i] > length:
+            count = outputs["source_tokens"][i]
+            too_long = (
+                f"{count} tokens; the model reads {length}, so only the first {length} were "
+                "translated"
             )
-    if empty:
-        raise RecipeError(f"{empty} of {len(inputs)} input(s) were empty")
+            if "truncated" not in outputs:  # an export of an earlier version has no flag
+                answers.warn(number + 1, too_long)
+        answers.flags(number + 1, outputs, i, too_long)
+    answers.finish()

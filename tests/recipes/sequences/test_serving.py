@@ -12,12 +12,17 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.data.dates import SOURCE_LENGTH, SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
-from keras_adl.models import attention_seq2seq
+from keras_adl.models import attention_seq2seq, greedy_decode, pointer_network
 from keras_adl.recipes.sequences import data
-from keras_adl.recipes.sequences.serving import export_seq2seq
+from keras_adl.recipes.sequences.serving import (
+    export_seq2seq,
+    export_text_pairs,
+    make_pointer_serving_fn,
+)
 from keras_adl.recipes.sequences.spec import OLD_TOKENIZER_FILE, TOKENIZER_FILE
 from keras_adl.recipes.sequences.tasks import RECIPES
 from keras_adl.text import TextPairTokenizer
+from keras_adl.training.export import export_serving_fn
 from keras_adl.training.rundir import MODEL_FILE, RUN_FILE, TASK_FILE
 from tests import serving_fuzz
 
@@ -112,3 +117,44 @@ def test_a_dates_export_answers_every_input(tmp_path):
     # An answer does not depend on the rest of the batch: alone, the same tokens.
     alone = serve(inputs=tf.constant(["3 may 1998"]))
     np.testing.assert_array_equal(alone["tokens"].numpy()[0], out["tokens"].numpy()[2])
+
+
+def test_a_sort_export_answers_every_input(tmp_path):
+    model = pointer_network(units=8)
+    export_dir = str(tmp_path / "sort")
+    export_serving_fn(model, export_dir, make_pointer_serving_fn(model))
+    shapes = {"order": (tf.int32, (None,)), "output": (tf.string, ()), "count": (tf.int32, ())}
+    shapes.update({k: (tf.bool, ()) for k in ("empty", "invalid", "truncated", "invalid_utf8")})
+    serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50, text=False)
+    serve, _, _ = serving_fuzz.signature(export_dir)
+    batch = ["0.5 0.1", "0.3; 0.2, 0.1", "0.5 zero", "1e999", "", " ".join(["0.1"] * 150)]
+    out = {k: v.numpy() for k, v in serve(inputs=tf.constant(batch)).items()}
+    assert out["count"].tolist() == [2, 3, 0, 0, 0, 100]
+    assert out["invalid"].tolist() == [False, False, True, True, False, False]
+    assert out["empty"].tolist() == [False, False, True, True, True, False]
+    assert out["truncated"].tolist() == [False, False, False, False, False, True]
+    assert sorted(out["order"][0][:2]) == [0, 1] and (out["order"][0][2:] == -1).all()
+    assert sorted(out["output"][1].decode().split()) == ["0.1000", "0.2000", "0.3000"]
+    # Each row is decoded over its own numbers: alone, the same order.
+    alone = serve(inputs=tf.constant(["0.5 0.1"]))["order"].numpy()[0]
+    assert alone.tolist() == out["order"][0][:2].tolist()
+
+
+def test_a_pairs_export_answers_every_input(tmp_path):
+    tokenizer = _tokenizer()
+    model = attention_seq2seq(tokenizer.source_size, tokenizer.target_size, 8, 16)
+    export_dir = str(tmp_path / "pairs")
+    export_text_pairs(model, export_dir, tokenizer, 6, greedy_decode)
+    shapes = {
+        "output": (tf.string, ()),
+        "tokens": (tf.int32, (6,)),
+        "attention": (tf.float32, (6, 6)),
+        "log_likelihood": (tf.float32, ()),
+        "source_tokens": (tf.int32, ()),
+    }
+    shapes.update({k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8")})
+    serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
+    serve, _, _ = serving_fuzz.signature(export_dir)
+    out = serve(inputs=tf.constant(["", "one two", "one two three four one two three"]))
+    assert [s.decode() for s in out["output"].numpy()][0] == ""
+    assert out["truncated"].numpy().tolist() == [False, False, True]
