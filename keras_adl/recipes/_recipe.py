@@ -37,19 +37,21 @@ class Answers:
 
     Args:
         inputs: the inputs, in order (strings or bytes).
+        labels: how each input is shown; `input_label` of each by default.
     """
 
-    def __init__(self, inputs):
+    def __init__(self, inputs, labels=None):
         self.inputs = list(inputs)
+        self.labels = list(labels) if labels is not None else [input_label(s) for s in inputs]
         self.failed = []
 
     def answer(self, number, text):
         """Prints input ``number`` (from 1) and its answer ``text``."""
-        print(f"{input_label(self.inputs[number - 1])}\t{text}")
+        print(f"{self.labels[number - 1]}\t{text}")
 
     def fail(self, number, why):
         """Input ``number`` gets no answer: its line says why (exit status 1 at the end)."""
-        print(f"{input_label(self.inputs[number - 1])}\t({why})")
+        print(f"{self.labels[number - 1]}\t({why})")
         self.failed.append((number, why))
 
     def warn(self, number, why):

@@ -229,11 +229,19 @@ class DocumentTokenizer:
 
     def encode_with_tokens(self, documents):
         """``(encode(documents), tokens(documents))`` from one split of the text."""
+        return self.encode_with_cut(documents)[:2]
+
+    def encode_with_cut(self, documents):
+        """``(encode(documents), tokens(documents), truncated)`` from one split of the text:
+        ``truncated`` ``bool [B]`` says which documents had more than ``max_sentences``
+        sentences or a sentence of more than ``max_words`` words."""
         documents = self._documents(documents)
         words = self.split(documents)
         ids = words.with_flat_values(tf.cast(self._table.lookup(words.flat_values), tf.int32))
         batch = documents.shape[0]
-        return self._padded(ids, PAD, batch), self._padded(words, "", batch)
+        too_long = tf.reduce_any(words.row_lengths(axis=2) > self.max_words, axis=1)
+        truncated = (words.row_lengths(axis=1) > self.max_sentences) | too_long
+        return self._padded(ids, PAD, batch), self._padded(words, "", batch), truncated
 
     def dataset(self, documents, labels, batch_size, shuffle=True, seed=0, drop_remainder=True):
         """A ``tf.data.Dataset`` of ``(ids int32 [B, S, W], labels int32 [B])`` batches.

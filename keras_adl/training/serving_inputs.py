@@ -50,8 +50,14 @@ def read_raw_text(inputs):
 
 
 def is_blank(text):
-    """``bool [B]``: whether each (valid UTF-8) string holds only white space, separators,
-    control and format characters, or nothing.
+    """Whether each string has nothing to read.
+
+    Args:
+        text: valid UTF-8 ``tf.string [B]`` (from `read_raw_text`).
+
+    Returns:
+        ``bool [B]``: the string holds only white space, separators, control and format
+        characters, or nothing.
 
     Example:
 
@@ -84,8 +90,14 @@ def cut_ids(ids, length):
 
 
 def at_least_one_step(ids):
-    """Dense ids ``[B, T]`` padded to at least one step (``T = 0`` becomes ``T = 1``), so a
-    batch of empty inputs never runs a recurrent layer over zero steps.
+    """Pads ids to at least one step, so a batch of empty inputs never runs a recurrent layer
+    over zero steps.
+
+    Args:
+        ids: dense int ids ``[B, T]``.
+
+    Returns:
+        ``[B, max(T, 1)]``: ``ids``, with one `keras_adl.conventions.PAD` step where ``T = 0``.
 
     Example:
 

@@ -602,7 +602,7 @@ def test_train_export_predict_users_documents(tmp_path, capsys):
     assert all(line[1] in ("politics", "sports") and line[2].startswith("p=") for line in lines)
     assert lines[1][3].split(": ")[1] in ("a long match", "the team scored a goal")
     code, out, err = _run(["predict", export_dir, "!!!", "The\tvote."], capsys)
-    assert code == 1 and "have no words this model can read: '!!!'" in err
+    assert code == 1 and "(input 1: no words this model can read)" in err
     assert out.splitlines()[0] == "!!!\t(no words this model can read)"
     assert out.splitlines()[1].split("\t")[0] == "The vote."
 

@@ -6,9 +6,11 @@ import os
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the ops of exported text models)
 
+from keras_adl.conventions import PAD
 from keras_adl.models.han import ENCODER_LAYER, han_attention
+from keras_adl.recipes._recipe import Answers, input_label, raw_bytes
 from keras_adl.training.export import export_serving_fn
-from keras_adl.training.rundir import RecipeError
+from keras_adl.training.serving_inputs import read_raw_text
 
 
 def make_han_serving_fn(model, tokenizer, class_names=None):
@@ -17,6 +19,11 @@ def make_han_serving_fn(model, tokenizer, class_names=None):
     Sentence and word splitting, vocabulary lookup and padding run in the graph (the
     tensorflow-text ops of `keras_adl.text.DocumentTokenizer`), so the exported SavedModel
     takes raw strings; reloading it needs ``import tensorflow_text`` but not keras_adl.
+
+    Any string is answered: invalid UTF-8 is replaced (`keras_adl.training.serving_inputs`); a
+    document of no words gets class -1, class name ``""`` and zero probabilities and
+    attention; a longer one than the tokenizer's ``[max_sentences, max_words]`` is classified
+    from the sentences and words that fit.
 
     Args:
         model: a model from `keras_adl.models.han_classifier`.
@@ -27,8 +34,9 @@ def make_han_serving_fn(model, tokenizer, class_names=None):
         A ``tf.function`` with input signature ``documents`` ``[None]`` string returning a dict:
         ``classes`` ``[B]`` int32, ``probabilities`` ``[B, C]``, ``word_attention``
         ``[B, S, W]``, ``sentence_attention`` ``[B, S]`` (float32), ``tokens`` ``[B, S, W]``
-        (the words at the attention positions, ``""`` at padding) and, with
-        ``class_names``, ``class_names`` ``[B]``.
+        (the words at the attention positions, ``""`` at padding), the flags ``empty``,
+        ``truncated`` and ``invalid_utf8`` (``bool [B]``) and, with ``class_names``,
+        ``class_names`` ``[B]``.
     """
     attention_model = han_attention(model)
     _check_han_tokenizer(model, tokenizer, class_names, ENCODER_LAYER)
@@ -36,19 +44,29 @@ def make_han_serving_fn(model, tokenizer, class_names=None):
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="documents")])
     def serve(documents):
-        ids, tokens = tokenizer.encode_with_tokens(documents)
+        text, invalid_utf8 = read_raw_text(documents)
+        ids, tokens, truncated = tokenizer.encode_with_cut(text)
+        empty = tf.reduce_all(tf.equal(ids, PAD), axis=[1, 2])
         outputs = attention_model(ids, training=False)
-        probabilities = tf.cast(outputs["probabilities"], tf.float32)
-        classes = tf.argmax(probabilities, axis=-1, output_type=tf.int32)
+
+        def answered(x):  # an empty document's numbers are zeros
+            x = tf.cast(x, tf.float32)
+            return tf.where(tf.reshape(empty, [-1] + [1] * (x.shape.rank - 1)), 0.0, x)
+
+        probabilities = answered(outputs["probabilities"])
+        classes = tf.where(empty, -1, tf.argmax(probabilities, axis=-1, output_type=tf.int32))
         result = {
             "classes": classes,
             "probabilities": probabilities,
-            "word_attention": tf.cast(outputs["word_attention"], tf.float32),
-            "sentence_attention": tf.cast(outputs["sentence_attention"], tf.float32),
+            "word_attention": answered(outputs["word_attention"]),
+            "sentence_attention": answered(outputs["sentence_attention"]),
             "tokens": tokens,
+            "empty": empty,
+            "truncated": truncated,
+            "invalid_utf8": invalid_utf8,
         }
         if names is not None:
-            result["class_names"] = tf.gather(names, classes)
+            result["class_names"] = tf.where(empty, "", tf.gather(names, tf.maximum(classes, 0)))
         return result
 
     return serve
@@ -91,36 +109,34 @@ def export_han(model, export_dir, tokenizer, class_names=None):
 
 def predict(export_dir, inputs):
     """Prints the class, its probability and the most attended sentence of each document (a
-    raw string, or the path of a UTF-8 text file)."""
-    texts, unreadable = [], []
+    raw string, or the path of a UTF-8 text file), in order; a document of no words gets a line
+    saying so (exit status 1) and the others are still answered."""
+    texts = []
     for item in inputs:
         if os.path.isfile(item):
-            with open(item, encoding="utf-8", errors="replace") as f:
+            with open(item, "rb") as f:  # the export replaces invalid UTF-8, and flags it
                 texts.append(f.read())
         else:
             texts.append(item)
-    loaded = tf.saved_model.load(export_dir)
-    outputs = loaded.signatures["serving_default"](documents=tf.constant(texts))
-    for item, name, probabilities, sentences, tokens in zip(
-        inputs,
-        outputs["class_names"].numpy(),
-        outputs["probabilities"].numpy(),
-        outputs["sentence_attention"].numpy(),
-        outputs["tokens"].numpy(),
-    ):
-        label = item if len(item) <= 40 or os.path.isfile(item) else item[:37] + "..."
-        label = " ".join(label.split())  # one output line per document
-        if not sentences.any():
-            print(f"{label}\t(no words this model can read)")
-            unreadable.append(label)
+    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    outputs = {k: v.numpy() for k, v in serve(documents=tf.constant(raw_bytes(texts))).items()}
+    labels = [item if os.path.isfile(item) else input_label(item) for item in inputs]
+    answers = Answers(inputs, labels)
+    for index in range(len(inputs)):
+        sentences = outputs["sentence_attention"][index]
+        empty = outputs["empty"][index] if "empty" in outputs else not sentences.any()
+        if empty:
+            answers.fail(index + 1, "no words this model can read")
             continue
         top = int(sentences.argmax())
-        words = " ".join(w.decode() for w in tokens[top] if w)
-        print(
-            f"{label}\t{name.decode()}\tp={probabilities.max():.3f}\t"
-            f"sentence {top + 1} ({sentences[top]:.2f}): {words}"
+        words = " ".join(w.decode() for w in outputs["tokens"][index][top] if w)
+        probabilities = outputs["probabilities"][index]
+        answers.answer(
+            index + 1,
+            f"{outputs['class_names'][index].decode()}\tp={probabilities.max():.3f}\t"
+            f"sentence {top + 1} ({sentences[top]:.2f}): {words}",
         )
-    if unreadable:
-        raise RecipeError(
-            f"{len(unreadable)} input(s) have no words this model can read: {unreadable[0]!r}"
+        answers.flags(
+            index + 1, outputs, index, "longer than the model reads; classified from its start"
         )
+    answers.finish()
