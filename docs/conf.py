@@ -24,6 +24,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "myst_parser",
+    "sphinx_copybutton",
     "adl_docs",
 ]
 
@@ -50,6 +51,8 @@ autodoc_default_options = {"members": True, "undoc-members": True}
 autodoc_preserve_defaults = True
 autoclass_content = "class"
 add_module_names = False
+# The on-page index says `initial_cache()`, not `TransformerDecoderBlock.initial_cache()`.
+toc_object_entries_show_parents = "hide"
 python_display_short_literal_types = True
 
 napoleon_google_docstring = True
@@ -64,8 +67,20 @@ myst_heading_anchors = 3
 
 html_theme = "furo"
 html_title = f"keras-adl {release}"
-html_static_path = []
+html_static_path = ["_static"]
+# The on-page index (furo's right-hand "On this page") stays visible down to 70em (a 1280 px
+# window), where furo would hide it below 82em; an output block is labelled as such.
+html_css_files = ["adl.css"]
 html_show_sourcelink = False
 html_copy_source = False
 pygments_style = "friendly"
 pygments_dark_style = "monokai"
+
+# The copy button of a code block copies the code only: in a block with prompts (a docstring's
+# `>>> ` / `... ` example, a console block's `$ `), the prompt lines without their prompts and
+# none of the output lines; an ```output block (what the code above it prints) has no button.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
+copybutton_line_continuation_character = "\\"  # a `$ ` line ending in \ goes on below
+copybutton_selector = "div:not(.highlight-output) > div.highlight > pre"

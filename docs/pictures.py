@@ -9,8 +9,8 @@ it). The chosen pictures (`PICTURES`) are copied from the run directories, downs
 ``optimize=True`` (each at most `MAX_BYTES`). ``pictures.json`` lists, in a fixed order (the
 families' order, then `PICTURES`' order), each picture's family, file (relative to ``--out``),
 caption, the command of the run that drew it (and of the runs it reads), and that run's
-figures from its ``run.json``. ``--only`` redoes some families: their entries are replaced,
-the others' kept.
+figures from its ``run.json``. ``--only`` redoes some families and ``--pictures`` some
+pictures: their entries are replaced, the others' kept.
 
 The runs read ``make data``'s Debian files (GCIDE, fortunes); the default settings take about
 11 minutes on 2 CPU cores (measured: 564 s, and 96 s for the DNC added since; the runs one
@@ -18,6 +18,7 @@ after the other, one process at a time).
 
     .venv/bin/python docs/pictures.py                       # every family
     .venv/bin/python docs/pictures.py --only memory vision  # redo two families
+    .venv/bin/python docs/pictures.py --pictures memory/ntm_addressing  # redo one picture
     .venv/bin/python docs/pictures.py --out /tmp/pictures --keep-runs
 """
 
@@ -256,6 +257,13 @@ def parse_args(argv=None):
         "--only", nargs="+", choices=FAMILIES, metavar="FAMILY", help="the families to redo"
     )
     parser.add_argument(
+        "--pictures",
+        nargs="+",
+        choices=[f"{p.family}/{p.name}" for p in PICTURES],
+        metavar="FAMILY/NAME",
+        help="redo only these pictures (e.g. memory/ntm_addressing), with the runs they need",
+    )
+    parser.add_argument(
         "--out", default=os.path.join(HERE, "pictures"), help="(default: docs/pictures)"
     )
     parser.add_argument(
@@ -378,10 +386,21 @@ def write_index(out, made, redone):
     return entries
 
 
+def chosen(args):
+    """The pictures to redo (``--only``'s families, ``--pictures``' pictures, or all) and
+    their families, in `PICTURES` order."""
+    families = args.only or list(FAMILIES)
+    pictures = [
+        p
+        for p in PICTURES
+        if p.family in families and (not args.pictures or f"{p.family}/{p.name}" in args.pictures)
+    ]
+    return pictures, sorted({p.family for p in pictures}, key=list(FAMILIES).index)
+
+
 def main(argv=None):
     args = parse_args(argv)
-    redone = args.only or list(FAMILIES)
-    pictures = [p for p in PICTURES if p.family in redone]
+    pictures, redone = chosen(args)
     work = tempfile.mkdtemp(prefix="keras-adl-pictures-")
     start, run_dirs, metrics = time.monotonic(), {}, {}
     try:

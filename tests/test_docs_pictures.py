@@ -1,6 +1,7 @@
 """`docs/pictures.py` and what it made: every picture listed in ``docs/pictures/pictures.json``
 is there, a small PNG; every family has one; the script's settings name real tasks and models,
-its ``--help`` runs, and its shrinking and index keep their promises."""
+its ``--help`` runs, one picture can be redone, and its shrinking and index keep their
+promises."""
 
 import json
 import os
@@ -123,6 +124,17 @@ def test_redoing_one_family_keeps_the_others_entries_and_drops_stale_files(scrip
     assert kept.exists()
 
 
+def test_one_picture_can_be_redone_with_the_runs_it_needs(script):
+    pictures, redone = script.chosen(script.parse_args(["--pictures", "memory/ntm_addressing"]))
+    assert [f"{p.family}/{p.name}" for p in pictures] == ["memory/ntm_addressing"]
+    assert redone == ["memory"] and script.runs_needed(pictures) == ["copy_ntm"]
+    pictures, redone = script.chosen(script.parse_args(["--only", "memory"]))
+    assert [p.name for p in pictures] == ["ntm_addressing", "dnc_addressing"]
+    assert redone == ["memory"]
+    pictures, redone = script.chosen(script.parse_args([]))
+    assert pictures == list(script.PICTURES) and redone == list(FAMILIES)
+
+
 def test_help_runs():
     result = subprocess.run(
         [sys.executable, os.path.join(ROOT, "docs", "pictures.py"), "--help"],
@@ -131,4 +143,4 @@ def test_help_runs():
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "--only" in result.stdout and "--out" in result.stdout
+    assert all(option in result.stdout for option in ("--only", "--pictures", "--out"))

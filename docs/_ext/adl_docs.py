@@ -1,6 +1,9 @@
 """keras-adl's Sphinx extension: the API pages, cross-links, and what each object uses.
 
-- ``docs/api/<page>.md`` is written at each build from ``public_api.PAGES``.
+- ``docs/api/<page>.md`` is written at each build from ``public_api.PAGES``; the layers get
+  ``docs/api/layers.md``, a page per kind and a page per layer (``public_api.LAYER_KINDS``),
+  and the ops and models pages are in sections by kind (``public_api.SECTIONS``).
+- A fenced block of language ``output`` shows what the ``python`` block above it prints.
 - A single-backtick name in a docstring (`additive_scores`) links to the public object of that
   name wherever it is documented; a name that is not public stays code, without a warning.
   Inline code in the guides that names a public object links to it too.
@@ -19,8 +22,17 @@ import os
 import re
 
 from docutils import nodes
-from public_api import PAGES, public_objects
+from public_api import (
+    LAYER_KINDS,
+    PAGES,
+    layer_file,
+    public_names,
+    public_objects,
+    section_names,
+)
+from pygments.lexers.special import TextLexer
 from sphinx import addnodes
+from sphinx.errors import ExtensionError
 from sphinx.util.inspect import stringify_signature
 
 _SECTION = re.compile(r"^\s*[A-Z][A-Za-z ]*:\s*$")
@@ -87,19 +99,21 @@ def _links(targets):
 
 def _literal_equations(lines):
     """Turn the indented blocks of a docstring's description (before its first section) into
-    literal blocks."""
+    literal blocks (a block after a ``::`` paragraph is one already)."""
     out, in_block, description = [], False, True
     for i, line in enumerate(lines):
         if _SECTION.match(line):
             description = False
         indented = line.startswith("    ") and not line.lstrip().startswith(">>>")
+        above = [previous.strip() for previous in lines[:i] if previous.strip()]
         start = (
             description
             and indented
             and not in_block
             and i > 0
             and lines[i - 1].strip() == ""
-            and any(previous.strip() for previous in lines[:i])
+            and above
+            and not above[-1].endswith("::")
         )
         if start:
             out.extend([".. code-block:: text", ""])
@@ -149,9 +163,22 @@ _KERAS_MEMBERS = {
 }
 
 
+def _defined_in(obj):
+    """The module that defines the function, method or property ``obj`` (None if unknown)."""
+    function = obj.fget if isinstance(obj, property) else inspect.unwrap(obj)
+    return getattr(function, "__module__", None) if callable(function) else None
+
+
 def _skip_member(app, what, name, obj, skip, options):
-    """Classes show their own public API, not the Keras methods every layer overrides."""
-    if what == "class" and (name in _KERAS_MEMBERS or not getattr(obj, "__doc__", None)):
+    """Classes show their own public API, not the Keras methods every layer overrides, nor
+    those a layer page's ``:inherited-members:`` would bring from Keras' own classes (a layer
+    shows what it inherits from a keras_adl base class, such as `precompute_keys`)."""
+    if what != "class":
+        return None
+    if name in _KERAS_MEMBERS or not getattr(obj, "__doc__", None):
+        return True
+    module = _defined_in(obj)
+    if module is not None and not module.startswith("keras_adl"):
         return True
     return None
 
@@ -186,6 +213,9 @@ def _resolve_bare_name(app, env, node, contnode):
         if resolved is not None:
             return resolved
     if node.get("reftype") == "obj":
+        if node.get("refspecific") and isinstance(contnode, nodes.literal):
+            # The role took the leading dot of `.keras` for a lookup rule: give it back.
+            contnode = nodes.literal("", "." + contnode.astext(), classes=contnode["classes"])
         return contnode if isinstance(contnode, nodes.Node) else None
     return None
 
@@ -278,44 +308,171 @@ def _is_constant(obj):
     return not (inspect.isclass(obj) or inspect.isroutine(obj) or inspect.ismodule(obj))
 
 
-def api_page(page, modules):
-    """The Markdown of ``docs/api/<page>.md``: each module's docstring and ``__all__``;
-    autodoc finds functions and classes, and each constant gets an ``autodata`` entry (autodoc
-    documents a module's constants only when they carry a ``#:`` comment)."""
-    lines = [f"# {_TITLES[page]}", ""]
-    for name in modules:
-        module = importlib.import_module(name)
-        if len(modules) > 1:
-            lines += [f"## `{name}`", ""]
-        lines += ["```{eval-rst}", f".. automodule:: {name}", ""]
-        for member in module.__all__:
+def _entry(dotted, value):
+    """The autodoc directive of one public name: a class, exception or function gets its own
+    documenter; a constant an ``autodata`` entry (autodoc documents a module's constants only
+    when they carry a ``#:`` comment), without its value when the value is long."""
+    if inspect.isclass(value):
+        kind = "exception" if issubclass(value, BaseException) else "class"
+        return [f".. auto{kind}:: {dotted}", ""]
+    if inspect.isroutine(value):
+        return [f".. autofunction:: {dotted}", ""]
+    lines = [f".. autodata:: {dotted}"]
+    if len(repr(value)) > 60:
+        lines.append("   :no-value:")
+    return lines + [""]
+
+
+def _module_docstring(name):
+    """The module's entry without its members: its docstring."""
+    return ["```{eval-rst}", f".. automodule:: {name}", "   :no-members:", "```", ""]
+
+
+def _module_entry(name, heading):
+    """The Markdown of one module's entry: its docstring and ``__all__``, in the sections of
+    `public_api.SECTIONS` (headings one level below ``heading``), or in one run."""
+    module = importlib.import_module(name)
+    sections = section_names(name)
+    if sections == [(None, module.__all__)]:
+        lines = ["```{eval-rst}", f".. automodule:: {name}", ""]
+        for member in module.__all__:  # autodoc finds the functions and classes
             value = getattr(module, member)
             if _is_constant(value):
-                lines.append(f".. autodata:: {name}.{member}")
-                if len(repr(value)) > 60:
-                    lines.append("   :no-value:")
-                lines.append("")
+                lines += _entry(f"{name}.{member}", value)
+        return lines + ["```", ""]
+    lines = _module_docstring(name)
+    for title, members in sections:
+        lines += [f"{heading}# {title}", "", "```{eval-rst}"]
+        for member in members:
+            lines += _entry(f"{name}.{member}", getattr(module, member))
         lines += ["```", ""]
+    return lines
+
+
+def _summary(obj):
+    """The first paragraph of ``obj``'s docstring, on one line (reST)."""
+    paragraph = []
+    for line in inspect.cleandoc(obj.__doc__ or "").splitlines():
+        if not line.strip():
+            break
+        paragraph.append(line.strip())
+    return " ".join(paragraph)
+
+
+def _layer_table(names):
+    """A reST table of ``names``: each layer's link and summary."""
+    layers = importlib.import_module("keras_adl.layers")
+    lines = ["```{eval-rst}", ".. list-table::", "   :widths: 35 65", ""]
+    for name in names:
+        lines += [
+            f"   * - :py:class:`~keras_adl.layers.{name}`",
+            f"     - {_summary(getattr(layers, name))}",
+        ]
+    return lines + ["```", ""]
+
+
+def _check_layer_kinds():
+    """Each public layer is in one kind of `public_api.LAYER_KINDS`, and each name there is
+    public."""
+    listed = [name for _, _, _, names in LAYER_KINDS for name in names]
+    public = public_names("keras_adl.layers")
+    missing = sorted(set(public) - set(listed))
+    extra = sorted(set(listed) - set(public))
+    twice = sorted({name for name in listed if listed.count(name) > 1})
+    if missing or extra or twice:
+        raise ExtensionError(
+            "docs/public_api.py LAYER_KINDS: "
+            f"layers in no kind {missing}, not public {extra}, in two kinds {twice}"
+        )
+
+
+def _layer_page(name, kind, title):
+    """The Markdown of one layer's page: where it belongs, its import and its entry (with the
+    methods it inherits from a keras_adl base class)."""
+    lines = [f"# {name}", ""]
+    lines += [f"One of the [{title.lower()}]({kind}.md) of [keras_adl.layers](../layers.md).", ""]
+    lines += ["```python", f"from keras_adl.layers import {name}", "```", ""]
+    lines += ["```{eval-rst}", f".. autoclass:: keras_adl.layers.{name}", "   :inherited-members:"]
+    return "\n".join(lines + ["```", ""])
+
+
+def layer_pages():
+    """``{path under docs/api/: Markdown}`` of the layers: ``layers.md`` (the module, its
+    kinds and their layers), a page per kind and a page per layer."""
+    _check_layer_kinds()
+    pages = {}
+    index = ["# Layers", ""] + _module_docstring("keras_adl.layers")
+    index += [
+        "Each layer has a page of its own, and the layers are grouped by kind, as keras.io "
+        "groups its layers API.",
+        "",
+    ]
+    for kind, title, about, names in LAYER_KINDS:
+        index += [f"## {title}", "", f"{about} [All {title.lower()}](layers/{kind}.md).", ""]
+        index += _layer_table(names)
+        kind_page = [f"# {title}", "", about, ""] + _layer_table(names)
+        kind_page += ["```{toctree}", ":hidden:", ""]
+        for name in names:
+            kind_page.append(layer_file(name))
+            pages[f"layers/{layer_file(name)}.md"] = _layer_page(name, kind, title)
+        pages[f"layers/{kind}.md"] = "\n".join(kind_page + ["```", ""])
+    index += ["```{toctree}", ":hidden:", ""]
+    index += [f"layers/{kind}" for kind, _, _, _ in LAYER_KINDS] + ["```", ""]
+    pages["layers.md"] = "\n".join(index)
+    return pages
+
+
+def api_page(page, modules):
+    """The Markdown of ``docs/api/<page>.md``: each module's docstring and ``__all__``."""
+    lines = [f"# {_TITLES[page]}", ""]
+    for name in modules:
+        if len(modules) > 1:
+            lines += [f"## `{name}`", ""]
+        lines += _module_entry(name, "##" if len(modules) > 1 else "#")
     return "\n".join(lines)
 
 
-def _write_api_pages(app):
-    """Writes ``docs/api/`` from `PAGES` before Sphinx looks for its sources."""
-    folder = os.path.join(app.srcdir, "api")
-    os.makedirs(folder, exist_ok=True)
+def api_pages():
+    """``{path under docs/api/: Markdown}`` of every API page, from `PAGES` and
+    `LAYER_KINDS`."""
+    pages = {}
     for page, modules in PAGES:
-        path = os.path.join(folder, f"{page}.md")
-        text = api_page(page, modules)
+        if modules == ("keras_adl.layers",):
+            pages.update(layer_pages())
+        else:
+            pages[f"{page}.md"] = api_page(page, modules)
+    return pages
+
+
+def _write_api_pages(app):
+    """Writes ``docs/api/`` before Sphinx looks for its sources, and deletes the pages of
+    ``docs/api/`` that it no longer writes (a renamed layer's)."""
+    folder = os.path.join(app.srcdir, "api")
+    pages = api_pages()
+    for relative, text in pages.items():
+        path = os.path.join(folder, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
             # Renamed into place: two builds (the test workers') may write it at once.
             temporary = f"{path}.{os.getpid()}"
             with open(temporary, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(temporary, path)
+    for directory, _, files in os.walk(folder):
+        for name in files:
+            relative = os.path.relpath(os.path.join(directory, name), folder)
+            if name.endswith(".md") and relative not in pages:
+                try:
+                    os.remove(os.path.join(directory, name))
+                except FileNotFoundError:  # the other build removed it first
+                    pass
 
 
 def setup(app):
     _PUBLIC.update(public_objects())
+    # ```output: what the python block above it prints (plain text; the guides' test compares
+    # it with the run).
+    app.add_lexer("output", TextLexer)
 
     _index_uses()
     app.connect("builder-inited", _write_api_pages)

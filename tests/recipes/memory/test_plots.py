@@ -36,3 +36,21 @@ def test_plot_memory_addressing_keeps_at_least_four_slots(tmp_path, saved):
     weights[:, 0] = 1.0  # slot 0 used: rows 0..1, padded to the minimum of 4
     plot_memory_addressing(weights, weights, str(tmp_path / "one.png"))
     assert image_data(one_closed_figure(saved).axes[0]).shape == (4, 3)
+
+
+def test_plot_memory_addressing_draws_the_used_slots_round_the_end_of_the_memory(tmp_path, saved):
+    # The NTM's shifts wrap: a head that starts at slot 0 and moves backwards uses slots
+    # 0, 127, 126, ...: the picture draws 122..127 then 0 and 1 (one slot more), not 0..127.
+    steps, slots = 6, 128
+    write = np.zeros((steps, slots), "float32")
+    write[np.arange(steps), -np.arange(steps) % slots] = 1.0  # slots 0, 127, ..., 123
+    read = np.zeros((steps, slots), "float32")
+    read[-1, 122] = 0.5
+    plot_memory_addressing(write, read, str(tmp_path / "wrap.png"))
+    write_ax, read_ax = one_closed_figure(saved).axes
+    shown = [122, 123, 124, 125, 126, 127, 0, 1]
+    np.testing.assert_array_equal(image_data(write_ax), write.T[shown])
+    np.testing.assert_array_equal(image_data(read_ax), read.T[shown])
+    # The slot axis names the slots, and a line marks the wrap (127 → 0).
+    assert [t.get_text() for t in write_ax.get_yticklabels()] == [str(s) for s in shown]
+    assert [line.get_ydata()[0] for line in write_ax.get_lines()] == [5.5]
