@@ -175,6 +175,9 @@ class CharacterCNN(keras.layers.Layer):
         shape = self._check_inputs(inputs.shape, inputs.dtype)
         batch, steps, chars = ops.shape(inputs)[0], ops.shape(inputs)[1], ops.shape(inputs)[2]
         ids = ops.reshape(ops.cast(inputs, "int32"), (-1, chars))  # [N = B·T, C]
+        # One padding token more, dropped below: TensorFlow's convolutions give a wrong shape
+        # for zero rows (an empty batch, or zero steps).
+        ids = ops.pad(ids, ((0, 1), (0, 0)))
         lengths = ops.sum(ops.cast(ops.not_equal(ids, 0), "int32"), axis=-1)  # L, [N]
         # Pad the character axis to the widest filter. An unknown C (a traced graph) is padded
         # by max_width - 1: the extra windows are all invalid, so the output is the same.
@@ -197,6 +200,7 @@ class CharacterCNN(keras.layers.Layer):
             features = ops.where(ops.expand_dims(valid, -1), features, fill)
             pooled.append(ops.max(features, axis=1))  # [N, count]
         x = ops.concatenate(pooled, axis=-1) if len(pooled) > 1 else pooled[0]
+        x = x[:-1]  # [N, F], without the padding token
         token_mask = ops.expand_dims(self.compute_mask(inputs), -1)
         per_token = ops.reshape(x, (batch, steps, self.num_features))
         return ops.where(token_mask, per_token, ops.zeros_like(per_token)), x

@@ -947,7 +947,7 @@ def test_train_export_predict_word2vec(tmp_path, capsys):
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
     assert _run(["export", run_dir, export_dir], capsys)[0] == 0
     code, out, err = _run(["predict", export_dir, "Piano", "emu", "SHIP"], capsys)
-    assert code == 1 and "1 of 3 word(s) are not in the vocabulary" in err
+    assert code == 1 and "1 of 3 input(s) got no answer (input 2: not in the vocabulary)" in err
     rows = [line.split("\t") for line in out.splitlines()]
     assert [r[0] for r in rows] == ["Piano", "emu", "SHIP"]
     assert rows[1][1] == "(not in the vocabulary)"

@@ -142,3 +142,11 @@ def test_convolution_features_are_what_the_highway_and_projection_read():
     if layer.highway is not None:
         x = np_(layer.highway(x))
     np.testing.assert_allclose(np_(layer.projection(x)), out[mask], rtol=1e-5, atol=1e-5)
+
+
+def test_an_empty_batch_and_zero_steps_give_empty_outputs():
+    # TensorFlow's convolutions return a wrong shape for zero rows; the layer pads one.
+    layer = CharacterCNN(20, 4, ((2, 3), (3, 5)), output_dim=6)
+    for shape in ((0, 4, 7), (2, 0, 7)):
+        out = layer(np.zeros(shape, "int32"))
+        assert tuple(out.shape) == shape[:2] + (6,)

@@ -13,6 +13,7 @@ from keras_adl.recipes.tagging.serving import text_tokens
 from keras_adl.recipes.tagging.tasks import RECIPES
 from keras_adl.text.characters import character_ids
 from keras_adl.training.rundir import RecipeError
+from tests import serving_fuzz
 
 TEXTS = [
     "Wed, 05/06/2002 to 17/06/2002",
@@ -74,3 +75,16 @@ def test_export_tags_raw_strings_as_the_model_in_memory(tmp_path, capsys, model_
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == TEXTS[0] + "\t" + " ".join(f"{t}/{g}" for t, g in zip(tokens[0], names[0]))
     assert lines[2] == " \t(no tokens)"
+    if characters:  # the fuzz suite, on one of the two exports
+        shapes = {
+            "tokens": (tf.string, (None,)),
+            "tags": (tf.string, (None,)),
+            "tag_ids": (tf.int32, (None,)),
+            "probabilities": (tf.float32, (None,)),
+        }
+        shapes.update({k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8")})
+        serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
+        out = serve(texts=tf.constant(["", "9 " * 300, b"\xff05/06"]))
+        assert out["empty"].numpy().tolist() == [True, False, False]
+        assert out["truncated"].numpy().tolist() == [False, True, False]
+        assert out["tokens"].shape[1] == 256 and out["invalid_utf8"].numpy()[2]
