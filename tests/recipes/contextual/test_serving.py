@@ -6,10 +6,16 @@ import os
 
 import keras
 import pytest
+import tensorflow as tf
 
-from keras_adl.recipes.contextual.serving import label
+from keras_adl.models import elmo_bilm
+from keras_adl.recipes._recipe import input_label as label
+from keras_adl.recipes.contextual.serving import export_bilm
 from keras_adl.recipes.contextual.tasks import RECIPES
+from tests import serving_fuzz
 from tests.recipes.contextual.runs import CLASS_NAMES, classifier_run, cove_run
+
+FLAGS = {k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8")}
 
 TEXTS = ["The file\tété", "Привет, мир 東京"]
 
@@ -33,6 +39,14 @@ def test_cove_runs_export_under_the_tokenizers_new_and_earlier_name(
         "The file été\tthe file été\tvectors: 3 words × 20",
         TEXTS[1] + "\tпривет мир 東京\tvectors: 3 words × 20",
     ]
+    if tokenizer_file == "tokenizer.json":  # the fuzz suite, on one of the two exports
+        shapes = {
+            "vectors": (tf.float32, (None, 20)),
+            "words": (tf.string, (None,)),
+            "mask": (tf.bool, (None,)),
+            **FLAGS,
+        }
+        serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
 
 
 @pytest.mark.parametrize("tokenizer_file", ["tokenizer.json", "vocab.json"])
@@ -45,6 +59,30 @@ def test_classifier_runs_export_under_the_tokenizers_new_and_earlier_name(
     lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
     assert [line[0] for line in lines] == [label(text) for text in TEXTS]
     assert all(line[1] in CLASS_NAMES and line[2].startswith("p=") for line in lines)
+    if tokenizer_file == "tokenizer.json":  # the fuzz suite, on one of the two exports
+        shapes = {
+            "classes": (tf.int32, ()),
+            "probabilities": (tf.float32, (len(CLASS_NAMES),)),
+            "class_names": (tf.string, ()),
+            **FLAGS,
+        }
+        serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
+        serve, _, _ = serving_fuzz.signature(export_dir)
+        out = serve(texts=tf.constant(["", "the file"]))
+        assert out["classes"].numpy()[0] == -1 and out["class_names"].numpy()[0] == b""
+
+
+def test_a_bilm_export_answers_every_input(tmp_path):
+    bilm = elmo_bilm(20, max_characters=8, filters=((1, 8), (2, 8)), projection_dim=8, units=12)
+    export_dir = str(tmp_path / "bilm")
+    export_bilm(bilm, export_dir, 8, 6)
+    shapes = {
+        "layers": (tf.float32, (3, 6, 16)),
+        "words": (tf.string, (6,)),
+        "mask": (tf.bool, (6,)),
+        **FLAGS,
+    }
+    serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
 
 
 def test_labels_are_one_line_of_at_most_40_characters():
