@@ -26,7 +26,7 @@ import tensorflow_text  # noqa: E402,F401  (the reloaded SavedModel's text ops)
 from keras_adl.data.pretraining import lm_windows  # noqa: E402
 from keras_adl.models.gpt import generate  # noqa: E402
 from keras_adl.recipes.pretraining import data  # noqa: E402
-from keras_adl.recipes.pretraining.serving import make_generation_serving_fn  # noqa: E402
+from keras_adl.recipes.pretraining.serving import make_generation_endpoints  # noqa: E402
 from keras_adl.recipes.pretraining.spec import SIZES  # noqa: E402
 from keras_adl.recipes.pretraining.tasks import RECIPES  # noqa: E402
 from keras_adl.training.export import export_serving_fn  # noqa: E402
@@ -81,12 +81,17 @@ def main(argv=None):
 
     export_dir = os.path.join(args.out, "export")
     shutil.rmtree(export_dir, ignore_errors=True)
-    export_serving_fn(model, export_dir, make_generation_serving_fn(model, tokenizer, 32))
-    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
-    settings = dict(temperature=0.0, top_k=0, top_p=1.0, seed=0)
-    settings = {k: tf.constant(v) for k, v in settings.items()}
-    reloaded = serve(prompts=tf.constant([args.prompt]), **settings)["texts"].numpy()[0].decode()
+    endpoints = make_generation_endpoints(model, tokenizer, 32)
+    serve = endpoints.pop("serve")
+    export_serving_fn(model, export_dir, serve, endpoints=endpoints)
+    signatures = tf.saved_model.load(export_dir).signatures
+    prompts = tf.constant([args.prompt])
+    reloaded = signatures["serving_default"](prompts=prompts)["texts"].numpy()[0].decode()
     print(f"reloaded export (greedy): {reloaded}")
+    settings = dict(temperature=1.0, top_k=0, top_p=0.9, seed=0, max_new_tokens=8)
+    settings = {k: tf.constant(v) for k, v in settings.items()}
+    drawn = signatures["sample"](prompts=prompts, **settings)["texts"].numpy()[0].decode()
+    print(f"reloaded export (sampled, seed 0, 8 new pieces): {drawn}")
     return {"figures": figures, "greedy": greedy, "reloaded": reloaded, "sampled": sampled}
 
 

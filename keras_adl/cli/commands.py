@@ -5,7 +5,14 @@ import os
 import sys
 
 from keras_adl import recipes
-from keras_adl.cli.parsing import PROG, STRATEGIES, CLIError, parse_task_command, positive
+from keras_adl.cli.parsing import (
+    PROG,
+    STRATEGIES,
+    CLIError,
+    parse_task_command,
+    positive,
+    sampling_settings,
+)
 from keras_adl.extras import require_spec
 from keras_adl.training.rundir import (
     MODEL_FILE,
@@ -180,8 +187,18 @@ def predict(args):
         recipes.find(task_info["task"])
     except (KeyError, ValueError):
         raise CLIError(f"{task_file} names no known task") from None
+    sampling = sampling_settings(args)
     load_tensorflow()
-    recipes.recipe_for(task_info["task"]).predict(args.export_dir, args.inputs, task_info)
+    recipe = recipes.recipe_for(task_info["task"])
+    if sampling is not None:
+        if not recipe.generates:
+            raise CLIError(
+                f"--temperature, --top-k, --top-p, --seed and --max-new-tokens set how a "
+                f"pretrain_lm export generates; {args.export_dir!r} is a "
+                f"{task_info['task']} export"
+            )
+        task_info = {**task_info, "sampling": sampling}
+    recipe.predict(args.export_dir, args.inputs, task_info)
 
 
 def evaluate(args):

@@ -94,7 +94,52 @@ def parser():
     predict.add_argument(
         "inputs", nargs="+", help="raw inputs: strings, bit vectors, image or text files"
     )
+    sampling = predict.add_argument_group(
+        "generation (a pretrain_lm export; without these, greedy continuation)"
+    )
+    for flag, kind, text in (
+        ("--temperature", float, "softmax temperature of sampling (0: greedy)"),
+        ("--top-k", int, "sample among the k likeliest pieces (0: all)"),
+        ("--top-p", float, "sample within the nucleus of this probability (1: all)"),
+        ("--seed", int, "the seed of the draws: a seed reproduces its text"),
+        (
+            "--max-new-tokens",
+            int,
+            "pieces generated after each prompt (0: up to the model's length)",
+        ),
+    ):
+        sampling.add_argument(flag, type=kind, default=None, help=text)
     return parser
+
+
+# (option, default, check, what it must be) of `keras-adl predict`'s generation settings.
+SAMPLING = (
+    ("temperature", 0.0, lambda v: v >= 0, "a number >= 0"),
+    ("top_k", 0, lambda v: v >= 0, "an integer >= 0"),
+    ("top_p", 1.0, lambda v: 0 < v <= 1, "a number in (0, 1]"),
+    ("seed", 0, lambda v: True, "an integer"),
+    ("max_new_tokens", 0, lambda v: v >= 0, "an integer >= 0"),
+)
+
+
+def sampling_settings(args):
+    """The generation settings ``keras-adl predict`` was given, checked, with the defaults
+    of those not given; ``None`` when none was given.
+
+    Raises:
+        CLIError: a setting out of its range (one line).
+    """
+    given = {name: getattr(args, name, None) for name, *_ in SAMPLING}
+    if all(value is None for value in given.values()):
+        return None
+    settings = {}
+    for name, default, check, what in SAMPLING:
+        value = default if given[name] is None else given[name]
+        if not check(value):
+            flag = "--" + name.replace("_", "-")
+            raise CLIError(f"{flag} must be {what}; received {value}")
+        settings[name] = value
+    return settings
 
 
 def task_parser(command, family, task):

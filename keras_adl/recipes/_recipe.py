@@ -89,6 +89,9 @@ class TaskRecipe:
         spec: the task's `keras_adl.recipes._spec.Task` (name, models, defaults, options).
     """
 
+    # Whether the task's exports generate text (``keras-adl predict``'s sampling settings).
+    generates = False
+
     def __init__(self, spec):
         self.spec = spec
 

@@ -20,7 +20,7 @@ from keras_adl.training.divergence import check_finite
 __all__ = ["export_serving_fn"]
 
 
-def export_serving_fn(model, export_dir, serving_fn, resources=()):
+def export_serving_fn(model, export_dir, serving_fn, resources=(), endpoints=None):
     """Writes ``model`` with ``serving_fn`` as its ``serving_default`` SavedModel signature.
 
     The directory is written next to ``export_dir`` under a temporary name and renamed at the
@@ -32,6 +32,8 @@ def export_serving_fn(model, export_dir, serving_fn, resources=()):
         serving_fn: a ``tf.function`` with an input signature.
         resources: extra TensorFlow resources the function uses (e.g. a tokenizer's lookup
             tables) to track in the SavedModel.
+        endpoints: optional ``{name: tf.function}``, more signatures of the SavedModel (read
+            as ``signatures[name]``), e.g. a GPT export's ``sample``.
 
     Returns:
         ``export_dir``.
@@ -64,6 +66,8 @@ def export_serving_fn(model, export_dir, serving_fn, resources=()):
     for resource in resources:
         archive.track(resource)
     archive.add_endpoint("serve", serving_fn)
+    for name, function in (endpoints or {}).items():
+        archive.add_endpoint(name, function)
     staging = tempfile.mkdtemp(prefix=".export-", dir=parent)
     try:
         archive.write_out(staging, verbose=False)

@@ -1191,3 +1191,38 @@ def test_stopping_and_rate_options_are_checked_before_tensorflow(capsys, argv, m
     assert cli.main(["train", "word2vec", "--out", "/nonexistent", *argv]) == 1
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        (["--temperature", "-1"], "--temperature must be a number >= 0; received -1.0"),
+        (["--top-p", "0"], "--top-p must be a number in (0, 1]; received 0.0"),
+        (["--top-k", "-2"], "--top-k must be an integer >= 0; received -2"),
+        (["--max-new-tokens", "-1"], "--max-new-tokens must be an integer >= 0; received -1"),
+    ],
+)
+def test_sampling_settings_out_of_range_are_one_line(tmp_path, capsys, option, message):
+    (tmp_path / "saved_model.pb").write_bytes(b"")
+    (tmp_path / "keras_adl_task.json").write_text(
+        json.dumps({"task": "pretrain_lm", "model": "gpt"})
+    )
+    code, _, err = _run(["predict", str(tmp_path), "The sea", *option], capsys)
+    assert code == 1 and err == f"keras-adl: error: {message}\n"
+
+
+def test_sampling_settings_need_an_export_that_generates(tmp_path, capsys):
+    from keras_adl.data.dates import SOURCE_VOCAB, TARGET_VOCAB
+    from keras_adl.models import attention_seq2seq
+    from keras_adl.recipes.sequences.serving import export_seq2seq
+    from keras_adl.training.rundir import write_task_file
+
+    export_dir = str(tmp_path / "dates")
+    model = attention_seq2seq(len(SOURCE_VOCAB), len(TARGET_VOCAB), 4, 8)
+    export_seq2seq(model, export_dir, SOURCE_VOCAB, TARGET_VOCAB, 11)
+    write_task_file(export_dir, task="dates", model="attention_seq2seq")
+    code, _, err = _run(["predict", export_dir, "3 May 1998", "--seed", "3"], capsys)
+    assert code == 1 and err.startswith("keras-adl: error: --temperature, --top-k, --top-p,")
+    assert err.endswith(f"how a pretrain_lm export generates; {export_dir!r} is a dates export\n")
+    code, out, _ = _run(["predict", export_dir, "3 May 1998"], capsys)
+    assert code == 0 and out.startswith("3 May 1998\t")

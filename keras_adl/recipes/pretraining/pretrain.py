@@ -8,7 +8,7 @@ from keras_adl.recipes._pictures import step_log
 from keras_adl.recipes.pretraining import data, spec
 from keras_adl.recipes.pretraining.evaluate import causal_lm_figures, masked_lm_figures
 from keras_adl.recipes.pretraining.plots import pictures
-from keras_adl.recipes.pretraining.serving import make_generation_serving_fn, predict_generation
+from keras_adl.recipes.pretraining.serving import make_generation_endpoints, predict_generation
 from keras_adl.recipes.pretraining.transformer_task import SearchData, TransformerTask, model_sizes
 from keras_adl.training.fit import fit
 from keras_adl.training.rundir import RecipeError
@@ -255,9 +255,12 @@ class LanguageModelPretraining(Pretraining):
         steps = options.get("steps") or max(1, len(inputs) // batch_size)
         return steps, data.lm_dataset(inputs, targets, batch_size)
 
+    generates = True
+
     def serving_fn(self, model, tokenizer, record):
-        return make_generation_serving_fn(model, tokenizer, record["settings"]["sequence_length"])
+        return make_generation_endpoints(model, tokenizer, record["settings"]["sequence_length"])
 
     def predict(self, export_dir, inputs, info):
-        """Prints each prompt and its greedy continuation."""
-        predict_generation(export_dir, inputs)
+        """Prints each prompt and its continuation: greedy, or sampled with ``info``'s
+        ``sampling`` settings."""
+        predict_generation(export_dir, inputs, info.get("sampling"))

@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_adl.models import gpt_lm
 from keras_adl.recipes.pretraining import data, spec
-from keras_adl.recipes.pretraining.serving import make_text_classifier_serving_fn
+from keras_adl.recipes.pretraining.serving import (
+    export,
+    make_generation_endpoints,
+    make_text_classifier_serving_fn,
+)
 from keras_adl.recipes.pretraining.tasks import RECIPES
+from keras_adl.training.rundir import RecipeError
+from tests import serving_fuzz
 from tests.recipes.pretraining.windows import (
     WINDOW_LABELS,
     WINDOW_TEXTS,
@@ -18,6 +25,8 @@ from tests.recipes.pretraining.windows import (
     window_tokenizer,
     windows_of,
 )
+
+FLAGS = {k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8")}
 
 
 def test_classifier_serving_multiplies_the_windows_probabilities():
@@ -110,6 +119,77 @@ def test_finetuned_classifier_serving_and_export_read_the_training_windows(tmp_p
             tokenizer.get_config()
         )
     assert first(texts)["windows"].numpy().tolist() == [1, 1, 1, 1]
+    shapes = {
+        "classes": (tf.int32, ()),
+        "probabilities": (tf.float32, (3,)),
+        "class_names": (tf.string, ()),
+        "windows": (tf.int32, ()),
+        **FLAGS,
+    }
+    serving_fuzz.check_answers_everything(str(tmp_path / "export3"), shapes, per_category=50)
+    out = serve(tf.constant(["", "a " * 40]))
+    assert out["classes"].numpy().tolist()[0] == -1 and out["truncated"].numpy().tolist() == [
+        False,
+        True,
+    ]
+
+
+def _gpt_export(tmp_path):
+    tokenizer, _ = window_tokenizer()
+    sizes = dict(sequence_length=12, model_dim=16, num_heads=2, intermediate_dim=32, num_layers=1)
+    model = gpt_lm(tokenizer.size, dropout=0.0, **sizes)
+    export_dir = str(tmp_path / "gpt")
+    record = {"task": "pretrain_lm", "model": "gpt", "settings": {"sequence_length": 12}}
+    export(model, export_dir, make_generation_endpoints(model, tokenizer, 12), tokenizer, record)
+    return export_dir
+
+
+def test_a_gpt_export_continues_a_prompt_alone_and_samples_with_a_seed(tmp_path, capsys):
+    export_dir = _gpt_export(tmp_path)
+    signatures = tf.saved_model.load(export_dir).signatures
+    assert sorted(signatures) == ["sample", "serve", "serving_default"]
+    prompts = tf.constant(["Привет мир", "Été"])
+    greedy = signatures["serving_default"](prompts=prompts)
+    assert greedy["tokens"].shape == (2, 12)
+    settings = {
+        "temperature": tf.constant(1.5),
+        "top_k": tf.constant(0),
+        "top_p": tf.constant(1.0),
+        "max_new_tokens": tf.constant(0),
+    }
+    runs = [
+        signatures["sample"](prompts=prompts, seed=tf.constant(seed), **settings)["tokens"].numpy()
+        for seed in (3, 3, 4)
+    ]
+    np.testing.assert_array_equal(runs[0], runs[1])  # a seed reproduces its text
+    assert not np.array_equal(runs[0], runs[2])
+    zero = dict(settings, temperature=tf.constant(0.0), seed=tf.constant(0))
+    np.testing.assert_array_equal(
+        signatures["sample"](prompts=prompts, **zero)["tokens"].numpy(), greedy["tokens"].numpy()
+    )
+    two = signatures["sample"](prompts=prompts, **dict(zero, max_new_tokens=tf.constant(2)))
+    tokenizer, _ = window_tokenizer()
+    lengths = [len(p) for p in data.token_lists(tokenizer, ["Привет мир", "Été"])]
+    assert lengths == [9, 3]
+    for row, length in zip(two["tokens"].numpy(), lengths):
+        assert row[: length + 2].all() and not row[length + 2 :].any()
+    shapes = {"texts": (tf.string, ()), "tokens": (tf.int32, (12,)), **FLAGS}
+    serving_fuzz.check_answers_everything(export_dir, shapes, per_category=20, large_batch=1000)
+    # predict: greedy by default, an empty prompt said so and the others continued.
+    with pytest.raises(RecipeError, match="1 of 2 input.s. got no answer .input 2: empty prompt"):
+        RECIPES["pretrain_lm"].predict(export_dir, ["Привет мир", " "], {})
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert rows[0][1] == greedy["texts"].numpy()[0].decode()
+    assert rows[1] == [" ", "(empty prompt: nothing to continue)"]
+    sampling = {"temperature": 1.5, "top_k": 0, "top_p": 1.0, "seed": 3, "max_new_tokens": 0}
+    RECIPES["pretrain_lm"].predict(export_dir, ["Привет мир"], {"sampling": sampling})
+    sampled = capsys.readouterr().out.splitlines()[0].split("\t")[1]
+    assert (
+        sampled
+        == signatures["sample"](prompts=prompts[:1], seed=tf.constant(3), **settings)["texts"]
+        .numpy()[0]
+        .decode()
+    )
 
 
 def test_the_vocabulary_is_written_under_its_new_name_and_read_under_both(tmp_path):
