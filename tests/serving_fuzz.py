@@ -153,3 +153,60 @@ def check_answers_everything(
     call(ordinary["ordinary"] + ordinary["mixed_scripts"])
     counts[f"batch of {large_batch}"] = large_batch
     return counts
+
+
+ARRAY_CATEGORIES = ("zeros", "ones", "uniform", "nan", "infinite", "negative", "huge")
+
+
+def _array(rng, category, shape):
+    if category == "zeros":
+        return np.zeros(shape, "float32")
+    if category == "ones":
+        return np.ones(shape, "float32")
+    x = rng.uniform(0.0, 1.0, shape).astype("float32")
+    spots = rng.random(shape) < 0.05
+    spots.flat[rng.integers(spots.size)] = True  # at least one value of each example
+    if category == "nan":
+        x[spots] = np.nan
+    elif category == "infinite":
+        x[spots] = np.where(rng.random(spots.sum()) < 0.5, np.inf, -np.inf)
+    elif category == "negative":
+        x = -x
+    elif category == "huge":
+        x = x * 1e30
+    return x
+
+
+def check_arrays_answered(export_dir, example_shape, shapes, per_category=20, large_batch=10_000):
+    """The array counterpart of `check_answers_everything`, for exports of images or
+    sequences: batches of 0, 1, each category of values (zeros, ones, uniform, NaN, infinite,
+    negative, huge) and ``large_batch`` uniform examples; no call raises, outputs have their
+    documented dtypes and shapes and are finite, and ``invalid_values`` flags the examples
+    whose values were not readable as given. Returns the count of examples per category."""
+    loaded = tf.saved_model.load(export_dir)
+    serve = loaded.signatures["serving_default"]
+    (name,) = serve.structured_input_signature[1]
+    rng = np.random.default_rng(0)
+    counts = {}
+
+    def call(batch):
+        outputs = serve(**{name: tf.constant(batch)})
+        _check(outputs, len(batch), shapes)
+        return {k: v.numpy() for k, v in outputs.items()}
+
+    call(np.zeros((0, *example_shape), "float32"))
+    counts["batch of 0"] = 1
+    for category in ARRAY_CATEGORIES:
+        batch = np.stack([_array(rng, category, example_shape) for _ in range(per_category)])
+        out = call(batch)
+        counts[category] = per_category
+        flagged = out["invalid_values"]
+        if category in ("nan", "infinite"):
+            assert flagged.all(), category
+        if category in ("zeros", "uniform"):
+            assert not flagged.any(), category
+    call(_array(rng, "uniform", (1, *example_shape)))
+    counts["batch of 1"] = 1
+    call(rng.uniform(0.0, 1.0, (large_batch, *example_shape)).astype("float32"))
+    counts[f"batch of {large_batch}"] = large_batch
+    return counts

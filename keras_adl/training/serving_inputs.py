@@ -17,7 +17,16 @@ import tensorflow as tf
 
 from keras_adl.conventions import PAD
 
-__all__ = ["REPLACEMENT_CHARACTER", "read_raw_text", "is_blank", "cut_ids", "at_least_one_step"]
+__all__ = [
+    "REPLACEMENT_CHARACTER",
+    "read_raw_text",
+    "is_blank",
+    "cut_ids",
+    "at_least_one_step",
+    "read_values",
+    "run_on_one_more",
+    "check_example_shape",
+]
 
 REPLACEMENT_CHARACTER = 0xFFFD  # U+FFFD, what an invalid UTF-8 byte sequence becomes
 
@@ -106,3 +115,83 @@ def at_least_one_step(ids):
     """
     missing = tf.maximum(1 - tf.shape(ids)[1], 0)
     return tf.pad(ids, [[0, 0], [0, missing]], constant_values=PAD)
+
+
+def read_values(values, low=None, high=None):
+    """Arrays (images, feature or bit sequences) made safe to read: NaN and infinite values
+    become 0 and, with bounds, values are clipped to ``[low, high]``.
+
+    Args:
+        values: a float tensor ``[B, ...]``.
+        low, high: optional bounds of the values the model reads (images: 0 and 1).
+
+    Returns:
+        ``(clean, invalid_values)``: the values, and ``bool [B]``, whether an example held a
+        value that was replaced or clipped.
+
+    Example:
+
+    >>> clean, invalid = read_values(tf.constant([[0.5, float("nan")], [0.2, 3.0]]), 0.0, 1.0)
+    >>> clean.numpy().tolist(), invalid.numpy().tolist()
+    ([[0.5, 0.0], [0.20000000298023224, 1.0]], [True, True])
+    """
+    finite = tf.math.is_finite(values)
+    clean = tf.where(finite, values, tf.zeros_like(values))
+    if low is not None or high is not None:
+        low = clean.dtype.min if low is None else low
+        high = clean.dtype.max if high is None else high
+        clean = tf.clip_by_value(clean, low, high)
+    changed = tf.logical_or(tf.logical_not(finite), tf.not_equal(clean, values))
+    axes = tf.range(1, tf.rank(values))
+    return clean, tf.reduce_any(changed, axis=axes)
+
+
+def run_on_one_more(function, batch):
+    """``function(batch)`` computed on the batch and one zero example more, whose outputs are
+    dropped: TensorFlow's convolutions return a wrong shape for a batch of zero examples, so an
+    empty request still gets empty outputs of the documented shapes.
+
+    Args:
+        function: maps a batch ``[B, ...]`` to a tensor or a dict of tensors, batch first.
+        batch: ``[B, ...]``.
+
+    Returns:
+        ``function``'s outputs for the ``B`` examples.
+
+    Example:
+
+    >>> run_on_one_more(lambda x: {"sum": tf.reduce_sum(x, 1)}, tf.zeros([0, 3]))["sum"].shape
+    TensorShape([0])
+    """
+    shape = tf.concat([[1], tf.shape(batch)[1:]], 0)
+    outputs = function(tf.concat([batch, tf.zeros(shape, batch.dtype)], 0))
+    return tf.nest.map_structure(lambda x: x[:-1], outputs)
+
+
+def check_example_shape(values, shape, name):
+    """Refuses a batch whose examples are not of ``shape`` with one clear message.
+
+    A ``tf.function``'s input signature refuses such a batch before it runs; the signature of a
+    reloaded SavedModel does not check shapes, so this check keeps the refusal (a clear
+    ``InvalidArgumentError``, not an error deep inside the model or a silent answer).
+
+    Args:
+        values: a batch ``[B, ...]``.
+        shape: the shape of one example (``None`` where any size is read).
+        name: the input's name, for the message.
+
+    Returns:
+        ``values``, checked.
+    """
+    known = [(i + 1, size) for i, size in enumerate(shape) if size is not None]
+    if not known:
+        return values
+    wanted = ", ".join("any" if size is None else str(size) for size in shape)
+    actual = tf.gather(tf.shape(values), [axis for axis, _ in known])
+    check = tf.debugging.assert_equal(
+        actual,
+        tf.constant([size for _, size in known], actual.dtype),
+        message=f"`{name}` must be [batch, {wanted}]",
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(values)

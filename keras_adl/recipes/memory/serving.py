@@ -6,14 +6,33 @@ import tensorflow as tf
 
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.rundir import RecipeError
+from keras_adl.training.serving_inputs import check_example_shape, read_values, run_on_one_more
+
+
+def make_memory_serving_fn(model):
+    """A ``tf.function`` from sequences ``inputs [None, None, D]`` float32 to the model's
+    ``logits [B, T, output_dim]`` and ``invalid_values`` ``bool [B]``. Any batch is answered:
+    NaN and infinite values are read as 0 (and flagged), an empty batch or sequences of no
+    step get empty logits."""
+    spec = tf.TensorSpec([None, None, model.input.shape[-1]], tf.float32, name="inputs")
+
+    def run(inputs):  # at least one step: no recurrent layer runs over zero steps
+        steps = tf.shape(inputs)[1]
+        padded = tf.pad(inputs, [[0, 0], [0, tf.maximum(1 - steps, 0)], [0, 0]])
+        return tf.cast(model(padded, training=False), tf.float32)[:, :steps]
+
+    @tf.function(input_signature=[spec])
+    def serve(inputs):
+        inputs = check_example_shape(inputs, spec.shape[1:], "inputs")
+        inputs, invalid = read_values(inputs)
+        return {"logits": run_on_one_more(run, inputs), "invalid_values": invalid}
+
+    return serve
 
 
 def export_memory_model(model, export_dir):
-    """A SavedModel whose ``serve`` (``serving_default``) maps ``inputs [None, None, D]``
-    float32 to the logits ``[B, T, output_dim]``."""
-    spec = tf.TensorSpec([None, None, model.input.shape[-1]], tf.float32, name="inputs")
-    serve = tf.function(lambda inputs: model(inputs, training=False), input_signature=[spec])
-    export_serving_fn(model, export_dir, serve)
+    """A SavedModel whose ``serve`` (``serving_default``) is `make_memory_serving_fn`."""
+    export_serving_fn(model, export_dir, make_memory_serving_fn(model))
 
 
 def predict_copies(export_dir, inputs):
@@ -32,6 +51,8 @@ def predict_copies(export_dir, inputs):
     x = np.zeros((1, 2 * length + 1, width), "float32")
     x[0, :length, :bits] = [[float(c) for c in v] for v in inputs]
     x[0, length, bits] = 1.0  # the end-of-input flag
-    logits = loaded.serve(tf.constant(x)).numpy()[0, length + 1 :]
+    logits = loaded.signatures["serving_default"](inputs=tf.constant(x))
+    logits = (logits["logits"] if "logits" in logits else logits["output_0"]).numpy()
+    logits = logits[0, length + 1 :]
     for source, row in zip(inputs, logits):
         print(f"{source}\t{''.join('1' if v > 0 else '0' for v in row)}")

@@ -11,7 +11,14 @@ from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE, DIGIT_OFFSET
 from keras_adl.models.captioning import caption_beam_search, caption_greedy_decode
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.rundir import RecipeError
+from keras_adl.training.serving_inputs import check_example_shape, read_values, run_on_one_more
 from keras_adl.utils import check_positive_int
+
+# What every image export does with its input: a batch of the model's image size (another size
+# or channel count is refused by the signature's spec), pixel values in [0, 1]; NaN and
+# infinite values become 0 and the rest is clipped to [0, 1], flagged ``invalid_values``; an
+# empty batch gets empty outputs.
+IMAGES = "[B, H, W, C] float32 in [0, 1]"
 
 
 def _caption_token_strings(vocab_size, token_strings):
@@ -51,8 +58,8 @@ def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=No
         A ``tf.function`` with input signature ``[tf.TensorSpec([None, H, W, C], tf.float32,
         name="images")]`` (``[None, L, D]`` named ``"features"`` for a feature-mode model)
         returning a dict with ``caption`` (the tokens' strings joined by spaces, ``[B]``),
-        ``tokens`` ``[B, max_length]`` int32, ``attention`` ``[B, max_length, L]`` float32
-        and ``log_likelihood`` ``[B]``.
+        ``tokens`` ``[B, max_length]`` int32, ``attention`` ``[B, max_length, L]`` float32,
+        ``log_likelihood`` ``[B]`` and ``invalid_values`` ``bool [B]`` (see `IMAGES`).
 
     Example:
 
@@ -63,7 +70,7 @@ def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=No
     >>> serve = make_captioning_serving_fn(model, max_length=3)
     >>> out = serve(tf.zeros((2, 8, 8, 1)))
     >>> sorted(out), tuple(out["attention"].shape)
-    (['attention', 'caption', 'log_likelihood', 'tokens'], (2, 3, 16))
+    (['attention', 'caption', 'invalid_values', 'log_likelihood', 'tokens'], (2, 3, 16))
     """
     where = "make_captioning_serving_fn: "
     check_positive_int("max_length", max_length, where=where)
@@ -73,8 +80,9 @@ def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=No
     name = "images" if encoder_input.name == "image" else encoder_input.name
     spec = tf.TensorSpec((None,) + tuple(encoder_input.shape[1:]), tf.float32, name=name)
 
-    @tf.function(input_signature=[spec])
-    def serve(images):
+    bounds = (0.0, 1.0) if name == "images" else (None, None)
+
+    def caption(images):
         if beam_width > 1:
             tokens, attention, score = caption_beam_search(model, images, max_length, beam_width)
         else:
@@ -82,13 +90,18 @@ def make_captioning_serving_fn(model, max_length, beam_width=1, token_strings=No
         tokens = tf.convert_to_tensor(tokens)
         words = tf.gather(strings, tokens)  # [B, max_length]; specials are ""
         words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
-        caption = tf.strings.reduce_join(words, axis=-1, separator=" ")
         return {
-            "caption": caption,
+            "caption": tf.strings.reduce_join(words, axis=-1, separator=" "),
             "tokens": tokens,
-            "attention": attention,
-            "log_likelihood": score,
+            "attention": tf.convert_to_tensor(attention),
+            "log_likelihood": tf.convert_to_tensor(score),
         }
+
+    @tf.function(input_signature=[spec])
+    def serve(images):
+        images = check_example_shape(images, spec.shape[1:], name)
+        images, invalid = read_values(images, *bounds)
+        return {**run_on_one_more(caption, images), "invalid_values": invalid}
 
     return serve
 
@@ -113,14 +126,14 @@ def make_ram_serving_fn(model):
 
     Returns:
         A ``tf.function`` with input signature ``images`` ``[None, H, W, C]`` float32 returning
-        a dict with ``classes`` ``[B]`` int32, ``probabilities`` ``[B, K]`` and ``locations``
+        a dict with ``classes`` ``[B]`` int32, ``probabilities`` ``[B, K]``, ``locations``
         ``[B, n, 2]`` (the glimpse centres ``(y, x)`` in ``[-1, 1]``; a learned policy's mean,
-        so the answer is deterministic; the random-glimpse baseline stays random).
+        so the answer is deterministic; the random-glimpse baseline stays random) and
+        ``invalid_values`` ``bool [B]`` (see `IMAGES`).
     """
     shape = [None, *model.inputs[0].shape[1:]]
 
-    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
-    def serve(images):
+    def classify(images):
         outputs = model(images, training=False)
         probabilities = tf.cast(outputs["probabilities"], tf.float32)
         return {
@@ -129,22 +142,34 @@ def make_ram_serving_fn(model):
             "locations": tf.cast(outputs["locations"], tf.float32),
         }
 
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
+    def serve(images):
+        images = check_example_shape(images, shape[1:], "images")
+        images, invalid = read_values(images, 0.0, 1.0)
+        return {**run_on_one_more(classify, images), "invalid_values": invalid}
+
     return serve
 
 
 def make_classifier_serving_fn(model):
     """A ``tf.function`` from an image batch to a whole-image baseline's answer
     (`keras_adl.models.baselines`): ``images`` ``[None, H, W, C]`` float32 in, a dict with
-    ``classes`` ``[B]`` int32 and ``probabilities`` ``[B, K]`` float32 out."""
+    ``classes`` ``[B]`` int32, ``probabilities`` ``[B, K]`` float32 and ``invalid_values``
+    ``bool [B]`` (see `IMAGES`) out."""
     shape = [None, *model.inputs[0].shape[1:]]
 
-    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
-    def serve(images):
+    def classify(images):
         probabilities = tf.cast(model(images, training=False), tf.float32)
         return {
             "classes": tf.argmax(probabilities, axis=-1, output_type=tf.int32),
             "probabilities": probabilities,
         }
+
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
+    def serve(images):
+        images = check_example_shape(images, shape[1:], "images")
+        images, invalid = read_values(images, 0.0, 1.0)
+        return {**run_on_one_more(classify, images), "invalid_values": invalid}
 
     return serve
 
@@ -175,15 +200,15 @@ def make_dram_serving_fn(model, token_strings=None):
         A ``tf.function`` with input signature ``images`` ``[None, H, W, C]`` float32 returning
         a dict with ``caption`` ``[B]`` (the symbols before the first ``END``, joined by
         spaces; specials render as nothing), ``tokens`` ``[B, S]`` int32 (the class of every
-        symbol), ``probabilities`` ``[B, S, K]`` and ``locations`` ``[B, S·N, 2]`` (the
-        glimpse centres ``(y, x)`` in ``[-1, 1]``; deterministic for a learned policy).
+        symbol), ``probabilities`` ``[B, S, K]``, ``locations`` ``[B, S·N, 2]`` (the
+        glimpse centres ``(y, x)`` in ``[-1, 1]``; deterministic for a learned policy) and
+        ``invalid_values`` ``bool [B]`` (see `IMAGES`).
     """
     num_classes = model.output["probabilities"].shape[-1]
     strings = _caption_token_strings(num_classes, token_strings)
     shape = [None, *model.inputs[0].shape[1:]]
 
-    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
-    def serve(images):
+    def read(images):
         outputs = model(images, training=False)
         probabilities = tf.cast(outputs["probabilities"], tf.float32)
         tokens = tf.argmax(probabilities, axis=-1, output_type=tf.int32)
@@ -193,6 +218,12 @@ def make_dram_serving_fn(model, token_strings=None):
             "probabilities": probabilities,
             "locations": tf.cast(outputs["locations"], tf.float32),
         }
+
+    @tf.function(input_signature=[tf.TensorSpec(shape, tf.float32, name="images")])
+    def serve(images):
+        images = check_example_shape(images, shape[1:], "images")
+        images, invalid = read_values(images, 0.0, 1.0)
+        return {**run_on_one_more(read, images), "invalid_values": invalid}
 
     return serve
 

@@ -56,3 +56,16 @@ def test_predict_reads_copy_vectors_only(task):
         r"features\] arrays through the Python API",
     ):
         RECIPES[task].predict("unused", VECTORS, {"task": task, "model": "ntm"})
+
+
+def test_a_memory_export_answers_every_batch(copy_export):
+    import tensorflow as tf
+
+    from tests import serving_fuzz
+
+    _, export_dir = copy_export
+    shapes = {"logits": (tf.float32, (7, 8)), "invalid_values": (tf.bool, ())}
+    serving_fuzz.check_arrays_answered(export_dir, (7, 9), shapes, large_batch=1000)
+    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    out = serve(inputs=tf.zeros((3, 0, 9)))  # sequences of no step
+    assert out["logits"].shape == (3, 0, 8) and not out["invalid_values"].numpy().any()
