@@ -123,7 +123,8 @@ def read_values(values, low=None, high=None):
 
     Args:
         values: a float tensor ``[B, ...]``.
-        low, high: optional bounds of the values the model reads (images: 0 and 1).
+        low: optional lower bound of the values the model reads (images: 0).
+        high: optional upper bound (images: 1).
 
     Returns:
         ``(clean, invalid_values)``: the values, and ``bool [B]``, whether an example held a
