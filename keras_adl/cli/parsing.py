@@ -123,8 +123,14 @@ SAMPLING = (
 
 
 def sampling_settings(args):
-    """The generation settings ``keras-adl predict`` was given, checked, with the defaults
-    of those not given; ``None`` when none was given.
+    """The generation settings ``keras-adl predict`` was given, checked.
+
+    Args:
+        args: the parsed ``predict`` arguments.
+
+    Returns:
+        ``{name: value}`` of the five settings (the defaults of those not given), or ``None``
+        when none was given.
 
     Raises:
         CLIError: a setting out of its range (one line).
