@@ -9,6 +9,7 @@ import tensorflow as tf
 from keras_adl.conventions import END, PAD, START
 from keras_adl.data.digit_strips import CAPTION_VOCAB_SIZE, DIGIT_OFFSET
 from keras_adl.models.captioning import caption_beam_search, caption_greedy_decode
+from keras_adl.recipes._recipe import Answers
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.rundir import RecipeError
 from keras_adl.training.serving_inputs import check_example_shape, read_values, run_on_one_more
@@ -231,27 +232,34 @@ def make_dram_serving_fn(model, token_strings=None):
 # -- keras-adl predict: image files in, one line each out --------------------------------------
 
 
-def read_images(paths, image_shape):
-    """Grayscale images ``[B, H, W, 1]`` in [0, 1] from PNG/JPEG/GIF/BMP files or ``.npy``
-    arrays of the model's size.
+def read_image(path, image_shape):
+    """A grayscale image ``[H, W, 1]`` in [0, 1] from a PNG/JPEG/GIF/BMP file or a ``.npy``
+    array of the model's size.
 
     Raises:
         RecipeError: a file that is missing, not an image or of another size (naming it).
     """
-    images = []
-    for path in paths:
-        if not os.path.isfile(path):
-            raise RecipeError(f"image file {path!r} not found")
-        image = read_npy_image(path) if path.endswith(".npy") else _decode_image(path)
-        if image.ndim == 2:
-            image = image[..., None]
-        if list(image.shape) != list(image_shape):
-            raise RecipeError(
-                f"{path!r} has shape {list(image.shape)}; this model reads "
-                f"{image_shape[0]}×{image_shape[1]} grayscale images"
-            )
-        images.append(image)
-    return np.stack(images)
+    if not os.path.isfile(path):
+        raise RecipeError(f"image file {path!r} not found")
+    image = read_npy_image(path) if path.endswith(".npy") else _decode_image(path)
+    if image.ndim == 2:
+        image = image[..., None]
+    if list(image.shape) != list(image_shape):
+        raise RecipeError(
+            f"{path!r} has shape {list(image.shape)}; this model reads "
+            f"{image_shape[0]}×{image_shape[1]} grayscale images"
+        )
+    return image
+
+
+def read_images(paths, image_shape):
+    """Grayscale images ``[B, H, W, 1]`` in [0, 1] from PNG/JPEG/GIF/BMP files or ``.npy``
+    arrays of the model's size (`read_image`).
+
+    Raises:
+        RecipeError: a file that is missing, not an image or of another size (naming it).
+    """
+    return np.stack([read_image(path, image_shape) for path in paths])
 
 
 def _decode_image(path):
@@ -288,10 +296,22 @@ def read_npy_image(path):
 
 
 def serve(export_dir, paths, image_shape):
-    """The exported model's ``serving_default`` outputs on the image files ``paths``."""
-    images = read_images(paths, image_shape)
+    """The exported model's ``serving_default`` outputs on the image files ``paths`` that can
+    be read: ``(outputs, rows, problems)``, the outputs (numpy) of the readable images, the
+    row of each readable path's index, and ``{index: why}`` for the others."""
+    images, rows, problems = [], {}, {}
+    for index, path in enumerate(paths):
+        try:
+            image = read_image(path, image_shape)
+        except RecipeError as error:
+            problems[index] = str(error)
+            continue
+        rows[index] = len(images)
+        images.append(image)
+    batch = np.stack(images) if images else np.zeros((0, *image_shape), "float32")
     loaded = tf.saved_model.load(export_dir)
-    return loaded.signatures["serving_default"](images=tf.constant(images))
+    outputs = loaded.signatures["serving_default"](images=tf.constant(batch, tf.float32))
+    return {k: v.numpy() for k, v in outputs.items()}, rows, problems
 
 
 def glimpse_path_text(locations):
@@ -299,24 +319,45 @@ def glimpse_path_text(locations):
     return " ".join(f"({y:+.2f},{x:+.2f})" for y, x in locations)
 
 
-def print_classes(paths, outputs):
+def _print_each(paths, served, line):
+    """One line per image file, in order: ``line(outputs, row)`` for a readable one, why not
+    for another (exit status 1 at the end, the others still answered)."""
+    outputs, rows, problems = served
+    answers = Answers(paths, labels=paths)
+    for index in range(len(paths)):
+        if index in problems:
+            answers.fail(index + 1, problems[index])
+            continue
+        row = rows[index]
+        answers.answer(index + 1, line(outputs, row))
+        if "invalid_values" in outputs and outputs["invalid_values"][row]:
+            answers.warn(index + 1, "pixel values outside [0, 1] or not finite, read clipped")
+    answers.finish()
+
+
+def print_classes(paths, served):
     """One line per image: the class, its probability and (the RAM's) glimpse path."""
-    classes, probabilities = outputs["classes"].numpy(), outputs["probabilities"].numpy()
-    for index, (path, label) in enumerate(zip(paths, classes)):
-        line = f"{path}\t{label}\tp={probabilities[index, label]:.3f}"
+
+    def line(outputs, row):
+        label = outputs["classes"][row]
+        text = f"{label}\tp={outputs['probabilities'][row, label]:.3f}"
         if "locations" in outputs:  # the RAM's glimpse centres
-            line += f"\tglimpses {glimpse_path_text(outputs['locations'][index].numpy())}"
-        print(line)
+            text += f"\tglimpses {glimpse_path_text(outputs['locations'][row])}"
+        return text
+
+    _print_each(paths, served, line)
 
 
-def print_captions(paths, outputs):
+def print_captions(paths, served):
     """One line per image: its caption."""
-    for path, caption in zip(paths, outputs["caption"].numpy()):
-        print(f"{path}\t{caption.decode()}")
+    _print_each(paths, served, lambda outputs, row: outputs["caption"][row].decode())
 
 
-def print_readings(paths, outputs):
+def print_readings(paths, served):
     """One line per image: the DRAM's reading and its glimpse path."""
-    for index, (path, caption) in enumerate(zip(paths, outputs["caption"].numpy())):
-        path_text = glimpse_path_text(outputs["locations"][index].numpy())
-        print(f"{path}\t{caption.decode()}\tglimpses {path_text}")
+
+    def line(outputs, row):
+        path_text = glimpse_path_text(outputs["locations"][row])
+        return f"{outputs['caption'][row].decode()}\tglimpses {path_text}"
+
+    _print_each(paths, served, line)

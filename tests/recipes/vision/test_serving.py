@@ -88,3 +88,32 @@ def test_an_image_export_answers_every_batch(tmp_path, kind):
             serve(tf.zeros(wrong))
         with pytest.raises(tf.errors.InvalidArgumentError, match=r"must be \[batch, 16, 16, 1\]"):
             signature(images=tf.zeros(wrong))
+
+
+def test_predict_answers_each_image_file_and_names_the_bad_ones(tmp_path, capsys):
+    import tensorflow as tf
+
+    from keras_adl.models import whole_image_convnet
+    from keras_adl.recipes.vision import serving
+    from keras_adl.training.export import export_serving_fn
+
+    model = whole_image_convnet((16, 16, 1), 4)
+    export_dir = str(tmp_path / "export")
+    export_serving_fn(model, export_dir, serving.make_classifier_serving_fn(model))
+    good, small, nan = (str(tmp_path / f"{n}.npy") for n in ("good", "small", "nan"))
+    np.save(good, np.full((16, 16), 0.5, "float32"))
+    np.save(small, np.zeros((8, 8), "float32"))
+    np.save(nan, np.full((16, 16), np.nan, "float32"))
+    paths = [good, str(tmp_path / "missing.png"), small, nan, good]
+    with pytest.raises(RecipeError, match=r"3 of 5 input\(s\) got no answer \(input 2, 3, 4: "):
+        serving.print_classes(paths, serving.serve(export_dir, paths, (16, 16, 1)))
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [r[0] for r in rows] == paths
+    expected = int(tf.argmax(model(np.full((1, 16, 16, 1), 0.5, "float32"))[0]))
+    assert rows[0][1] == rows[4][1] == str(expected) and rows[0][2].startswith("p=")
+    assert rows[1][1] == f"(image file {paths[1]!r} not found)"
+    assert rows[2][1].startswith(f"({small!r} has shape [8, 8, 1]; this model reads 16×16")
+    assert rows[3][1].startswith(f"({nan!r} holds NaN or infinite values")
+    # None readable: every line says why, and nothing is served.
+    with pytest.raises(RecipeError, match=r"1 of 1 input"):
+        serving.print_classes([small], serving.serve(export_dir, [small], (16, 16, 1)))
