@@ -4,8 +4,8 @@ reads copy-task bit vectors and prints their copies."""
 import numpy as np
 import tensorflow as tf
 
+from keras_adl.recipes._recipe import Answers
 from keras_adl.training.export import export_serving_fn
-from keras_adl.training.rundir import RecipeError
 from keras_adl.training.serving_inputs import check_example_shape, read_values, run_on_one_more
 
 
@@ -36,23 +36,34 @@ def export_memory_model(model, export_dir):
 
 
 def predict_copies(export_dir, inputs):
-    """Runs an exported copy model on bit vectors given as strings of 0/1; prints each vector
-    and its copy."""
-    bits = len(inputs[0])
-    if any(len(v) != bits or set(v) - {"0", "1"} for v in inputs):
-        raise RecipeError("inputs must be bit vectors of one length, e.g. 10110010 01100110")
+    """Runs an exported copy model on bit vectors given as strings of 0/1 (together, one
+    sequence to copy); prints each vector and its copy. A vector that is not of the model's
+    width in 0s and 1s gets a line saying so (exit status 1) and the others are copied as the
+    sequence."""
     loaded = tf.saved_model.load(export_dir)
-    width = int(
-        loaded.signatures["serving_default"].structured_input_signature[1]["inputs"].shape[-1]
-    )
-    if bits != width - 1:
-        raise RecipeError(f"this model copies {width - 1}-bit vectors; received {bits} bits")
-    length = len(inputs)
-    x = np.zeros((1, 2 * length + 1, width), "float32")
-    x[0, :length, :bits] = [[float(c) for c in v] for v in inputs]
-    x[0, length, bits] = 1.0  # the end-of-input flag
-    logits = loaded.signatures["serving_default"](inputs=tf.constant(x))
-    logits = (logits["logits"] if "logits" in logits else logits["output_0"]).numpy()
-    logits = logits[0, length + 1 :]
-    for source, row in zip(inputs, logits):
-        print(f"{source}\t{''.join('1' if v > 0 else '0' for v in row)}")
+    signature = loaded.signatures["serving_default"]
+    width = int(signature.structured_input_signature[1]["inputs"].shape[-1])
+    bits = width - 1
+    answers = Answers(inputs)
+    problems = {}
+    for index, vector in enumerate(inputs):
+        if set(vector) - {"0", "1"}:
+            problems[index] = "not a bit vector: write it in 0s and 1s, e.g. 10110010"
+        elif len(vector) != bits:
+            problems[index] = f"this model copies {bits}-bit vectors; received {len(vector)} bits"
+    sequence = [v for i, v in enumerate(inputs) if i not in problems]
+    copies = iter(())
+    if sequence:
+        length = len(sequence)
+        x = np.zeros((1, 2 * length + 1, width), "float32")
+        x[0, :length, :bits] = [[float(c) for c in v] for v in sequence]
+        x[0, length, bits] = 1.0  # the end-of-input flag
+        logits = signature(inputs=tf.constant(x))
+        logits = (logits["logits"] if "logits" in logits else logits["output_0"]).numpy()
+        copies = iter(logits[0, length + 1 :])
+    for index in range(len(inputs)):
+        if index in problems:
+            answers.fail(index + 1, problems[index])
+            continue
+        answers.answer(index + 1, "".join("1" if v > 0 else "0" for v in next(copies)))
+    answers.finish()

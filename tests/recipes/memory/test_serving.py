@@ -38,14 +38,21 @@ def test_an_exported_copy_model_prints_each_vector_and_its_copy(copy_export, cap
     assert [row[1] for row in rows] == ["".join("1" if v > 0 else "0" for v in r) for r in logits]
 
 
-def test_predict_refuses_other_widths_and_malformed_vectors(copy_export):
-    _, export_dir = copy_export
+def test_predict_names_vectors_of_other_widths_and_copies_the_others(copy_export, capsys):
+    model, export_dir = copy_export
     info = {"task": "copy", "model": "lstm"}
-    with pytest.raises(RecipeError, match="copies 8-bit vectors; received 4 bits"):
-        RECIPES["copy"].predict(export_dir, ["1011", "0110"], info)
-    for inputs in (["1011", "011"], ["10a1"]):
-        with pytest.raises(RecipeError, match="inputs must be bit vectors of one length"):
-            RECIPES["copy"].predict(export_dir, inputs, info)
+    with pytest.raises(RecipeError, match=r"2 of 4 input\(s\) got no answer \(input 2, 4: "):
+        RECIPES["copy"].predict(export_dir, [VECTORS[0], "1011", VECTORS[1], "10a1"], info)
+    rows = [line.split("\t") for line in capsys.readouterr().out.strip().splitlines()]
+    assert rows[1] == ["1011", "(this model copies 8-bit vectors; received 4 bits)"]
+    assert rows[3] == ["10a1", "(not a bit vector: write it in 0s and 1s, e.g. 10110010)"]
+    # The others are copied as one sequence of two vectors.
+    x = np.zeros((1, 5, 9), "float32")
+    x[0, :2, :8] = [[float(c) for c in v] for v in VECTORS[:2]]
+    x[0, 2, 8] = 1.0
+    logits = np.asarray(model(x))[0, 3:]
+    copies = ["".join("1" if v > 0 else "0" for v in r) for r in logits]
+    assert [rows[0][1], rows[2][1]] == copies
 
 
 @pytest.mark.parametrize("task", ["repeat_copy", "associative_recall", "priority_sort"])
