@@ -714,11 +714,16 @@ def test_existing_export_dir_is_refused_and_left_untouched(tmp_path, capsys):
 
 def test_console_entry_reports_syntax_errors_without_traceback():
     result = subprocess.run(
-        [sys.executable, "-m", "keras_adl"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "keras_adl", "export"], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith("keras-adl: error: ")
     assert "Traceback" not in result.stderr
+    bare = subprocess.run(
+        [sys.executable, "-m", "keras_adl"], capture_output=True, text=True, timeout=120
+    )
+    assert bare.returncode == 2 and bare.stdout.startswith("usage: keras-adl")
+    assert bare.stderr == ""
     result = subprocess.run(
         [sys.executable, "-m", "keras_adl", "train", "poems", "--out", "x"],
         capture_output=True,
