@@ -36,7 +36,7 @@ from keras_adl.text.normalization import (
     surface_words,
 )
 
-__all__ = ["SurfaceWordPieceTokenizer"]
+__all__ = ["SurfaceWordPieceTokenizer", "wordpiece_from_config"]
 
 
 JOINER = "##"
@@ -165,9 +165,13 @@ class WordPieceTokenizer:
             return ids.with_flat_values(self.id_to_piece(ids.flat_values))
         return tf.gather(self._labels, tf.cast(ids, tf.int32))
 
-    def detokenize(self, ids):
+    def detokenize(self, ids, strip=True):
         """Ids ``[B, L]`` (dense) to strings ``[B]``: pieces joined, words separated by one
-        space, specials dropped (`subword_words` joined by spaces gives the same form)."""
+        space, specials dropped (`subword_words` joined by spaces gives the same form).
+
+        ``strip`` is there for the same argument of `SurfaceWordPieceTokenizer.detokenize`:
+        these strings never start or end with a space.
+        """
         pieces = tf.gather(self._pieces, tf.cast(ids, tf.int32))
         joined = tf.strings.reduce_join(pieces, axis=-1, separator=" ")
         # A continuation joins the piece before it (one space back: after an <unk>, rendered
@@ -185,6 +189,8 @@ class WordPieceTokenizer:
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
+        config.pop("surface", None)
         return cls(**config)
 
 
@@ -209,15 +215,42 @@ class SurfaceWordPieceTokenizer(WordPieceTokenizer):
     def tokenize(self, strings):
         return self._tokenizer.tokenize(surface_words(strings)).merge_dims(-2, -1)
 
-    def detokenize(self, ids):
+    def detokenize(self, ids, strip=True):
         """Ids ``[B, L]`` (dense) to strings ``[B]``: the pieces joined as written (a
-        continuation's ``##`` dropped, a `SPACE_MARK` a space), specials dropped."""
+        continuation's ``##`` dropped, a `SPACE_MARK` a space), specials dropped; with
+        ``strip=False`` a leading space stays (a continuation of a text that opens a new word
+        is appended to the text as it is)."""
         pieces = tf.gather(self._pieces, tf.cast(ids, tf.int32))
         pieces = tf.strings.regex_replace(pieces, "^" + JOINER, "")
-        joined = tf.strings.reduce_join(pieces, axis=-1)
-        return tf.strings.strip(tf.strings.regex_replace(joined, SPACE_MARK, " "))
+        joined = tf.strings.regex_replace(tf.strings.reduce_join(pieces, axis=-1), SPACE_MARK, " ")
+        return tf.strings.strip(joined) if strip else joined
+
+    def get_config(self):
+        return {"vocabulary": self.vocabulary, "surface": True}
 
     def normalize(self, strings):
         """References ``[B]`` in the form `detokenize` writes text (NFC, breaking spaces one
         space), to compare outputs with them."""
         return surface_text(strings)
+
+
+def wordpiece_from_config(config):
+    """The tokenizer a ``get_config()`` describes: `SurfaceWordPieceTokenizer` where it says
+    ``"surface"`` (text kept as written), else `WordPieceTokenizer` (normalised text; the
+    configs of earlier versions, which have no ``"surface"``).
+
+    Args:
+        config: a tokenizer's ``get_config()`` dictionary.
+
+    Returns:
+        The tokenizer.
+
+    Example:
+
+    >>> tok = wordpiece_from_config(SurfaceWordPieceTokenizer(["A", "b"]).get_config())
+    >>> type(tok).__name__, type(wordpiece_from_config({"vocabulary": ["a"]})).__name__
+    ('SurfaceWordPieceTokenizer', 'WordPieceTokenizer')
+    """
+    if config.get("surface"):
+        return SurfaceWordPieceTokenizer.from_config(config)
+    return WordPieceTokenizer.from_config(config)

@@ -33,7 +33,12 @@ from keras_adl.recipes.pretraining.spec import (
     SPLIT_SEED,
     TOKENIZER_FILE,
 )
-from keras_adl.text.wordpiece import WordPieceTokenizer, learn_wordpiece
+from keras_adl.text.wordpiece import (
+    SurfaceWordPieceTokenizer,
+    WordPieceTokenizer,
+    learn_wordpiece,
+    wordpiece_from_config,
+)
 from keras_adl.training.rundir import RecipeError, read_run_file
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
@@ -127,11 +132,14 @@ def development_split(documents):
 # -- the vocabulary --------------------------------------------------------------------------
 
 
-def learn_tokenizer(texts, vocab_size):
-    """A `WordPieceTokenizer` whose vocabulary (``[MASK]`` first) is learned on ``texts``
-    (repeats dropped; at most 200,000 of them)."""
-    pieces = learn_wordpiece(list(dict.fromkeys(texts))[:200_000], vocab_size)
-    return WordPieceTokenizer(pretraining_vocabulary(pieces))
+def learn_tokenizer(texts, vocab_size, surface=True):
+    """A tokenizer whose vocabulary (``[MASK]`` first) is learned on ``texts`` (repeats
+    dropped; at most 200,000 of them): a `SurfaceWordPieceTokenizer`, text kept as written
+    (case, spacing; what generation writes back), or with ``surface=False`` a
+    `WordPieceTokenizer` of normalised text (NFKC, case folded: earlier versions' runs)."""
+    pieces = learn_wordpiece(list(dict.fromkeys(texts))[:200_000], vocab_size, surface=surface)
+    tokenizer = SurfaceWordPieceTokenizer if surface else WordPieceTokenizer
+    return tokenizer(pretraining_vocabulary(pieces))
 
 
 def save_tokenizer(tokenizer, directory):
@@ -141,10 +149,10 @@ def save_tokenizer(tokenizer, directory):
 
 
 def load_tokenizer(run_dir):
-    """The `WordPieceTokenizer` saved in a run or export directory (under `TOKENIZER_FILE`,
+    """The tokenizer (`wordpiece_from_config`) saved in a run or export directory (under `TOKENIZER_FILE`,
     or `OLD_TOKENIZER_FILE` by earlier versions)."""
     config = read_run_file(run_dir, TOKENIZER_FILE, OLD_TOKENIZER_FILE)
-    return WordPieceTokenizer.from_config(config)
+    return wordpiece_from_config(config)
 
 
 def token_lists(tokenizer, documents, batch_size=1024):

@@ -12,6 +12,7 @@ from keras_adl.recipes.pretraining.data import (
     classifier_windows,
     save_tokenizer,
 )
+from keras_adl.text.wordpiece import SurfaceWordPieceTokenizer
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.rundir import write_task_file
 from keras_adl.training.serving_inputs import is_blank, read_raw_text
@@ -26,7 +27,9 @@ def make_generation_endpoints(model, tokenizer, max_length):
     ``temperature`` float (0: greedy), ``top_k`` int (0: no limit), ``top_p`` float (1: no
     limit), ``seed`` int (the draws are stateless functions of it and the step, so a seed
     reproduces its text), ``max_new_tokens`` int (0: up to ``max_length``). Both return
-    ``texts [B]`` (prompt and continuation, detokenized), ``tokens [B, max_length]`` and the
+    ``texts [B]`` (the prompt as written, byte for byte, then the continuation as the
+    tokenizer writes it; a `SurfaceWordPieceTokenizer` keeps case and spacing, the normalising
+    tokenizer of earlier runs gives the whole text normalised), ``tokens [B, max_length]`` and the
     flags ``empty`` (a blank prompt: continued from nothing), ``truncated`` (a prompt of more
     than ``max_length - 1`` pieces: its first are continued) and ``invalid_utf8``. Tokenization
     and generation run in the graph: the SavedModel needs only ``tensorflow`` and
@@ -54,15 +57,29 @@ def make_generation_endpoints(model, tokenizer, max_length):
             top_p=top_p,
             noise=noise,
         )
+        prompt_pieces = tf.cast(tf.minimum(counts, max_length - 1), tf.int32)[:, None]
+        positions = tf.range(max_length)[None, :]
         if max_new_tokens is not None:  # cut each row max_new_tokens after its prompt
-            limit = tf.cast(tf.minimum(counts, max_length - 1), tf.int32)[:, None]
-            limit = tf.where(max_new_tokens > 0, limit + max_new_tokens, max_length)
-            tokens = tf.where(tf.range(max_length)[None, :] < limit, tokens, 0)
+            limit = tf.where(max_new_tokens > 0, prompt_pieces + max_new_tokens, max_length)
+            tokens = tf.where(positions < limit, tokens, 0)
+        empty = is_blank(text)
+        truncated = counts > max_length - 1
+        if isinstance(tokenizer, SurfaceWordPieceTokenizer):
+            # The prompt as the user wrote it, then the continuation as written: characters
+            # the vocabulary lacks survive in the prompt (a cut prompt: the pieces read).
+            read = tokenizer.detokenize(tf.where(positions < prompt_pieces, tokens, 0))
+            head = tf.where(truncated, read, text)
+            tail = tokenizer.detokenize(tf.where(positions >= prompt_pieces, tokens, 0), False)
+            spaced = tf.strings.regex_full_match(head, r"(?s).*\s")
+            tail = tf.where(spaced, tf.strings.regex_replace(tail, "^ ", ""), tail)
+            texts = tf.where(empty, tf.strings.strip(tail), head + tail)
+        else:  # a run of an earlier version: normalised pieces, the whole text from them
+            texts = tokenizer.detokenize(tokens)
         return {
-            "texts": tokenizer.detokenize(tokens),
+            "texts": texts,
             "tokens": tokens,
-            "empty": is_blank(text),
-            "truncated": counts > max_length - 1,
+            "empty": empty,
+            "truncated": truncated,
             "invalid_utf8": invalid_utf8,
         }
 
@@ -120,7 +137,7 @@ def make_text_classifier_serving_fn(
     def serve(texts):
         text, invalid_utf8 = read_raw_text(texts)
         pieces = tokenizer.tokenize(text).row_lengths()
-        empty = tf.equal(pieces, 0)
+        empty = is_blank(text) | tf.equal(pieces, 0)  # a no-break space alone is a piece
         inputs, _, owner = classifier_windows(
             model_name, tokenizer, text, sequence_length, max_windows
         )

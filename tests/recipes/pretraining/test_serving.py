@@ -144,6 +144,19 @@ def _gpt_export(tmp_path):
     return export_dir
 
 
+def test_a_run_of_an_earlier_version_generates_normalised_text():
+    # Its tokenizer normalises (NFKC, case folded): the whole text comes from the pieces.
+    tokenizer = data.learn_tokenizer(WINDOW_TEXTS * 5, 60, surface=False)
+    assert type(tokenizer).__name__ == "WordPieceTokenizer"
+    model = gpt_lm(tokenizer.size, dropout=0.0, sequence_length=8, model_dim=8, num_heads=2,
+                   intermediate_dim=16, num_layers=1)  # fmt: skip
+    serve = make_generation_endpoints(model, tokenizer, 8)["serve"]
+    text = serve(tf.constant(["ÉTÉ à"]))["texts"].numpy()[0].decode()
+    assert text.startswith("été à")
+    reloaded = data.wordpiece_from_config({"vocabulary": tokenizer.vocabulary})
+    assert type(reloaded).__name__ == "WordPieceTokenizer"
+
+
 def test_a_gpt_export_continues_a_prompt_alone_and_samples_with_a_seed(tmp_path, capsys):
     export_dir = _gpt_export(tmp_path)
     signatures = tf.saved_model.load(export_dir).signatures
@@ -170,9 +183,15 @@ def test_a_gpt_export_continues_a_prompt_alone_and_samples_with_a_seed(tmp_path,
     two = signatures["sample"](prompts=prompts, **dict(zero, max_new_tokens=tf.constant(2)))
     tokenizer, _ = window_tokenizer()
     lengths = [len(p) for p in data.token_lists(tokenizer, ["Привет мир", "Été"])]
-    assert lengths == [9, 3]
+    assert lengths == [10, 3]
     for row, length in zip(two["tokens"].numpy(), lengths):
         assert row[: length + 2].all() and not row[length + 2 :].any()
+    # Text kept as written: the prompt comes back byte for byte, characters the vocabulary
+    # lacks (ß, the emoji, the capital S) included; then the continuation.
+    for prompt in ("Straße 😀 is", "à  Paris\u00a0:", "東京"):
+        out = signatures["serving_default"](prompts=tf.constant([prompt]))
+        assert not out["truncated"].numpy()[0], prompt  # within the 11 pieces a prompt may take
+        assert out["texts"].numpy()[0].startswith(prompt.encode()), (prompt, out["texts"])
     shapes = {"texts": (tf.string, ()), "tokens": (tf.int32, (12,)), **FLAGS}
     serving_fuzz.check_answers_everything(export_dir, shapes, per_category=20, large_batch=1000)
     # predict: greedy by default, an empty prompt said so and the others continued.

@@ -20,9 +20,9 @@ def windows_of(ids, width, max_windows):
 def window_tokenizer():
     tokenizer = data.learn_tokenizer(WINDOW_TEXTS * 5, 60)
     ids = data.token_lists(tokenizer, WINDOW_TEXTS)
-    # 19 pieces: four full windows of 4, capped at 3; 9: two, the last piece left out; 13:
-    # three; 1: shorter than a window, its own window.
-    assert [len(p) for p in ids] == [19, 9, 13, 1]
+    # Text as written (case, spacing): 24 pieces: six full windows of 4, capped at 3; 10: two,
+    # the last two pieces left out; 15: three, capped; 1: shorter than a window, its own.
+    assert [len(p) for p in ids] == [24, 10, 15, 1]
     return tokenizer, ids
 
 
