@@ -140,6 +140,32 @@ def plain_words(strings):
     return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
 
 
+def written_words(strings):
+    """The words of `plain_words`, each as written (NFC only: case and letters kept), for
+    outputs that show a user their words: ``[B, (words)]`` ragged strings aligned one to one
+    with ``plain_words(strings)``. A text whose word count NFKC changes (``½`` is ``1⁄2``, two
+    words) gets its `plain_words`.
+
+    Args:
+        strings: ``[B]`` strings.
+
+    Returns:
+        A ``tf.RaggedTensor`` ``[B, (words)]``.
+
+    Example:
+
+    >>> written_words(tf.constant(["L'Été, 2024 : Straße!"])).to_list()
+    [[b'L', b'\xc3\x89t\xc3\xa9', b'2024', b'Stra\xc3\x9fe']]
+    """
+    plain = plain_words(strings)
+    words = tf_text.regex_split(tf_text.normalize_utf8(strings, "NFC"), r"[^\pL\pN\pM]+")
+    words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+    aligned = tf.equal(words.row_lengths(), plain.row_lengths())
+    rows = tf.range(tf.shape(strings, out_type=tf.int64)[0])
+    batch = tf.shape(strings, out_type=tf.int64)[0]
+    return tf.gather(tf.concat([words, plain], axis=0), tf.where(aligned, rows, rows + batch))
+
+
 # Surface text (reversible): a breaking space is dropped and marks the next word; the no-break
 # spaces of French typography (before ``: ; ? !``, inside « ») are words of their own.
 SPACE_MARK = "\u2581"

@@ -11,6 +11,7 @@ from keras_adl.text.characters import (
     character_ids,
     text_character_ids,
 )
+from keras_adl.text.normalization import plain_words, written_words
 
 
 def _expected(word, length):
@@ -53,3 +54,16 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="`max_words` must be a positive integer"):
         text_character_ids(tf.constant(["a"]), 0)
     assert np.asarray(character_ids(tf.constant([], tf.string), 5)).shape == (0, 5)
+
+
+def test_written_words_keep_case_and_letters_aligned_with_plain_words():
+    texts = tf.constant(["L'Été\u00a0: Straße 😀 ОШИБКА 東京", "½ cup", "", "  !? "])
+    written, plain = written_words(texts).to_list(), plain_words(texts).to_list()
+    assert [[w.decode() for w in row] for row in written] == [
+        ["L", "Été", "Straße", "ОШИБКА", "東京"],
+        ["1", "2", "cup"],  # NFKC splits ½: the text gets its plain words
+        [],
+        [],
+    ]
+    assert [len(row) for row in written] == [len(row) for row in plain]
+    assert written_words(tf.constant([], tf.string)).to_list() == []

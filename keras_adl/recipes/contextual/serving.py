@@ -8,12 +8,20 @@ from keras_adl.models.elmo import elmo_embedder
 from keras_adl.models.seq2seq import cove_encoder
 from keras_adl.recipes._recipe import Answers, raw_bytes
 from keras_adl.recipes.contextual.data import make_feature_encoder
-from keras_adl.text.characters import padded_words, text_character_ids
-from keras_adl.text.normalization import plain_words
+from keras_adl.text.characters import text_character_ids
+from keras_adl.text.normalization import plain_words, written_words
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.serving_inputs import read_raw_text
 
 # -- serving functions -------------------------------------------------------------------------
+
+# The models read words normalised (case folded), as they were trained; the ``words`` outputs
+# show each word as the user wrote it, position by position.
+
+
+def _written(text, length):
+    """The `written_words` of ``[B]`` texts, cut and padded with ``""`` to ``[B, length]``."""
+    return written_words(text)[:, :length].to_tensor(default_value="", shape=[None, length])
 
 
 def _flags(text, invalid_utf8, max_words):
@@ -56,7 +64,8 @@ def make_classifier_serving_fn(model, words, class_names):
 
 def make_elmo_serving_fn(bilm, max_characters, max_words):
     """A ``tf.function`` from ``texts [None]`` strings to ``layers`` ``[B, L, max_words, D]``
-    (`elmo_embedder`), ``words`` ``[B, max_words]`` (``""`` at padding), ``mask`` and the
+    (`elmo_embedder`), ``words`` ``[B, max_words]`` (as written, ``""`` at padding; the biLM
+    reads them case folded, as it was trained), ``mask`` and the
     flags ``empty``, ``truncated`` (more than ``max_words`` words: the first are embedded)
     and ``invalid_utf8``."""
     embedder = elmo_embedder(bilm)
@@ -64,8 +73,9 @@ def make_elmo_serving_fn(bilm, max_characters, max_words):
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")])
     def serve(texts):
         text, invalid_utf8 = read_raw_text(texts)
-        words, characters = text_character_ids(text, max_words, max_characters)
-        mask = words != ""
+        plain, characters = text_character_ids(text, max_words, max_characters)
+        mask = plain != ""
+        words = _written(text, max_words)
         layers = tf.cast(embedder(characters, training=False), tf.float32)
         layers = layers * tf.cast(mask, tf.float32)[:, None, :, None]
         flags = _flags(text, invalid_utf8, max_words)
@@ -77,7 +87,7 @@ def make_elmo_serving_fn(bilm, max_characters, max_words):
 def make_cove_serving_fn(translator, tokenizer, max_length):
     """A ``tf.function`` from ``texts [None]`` English strings to ``vectors``
     ``[B, max_length, E + 2U]`` (`cove_encoder`: ``[GloVe(w); CoVe(w)]``, zeros at padding),
-    ``words``, ``mask`` and the flags ``empty``, ``truncated`` (more than ``max_length``
+    ``words`` (as written; the encoder reads them case folded), ``mask`` and the flags ``empty``, ``truncated`` (more than ``max_length``
     tokens) and ``invalid_utf8``."""
     encoder = cove_encoder(translator)
 
@@ -90,7 +100,7 @@ def make_cove_serving_fn(translator, tokenizer, max_length):
         counts = tokenizer.token_counts(text, "source")
         return {
             "vectors": vectors * tf.cast(mask, tf.float32)[..., None],
-            "words": padded_words(text, max_length),
+            "words": _written(text, max_length),
             "mask": mask,
             "empty": tf.logical_not(tf.reduce_any(mask, axis=1)),
             "truncated": counts > max_length,

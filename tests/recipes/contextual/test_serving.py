@@ -5,6 +5,7 @@ printed one line per text by ``predict``; runs of an earlier version (their toke
 import os
 
 import keras
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -36,8 +37,8 @@ def test_cove_runs_export_under_the_tokenizers_new_and_earlier_name(
     RECIPES["cove"].predict(export_dir, TEXTS, {"task": "cove"})
     lines = capsys.readouterr().out.splitlines()
     assert lines == [
-        "The file été\tthe file été\tvectors: 3 words × 20",
-        TEXTS[1] + "\tпривет мир 東京\tvectors: 3 words × 20",
+        "The file été\tThe file été\tvectors: 3 words × 20",  # the words as written
+        TEXTS[1] + "\tПривет мир 東京\tvectors: 3 words × 20",
     ]
     if tokenizer_file == "tokenizer.json":  # the fuzz suite, on one of the two exports
         shapes = {
@@ -47,6 +48,11 @@ def test_cove_runs_export_under_the_tokenizers_new_and_earlier_name(
             **FLAGS,
         }
         serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
+        serve, _, _ = serving_fuzz.signature(export_dir)
+        out = serve(texts=tf.constant(["The FILE Été", "the file été"]))
+        vectors = out["vectors"].numpy()
+        assert [w.decode() for w in out["words"].numpy()[0][:3]] == ["The", "FILE", "Été"]
+        np.testing.assert_allclose(vectors[0], vectors[1], atol=1e-6)  # read case folded
 
 
 @pytest.mark.parametrize("tokenizer_file", ["tokenizer.json", "vocab.json"])
@@ -83,6 +89,12 @@ def test_a_bilm_export_answers_every_input(tmp_path):
         **FLAGS,
     }
     serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
+    serve, _, _ = serving_fuzz.signature(export_dir)
+    out = serve(texts=tf.constant(["Straße 😀 Été", "strasse été"]))
+    assert [w.decode() for w in out["words"].numpy()[0][:3]] == ["Straße", "Été", ""]
+    assert out["mask"].numpy()[0].tolist() == [True, True, False, False, False, False]
+    layers = out["layers"].numpy()
+    np.testing.assert_allclose(layers[0], layers[1], atol=1e-6)  # the biLM reads them folded
 
 
 def test_labels_are_one_line_of_at_most_40_characters():
