@@ -413,12 +413,13 @@ def lm(tokenizer, train, held_out, args):
     results = {"unigram_perplexity": unigram, "train_windows": len(inputs)}
     keras.utils.set_random_seed(args.seed)
     minutes = args.lm_minutes or args.minutes
-    steps = int(minutes * 60 * 10)
+    steps = args.lm_steps or int(minutes * 60 * 10)
+    minutes = 10**6 if args.lm_steps else minutes
     gpt = RECIPES["pretrain_lm"].build_model("gpt", tokenizer.size, total_steps=steps)
     keras.utils.set_random_seed(args.seed)
     lstm, units = lstm_lm(tokenizer.size, gpt.count_params(), length)
     for name, model in (("gpt", gpt), ("lstm", lstm)):
-        facts = train_for(model, data, args.minutes, steps)
+        facts = train_for(model, data, minutes, steps)
         figures = model.evaluate(
             held_inputs, held_targets, batch_size=64, verbose=0, return_dict=True
         )
@@ -440,6 +441,13 @@ def main(argv=None):
     parser.add_argument("--fortunes", help="a fortunes directory (default: the installed one)")
     parser.add_argument("--documents", type=int, default=10**7)
     parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument(
+        "--case",
+        choices=["keep", "fold"],
+        default="keep",
+        help="pieces of the text as written (the recipe's) or of normalised, case-folded text "
+        "(earlier versions')",
+    )
     parser.add_argument("--minutes", type=float, default=10.0, help="per pretrained model")
     parser.add_argument(
         "--steps",
@@ -448,6 +456,12 @@ def main(argv=None):
         "length; default: --minutes of training)",
     )
     parser.add_argument("--lm-minutes", type=float, help="per language model (default: --minutes)")
+    parser.add_argument(
+        "--lm-steps",
+        type=int,
+        help="the lm part: train each language model exactly this many steps (default: "
+        "--lm-minutes of training)",
+    )
     parser.add_argument("--finetune-epochs", type=int, default=10)
     parser.add_argument(
         "--finetune-rates",
@@ -502,6 +516,8 @@ def main(argv=None):
     )
     parser.add_argument("--out", help="write the figures to this JSON file")
     args = parser.parse_args(argv)
+    if args.lm_steps is not None and args.lm_steps < 1:
+        parser.error(f"--lm-steps must be a positive number of steps; received {args.lm_steps}")
     if args.steps is not None and args.steps < 1:
         parser.error(f"--steps must be a positive number of steps; received {args.steps}")
     if args.checkpoint_every < 0 or (args.checkpoint_every and not args.save):
@@ -532,8 +548,9 @@ def main(argv=None):
         # The cache part needs only a vocabulary size; a saved pretrainer brings its own.
         train, held_out = data.corpus(args.data, args.documents)
         if not args.load:
-            tokenizer = data.learn_tokenizer(train, args.vocab_size)
+            tokenizer = data.learn_tokenizer(train, args.vocab_size, args.case == "keep")
         results = {"documents": len(train), "held_out_documents": len(held_out)}
+        results["case"] = args.case
         results["vocabulary"] = tokenizer.size
         print(
             f"{len(train)} training and {len(held_out)} held-out documents, {tokenizer.size} "
