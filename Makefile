@@ -141,9 +141,9 @@ demo: $(STAMP)
 data:
 	@if command -v apt-get >/dev/null 2>&1; then \
 		SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base wamerican man-db manpages manpages-dev liblingua-en-tagger-perl; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y dataset-fashion-mnist fortunes dict-gcide wordnet-base wamerican man-db manpages manpages-dev liblingua-en-tagger-perl gettext; \
 	else \
-		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base, wamerican, man-db, manpages, manpages-dev and liblingua-en-tagger-perl another way," \
+		echo "apt-get not found: install Debian's dataset-fashion-mnist, fortunes, dict-gcide, wordnet-base, wamerican, man-db, manpages, manpages-dev, liblingua-en-tagger-perl and gettext (msgfmt) another way," \
 			"or pass your own MNIST/Fashion-MNIST IDX files to load_idx_dataset."; \
 	fi
 

@@ -45,6 +45,7 @@ PAGES = (
             "keras_adl.data",
             "keras_adl.data.text_pairs",
             "keras_adl.data.gettext_catalogs",
+            "keras_adl.data.po_catalogs",
             "keras_adl.data.text_corpora",
             "keras_adl.data.skipgrams",
             "keras_adl.data.pretraining",

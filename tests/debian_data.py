@@ -62,6 +62,7 @@ PROBES = {
     "dataset-fashion-mnist": _fashion_mnist,
     "man-db": lambda: shutil.which("man") is not None,
     "manpages-dev": lambda: os.path.isdir("/usr/share/man/man2"),
+    "gettext": lambda: shutil.which("msgfmt") is not None,  # translate's msgfmt checks
 }
 
 

@@ -8,6 +8,7 @@
     keras-adl export runs/dates exports/dates
     keras-adl predict exports/dates "3 May 1998" "12/31/1999"
     keras-adl evaluate exports/fr held_out.tsv       # BLEU, chrF, exact match of a pairs model
+    keras-adl translate exports/fr po/fr.po -o po/fr.po  # untranslated entries filled, fuzzy
     TF_CONFIG='{...}' keras-adl train copy --strategy multi_worker --out runs/copy  # each worker
 
 The tasks, their models and settings live in the recipes (`keras_adl.recipes`); this module
@@ -57,6 +58,8 @@ def main(argv=None):
             commands.export(args)
         elif args.command == "evaluate":
             commands.evaluate(args)
+        elif args.command == "translate":
+            commands.translate(args)
         else:
             commands.predict(args)
     except SystemExit as exit_:  # argparse: --help (0) or bad syntax (2), already printed

@@ -217,3 +217,34 @@ def evaluate(args):
     load_tensorflow()
     figures = recipes.recipe_for(info["task"]).evaluate_file(args.path, info, is_run, args.data)
     print(json.dumps(figures, indent=1))
+
+
+def translate(args):
+    """``keras-adl translate EXPORT CATALOG -o OUT``: the catalog's untranslated entries
+    filled by a ``pairs`` export, marked fuzzy (`keras_adl.recipes.sequences.translate`)."""
+    task_file = os.path.join(args.export_dir, TASK_FILE)
+    if not os.path.isfile(os.path.join(args.export_dir, "saved_model.pb")) or not os.path.isfile(
+        task_file
+    ):
+        raise CLIError(f"{args.export_dir!r} is not a directory written by `{PROG} export`")
+    with open(task_file) as f:
+        task = json.load(f).get("task")
+    if task != "pairs":
+        raise CLIError(f"translate needs a pairs export; {args.export_dir!r} is a {task} export")
+    if not os.path.isfile(args.catalog):
+        raise CLIError(f"catalog {args.catalog!r} not found")
+    if not args.catalog.endswith(".po") or not args.output.endswith(".po"):
+        raise CLIError(
+            f"translate reads and writes .po files; received {args.catalog!r} -> {args.output!r}"
+        )
+    load_tensorflow()
+    from keras_adl.recipes.sequences.translate import export_translator, translate_catalog
+
+    counts = translate_catalog(args.catalog, args.output, export_translator(args.export_dir))
+    print(
+        f"{args.output}: {counts['translated']} entries translated and {counts['copied']} "
+        f"given the English (a translation that lost format directives, or none), all marked "
+        f"fuzzy for review; {counts['kept']} translations kept as they were"
+    )
+    if counts["byte_order_mark_dropped"]:
+        print(f"{args.output}: written without the catalog's byte-order mark (msgfmt refuses one)")

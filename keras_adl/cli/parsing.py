@@ -109,6 +109,15 @@ def parser():
         ),
     ):
         sampling.add_argument(flag, type=kind, default=None, help=text)
+    translate = commands.add_parser(
+        "translate",
+        help="fill a .po catalog's untranslated entries with a pairs export (marked fuzzy)",
+    )
+    translate.add_argument("export_dir", help="a pairs export (`keras-adl export`)")
+    translate.add_argument("catalog", help="the .po file to translate")
+    translate.add_argument(
+        "-o", "--output", required=True, help="the .po file to write (may be the catalog)"
+    )
     return parser
 
 
