@@ -6,7 +6,8 @@ subword vocabulary every text family shares) tokenize in-graph with tensorflow-t
 placeholders, options) so they are copied exactly. `TextPairTokenizer` and `WordPieceTokenizer` first apply the Unicode normalisation of
 `keras_adl.text.normalization` (NFKC and full case folding); `DocumentTokenizer` applies NFC
 and Unicode lower-casing (its class docstring gives the rules). `CharVocabulary` is plain
-numpy. `count_vocabulary` and `lookup_table` (`keras_adl.text.vocabulary`) are the counting
+numpy. `TranslationMemory` retrieves the stored pair whose source is most like a text, in the
+graph (a translator's fuzzy match). `count_vocabulary` and `lookup_table` (`keras_adl.text.vocabulary`) are the counting
 and the id lookup table the tokenizers share. The tensorflow-text tokenizers are imported on
 first use, so ``from keras_adl.text import CharVocabulary`` does not load tensorflow-text.
 """
@@ -19,6 +20,7 @@ _LAZY = {
     "CopyThrough": "keras_adl.text.copy_through",
     "DocumentTokenizer": "keras_adl.text.document_tokenizer",
     "TextPairTokenizer": "keras_adl.text.tokenizer",
+    "TranslationMemory": "keras_adl.text.translation_memory",
     "WordPieceTokenizer": "keras_adl.text.wordpiece",
     "count_vocabulary": "keras_adl.text.vocabulary",
     "learn_wordpiece": "keras_adl.text.wordpiece",
@@ -30,6 +32,7 @@ __all__ = [
     "CopyThrough",
     "DocumentTokenizer",
     "TextPairTokenizer",
+    "TranslationMemory",
     "WordPieceTokenizer",
     "count_vocabulary",
     "learn_wordpiece",
