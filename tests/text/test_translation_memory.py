@@ -37,7 +37,7 @@ def _sklearn_nearest(sources, queries):
     vectorizer = TfidfVectorizer(
         analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, lowercase=True
     )
-    similarity = (vectorizer.fit(sources).transform(queries) @ vectorizer.transform(sources).T)
+    similarity = vectorizer.fit(sources).transform(queries) @ vectorizer.transform(sources).T
     similarity = similarity.toarray()
     return similarity.argmax(axis=1), similarity.max(axis=1)
 
