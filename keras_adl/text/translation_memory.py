@@ -57,6 +57,7 @@ class TranslationMemory(tf.Module):
         targets: their translations (a list of str of the same length).
         buckets: columns the character n-grams are hashed into.
         chunk: queries scored at once (memory: ``buckets × chunk`` floats).
+        name: the module's name.
 
     Example:
 
