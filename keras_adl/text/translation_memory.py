@@ -98,9 +98,12 @@ class TranslationMemory(tf.Module):
         self.weights = tf.Variable(weights.astype("float32"), trainable=False, name="weights")
         self.sources = tf.Variable(sources, trainable=False, dtype=tf.string, name="sources")
         self.targets = tf.Variable(targets, trainable=False, dtype=tf.string, name="targets")
+        first = {}  # a source stored twice: its first pair is the exact match
+        for index, source in enumerate(sources):
+            first.setdefault(source, index)
         self.exact_table = tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
-                tf.constant(sources, tf.string), tf.range(self.size, dtype=tf.int64)
+                tf.constant(list(first), tf.string), tf.constant(list(first.values()), tf.int64)
             ),
             default_value=-1,
         )

@@ -370,7 +370,10 @@ def test_train_export_predict_users_text_pairs(tmp_path, capsys):
     assert code == 0, err
     assert set(json.load(open(os.path.join(run_dir, "tokenizer.json")))["target"]) == set(french)
     run = json.load(open(os.path.join(run_dir, "run.json")))
-    assert run["held_out_pairs"] == 4 and run["train_pairs"] == 68  # 5% of 72, seeded
+    assert run["held_out_pairs"] == 4  # 5% of 72, seeded
+    # 10% of the other 68 set aside (not trained on) to choose the memory's threshold
+    assert run["train_pairs"] == 61 and run["memory_development_pairs"] == 7
+    assert run["memory_pairs"] == 68 and 0.0 <= run["memory_threshold"] <= 1.01
     metrics = run["metrics"]
     assert {"held_out_bleu", "held_out_chrf", "held_out_exact_match"} <= set(metrics)
     assert 0.0 <= metrics["held_out_chrf"] <= 100.0 and metrics["held_out_pairs"] == 4
@@ -471,7 +474,8 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     run = json.load(open(os.path.join(run_dir, "run.json")))
     assert run["tokens"] == "subword" and run["held_out_pairs"] == 25  # 5% of 500, seeded
     assert run["train_pairs_available"] == 475  # --samples 400 of them, a seeded subset
-    assert run["train_pairs"] + run["train_pairs_too_long"] == 400
+    assert run["train_pairs"] + run["train_pairs_too_long"] + 40 == 400  # 40: development
+    assert run["memory_development_pairs"] == 40 and run["memory_pairs"] == 400
     assert 100 < run["source_vocabulary"] <= 300 + 4 + 10  # about --vocab-size, with specials
     vocabulary = json.load(open(os.path.join(run_dir, "tokenizer.json")))
     assert vocabulary["level"] == "subword" and "本" in vocabulary["target"]

@@ -100,6 +100,12 @@ def test_the_memory_travels_inside_a_saved_model(tmp_path):
     np.testing.assert_allclose(again["score"].numpy(), now["score"].numpy())
 
 
+def test_a_source_stored_twice_matches_its_first_pair_exactly():
+    memory = TranslationMemory(["Open", "Save", "Open"], ["Ouvrir", "Enregistrer", "Ouvrez"])
+    found = memory.lookup(tf.constant(["Open"]))
+    assert found["target"].numpy().tolist() == [b"Ouvrir"] and found["exact"].numpy()[0]
+
+
 def test_bad_memories_are_refused_in_one_line():
     with pytest.raises(ValueError, match="non-empty lists of one length; received 0 and 0"):
         TranslationMemory([], [])

@@ -12,6 +12,7 @@ from keras_adl.data.sorting import sort_arrays
 from keras_adl.data.text_pairs import load_text_pairs, split_pairs
 from keras_adl.recipes.sequences.spec import (
     EVALUATION_BATCH,
+    MEMORY_FILE,
     OLD_TOKENIZER_FILE,
     SORT_LENGTH,
     SPLIT_SEED,
@@ -120,6 +121,23 @@ def read_tokenizer(directory):
     return TextPairTokenizer.from_config(
         read_run_file(directory, TOKENIZER_FILE, OLD_TOKENIZER_FILE)
     )
+
+
+def write_memory(directory, sources, targets, threshold):
+    """Writes a run's translation memory (`MEMORY_FILE`): its pairs and threshold."""
+    with open(os.path.join(directory, MEMORY_FILE), "w", encoding="utf-8") as f:
+        json.dump({"threshold": threshold, "sources": sources, "targets": targets}, f)
+
+
+def read_memory(directory):
+    """The translation memory of a run or export ``directory`` (a dict of ``threshold``,
+    ``sources`` and ``targets``), or ``None`` for a run without one (``--memory off``, or an
+    earlier version)."""
+    path = os.path.join(directory, MEMORY_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def fitting_pairs(tokenizer, sources, targets, max_length):

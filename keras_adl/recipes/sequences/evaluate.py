@@ -15,6 +15,7 @@ from keras_adl.recipes._pictures import draw
 from keras_adl.recipes.sequences.build import decode_fn
 from keras_adl.recipes.sequences.data import in_batches
 from keras_adl.recipes.sequences.plots import plot_attention
+from keras_adl.recipes.sequences.spec import EVALUATION_BATCH
 from keras_adl.text.copy_through import copied_spans
 from keras_adl.text.normalization import joined_words, word_tokens
 
@@ -78,9 +79,66 @@ def translate(model_name, model, tokenizer, sources, max_length):
     return in_batches(sources, translate_batch), *first
 
 
-def evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, out):
+# A threshold no fuzzy score reaches: the memory answers exact matches only.
+EXACT_ONLY = 1.01
+
+
+def with_memory(predictions, found, threshold):
+    """The translations of a model completed by a translation memory: for each source, the
+    memory's ``target`` where its match is exact or scores at least ``threshold``, else the
+    model's prediction. ``found``: `TranslationMemory.lookup`'s outputs, as numpy arrays.
+    Returns ``(outputs, from_memory)``, a list of str and a bool array."""
+    chosen = np.asarray(found["exact"]) | (np.asarray(found["score"]) >= threshold)
+    chosen &= np.asarray(found["index"]) >= 0
+    targets = [t.decode() if isinstance(t, bytes) else t for t in found["target"]]
+    outputs = [m if use else p for p, m, use in zip(predictions, targets, chosen)]
+    return outputs, chosen
+
+
+def choose_memory_threshold(tokenizer, predictions, found, targets):
+    """The threshold of `with_memory` whose outputs score the best corpus chrF against
+    ``targets`` (development pairs the model did not train on; ``found``: their matches in a
+    memory that does not hold them), among the matches' scores (to hundredths) and
+    `EXACT_ONLY`. Returns
+    ``(threshold, figures)``: the chrF of the model alone, of the memory alone and of both."""
+    references = [t.decode() for t in tokenizer.normalize_target(tf.constant(targets)).numpy()]
+    memory = [t.decode() for t in found["target"]]
+    memory = [t.decode() for t in tokenizer.normalize_target(tf.constant(memory)).numpy()]
+    normalised = dict(found, target=memory)
+
+    def chrf(outputs):
+        return float(sacrebleu.corpus_chrf(outputs, [references]).score)
+
+    # The scores floored to hundredths: a candidate admits the scores it stands for.
+    scores = np.floor(np.asarray(found["score"], np.float64) * 100) / 100
+    candidates = sorted(set(scores.tolist())) + [EXACT_ONLY]
+    # Ties go to the higher threshold: the memory answers only where it is as good.
+    best, threshold = max((chrf(with_memory(predictions, normalised, t)[0]), t) for t in candidates)
+    figures = {"model_chrf": chrf(predictions), "memory_chrf": chrf(memory), "chrf": best}
+    return float(threshold), figures
+
+
+def memory_lookup(memory, sources):
+    """`TranslationMemory.lookup` of ``sources`` (a list of str) in batches: numpy arrays."""
+    found = [
+        {
+            k: v.numpy()
+            for k, v in memory.lookup(tf.constant(sources[i : i + EVALUATION_BATCH])).items()
+        }
+        for i in range(0, len(sources), EVALUATION_BATCH)
+    ]
+    return {k: np.concatenate([f[k] for f in found]) for k in found[0]} if found else {}
+
+
+def evaluate_pairs(
+    model_name, model, tokenizer, sources, targets, max_length, out, memory=None, threshold=None
+):
     """BLEU, chrF and exact match of greedy translations of held-out pairs (`score_pairs`),
-    and the attention picture of the first held-out pair."""
+    and the attention picture of the first held-out pair. With a translation ``memory``
+    (`keras_adl.text.TranslationMemory`), the headline figures are those of the translations
+    completed by it (`with_memory` at ``threshold``), what the export answers, and
+    ``held_out_model`` and ``held_out_memory`` give the model's and the memory's alone;
+    ``held_out_from_memory`` is the share the memory answered."""
     predictions, first_attention, first_tokens = translate(
         model_name, model, tokenizer, sources, max_length
     )
@@ -95,10 +153,23 @@ def evaluate_pairs(model_name, model, tokenizer, sources, targets, max_length, o
         os.path.join(out, "attention.png"),
         title=f"{model_name}: attention on a held-out pair",
     )
+    alone = None
+    if memory is not None:
+        found = memory_lookup(memory, sources)
+        alone = predictions
+        predictions, chosen = with_memory(predictions, found, threshold)
     for source, prediction in list(zip(sources, predictions))[:3]:
         print(f"  {source} -> {prediction}")
     scores = score_pairs(tokenizer, sources, targets, predictions)
-    return {f"held_out_{name}": value for name, value in scores.items()}
+    figures = {f"held_out_{name}": value for name, value in scores.items()}
+    if alone is not None:
+        retrieved = [t.decode() for t in found["target"]]
+        headline = ("bleu", "chrf", "exact_match")
+        for name, outputs in (("model", alone), ("memory", retrieved)):
+            scored = score_pairs(tokenizer, sources, targets, outputs)
+            figures[f"held_out_{name}"] = {k: scored[k] for k in headline}
+        figures["held_out_from_memory"] = float(np.mean(chosen))
+    return figures
 
 
 def score_pairs(tokenizer, sources, targets, predictions):

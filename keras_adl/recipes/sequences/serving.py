@@ -178,21 +178,30 @@ def make_pointer_serving_fn(model, max_count=10 * SORT_LENGTH):
     return serve
 
 
-def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decode=None):
+def make_text_pair_serving_fn(
+    model, tokenizer, source_length, max_length, decode=None, memory=None, threshold=None
+):
     """A ``tf.function`` from raw strings to decoded strings for a model trained on text pairs
     tokenized by a `keras_adl.text.TextPairTokenizer` (tensorflow-text ops in the graph).
 
     Any input is answered as `make_seq2seq_serving_fn` answers it: invalid UTF-8 replaced, a
     blank input answered empty without decoding, an input of more than ``source_length``
-    tokens translated from its first ``source_length``.
+    tokens translated from its first ``source_length``. With a translation ``memory``
+    (`keras_adl.text.TranslationMemory`), an input equal to a stored source, or whose best
+    fuzzy match scores at least ``threshold``, is answered with the match's translation, as
+    stored.
 
     Returns:
         A ``tf.function`` returning ``output``, ``tokens``, ``attention`` and
-        ``log_likelihood`` as `make_seq2seq_serving_fn` does, ``source_tokens`` ``[B]``
-        int32: each input's token count before the model's ``source_length`` cut it, and the
-        flags ``empty``, ``truncated`` and ``invalid_utf8`` (``bool [B]``).
+        ``log_likelihood`` (the model's) as `make_seq2seq_serving_fn` does, ``source_tokens``
+        ``[B]`` int32: each input's token count before the model's ``source_length`` cut it,
+        the flags ``empty``, ``truncated`` and ``invalid_utf8`` (``bool [B]``), and with a
+        memory ``memory_score`` float32 ``[B]`` (its best match's score, 0 for a blank input)
+        and ``from_memory`` bool ``[B]`` (the output is the match's translation).
     """
     decode = decode or greedy_decode
+    if memory is not None and threshold is None:
+        raise ValueError("make_text_pair_serving_fn: a `memory` needs its `threshold`.")
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def serve(inputs):
@@ -202,7 +211,7 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
         tokens, attention, score = decode(model, ids, max_length)
         tokens = tf.where(empty[:, None], PAD, tf.convert_to_tensor(tokens))
         counts = tf.cast(tokenizer.token_counts(text, "source"), tf.int32)
-        return {
+        outputs = {
             "output": tokenizer.decode_target(tokens, text),
             "tokens": tokens,
             "attention": tf.where(empty[:, None, None], 0.0, tf.convert_to_tensor(attention)),
@@ -212,16 +221,30 @@ def make_text_pair_serving_fn(model, tokenizer, source_length, max_length, decod
             "truncated": counts > source_length,
             "invalid_utf8": invalid_utf8,
         }
+        if memory is not None:
+            found = memory.lookup(text)
+            trusted = found["exact"] | (found["score"] >= threshold)
+            use = trusted & (found["index"] >= 0) & tf.logical_not(empty)
+            outputs["output"] = tf.where(use, found["target"], outputs["output"])
+            outputs["memory_score"] = tf.where(empty, 0.0, found["score"])
+            outputs["from_memory"] = use
+        return outputs
 
     return serve
 
 
-def export_text_pairs(model, export_dir, tokenizer, max_length, decode):
+def export_text_pairs(
+    model, export_dir, tokenizer, max_length, decode, memory=None, threshold=None
+):
     """Writes a SavedModel whose ``serving_default`` translates raw strings
-    (`make_text_pair_serving_fn`, reading and writing ``max_length`` tokens), the tokenizer's
-    tables tracked with it."""
-    serve = make_text_pair_serving_fn(model, tokenizer, max_length, max_length, decode=decode)
-    return export_serving_fn(model, export_dir, serve, resources=tokenizer.tables)
+    (`make_text_pair_serving_fn`, reading and writing ``max_length`` tokens, completed by the
+    translation ``memory`` from ``threshold`` when given), the tokenizer's tables and the
+    memory tracked with it."""
+    serve = make_text_pair_serving_fn(
+        model, tokenizer, max_length, max_length, decode=decode, memory=memory, threshold=threshold
+    )
+    resources = list(tokenizer.tables) + ([memory] if memory is not None else [])
+    return export_serving_fn(model, export_dir, serve, resources=resources)
 
 
 def tf_error_message(error):

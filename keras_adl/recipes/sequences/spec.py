@@ -10,6 +10,11 @@ PAIRS_MODELS = ("transformer_seq2seq", "attention_seq2seq", "encoder_decoder")
 # `OLD_TOKENIZER_FILE`, still read.
 TOKENIZER_FILE = "tokenizer.json"
 OLD_TOKENIZER_FILE = "vocab.json"
+# A pairs run's translation memory: its training pairs and the score from which a match is
+# trusted over the model (`--memory auto`).
+MEMORY_FILE = "memory.json"
+# Training pairs set aside (not trained on) to choose that score.
+MEMORY_DEVELOPMENT_PAIRS = 500
 PROG_NAME = "keras-adl"
 # Generated examples evaluated after training, and the decoding batch of the held-out pairs.
 HELD_OUT = 500
@@ -68,6 +73,16 @@ PAIRS_OPTIONS = (
         "exactly from the source (subword; the default there); off: translated "
         "like any text",
         str,
+        choices=("auto", "off"),
+    ),
+    Option(
+        "--memory",
+        "auto: the training pairs are a translation memory, and a source whose best "
+        "fuzzy match scores at least the threshold chosen on a development split "
+        "(an exact match always) gets the match's translation, the others the "
+        "model's; off: the model alone",
+        str,
+        default="auto",
         choices=("auto", "off"),
     ),
     Option(

@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from keras_adl.data.dates import SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
+from keras_adl.recipes._development import development_rows
 from keras_adl.recipes._recipe import TaskRecipe
 from keras_adl.recipes._tuning import search
 from keras_adl.recipes.sequences import data, spec
@@ -18,11 +19,15 @@ from keras_adl.recipes.sequences.build import (
     decode_fn,
 )
 from keras_adl.recipes.sequences.evaluate import (
+    EXACT_ONLY,
+    choose_memory_threshold,
     evaluate_dates,
     evaluate_pairs,
     evaluate_sort,
+    memory_lookup,
     score_pairs,
     translate,
+    with_memory,
 )
 from keras_adl.recipes.sequences.serving import (
     export_seq2seq,
@@ -30,12 +35,17 @@ from keras_adl.recipes.sequences.serving import (
     make_pointer_serving_fn,
     predict,
 )
+from keras_adl.text.translation_memory import TranslationMemory
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.fit import fit
 from keras_adl.training.rundir import MODEL_FILE, RecipeError, write_task_file
 
 # What `PairsTask.data` hands to the other hooks.
-PairsData = collections.namedtuple("PairsData", "tokenizer sources targets held_out")
+# ``memory``: all the training pairs, or None (--memory off); ``development``: the pairs set
+# aside from training to choose the memory's threshold (empty lists when there are too few).
+PairsData = collections.namedtuple(
+    "PairsData", "tokenizer sources targets held_out memory development"
+)
 
 
 class SequenceTask(TaskRecipe):
@@ -199,11 +209,18 @@ class PairsTask(SequenceTask):
         cased = data.cased_target(options)  # refused before the data is read
         sources, targets, held_out, available = data.training_pairs(options, run.samples)
         tokenizer = data.pair_tokenizer(sources, targets, options, cased)  # training pairs only
+        memory, development = None, ([], [])
+        if options.get("memory", "auto") == "auto":
+            memory = (list(sources), list(targets))  # the long pairs too: the memory has them
         sources, targets, too_long = data.fitting_pairs(tokenizer, sources, targets, max_length)
         if not sources:
             raise RecipeError(
                 f"every training pair is longer than --max-length {max_length} tokens"
             )
+        rows = development_rows(len(sources), spec.MEMORY_DEVELOPMENT_PAIRS)
+        if memory is not None and rows is not None:  # set aside: the threshold is chosen on them
+            development = ([sources[i] for i in rows[1]], [targets[i] for i in rows[1]])
+            sources, targets = [sources[i] for i in rows[0]], [targets[i] for i in rows[0]]
         run.record.update(
             settings=self.spec.preset(run.model),
             max_length=max_length,
@@ -217,9 +234,12 @@ class PairsTask(SequenceTask):
             train_pairs_available=available,
             train_pairs_too_long=too_long,
             held_out_pairs=len(held_out[0]),
+            memory="auto" if memory is not None else "off",
+            memory_pairs=len(memory[0]) if memory is not None else 0,
+            memory_development_pairs=len(development[0]),
         )
         data.write_tokenizer(tokenizer, run.out)
-        return PairsData(tokenizer, sources, targets, held_out)
+        return PairsData(tokenizer, sources, targets, held_out, memory, development)
 
     def build(self, run, pairs):
         tokenizer = pairs.tokenizer
@@ -238,9 +258,45 @@ class PairsTask(SequenceTask):
 
     def evaluate(self, run, model, pairs):
         max_length = run.options["max_length"]
+        memory, threshold = None, None
+        if pairs.memory is not None:
+            threshold = self.memory_threshold(run, model, pairs)
+            data.write_memory(run.out, *pairs.memory, threshold)
+            memory = TranslationMemory(*pairs.memory)
         return evaluate_pairs(
-            run.model, model, pairs.tokenizer, *pairs.held_out, max_length, run.out
+            run.model,
+            model,
+            pairs.tokenizer,
+            *pairs.held_out,
+            max_length,
+            run.out,
+            memory=memory,
+            threshold=threshold,
         )
+
+    def memory_threshold(self, run, model, pairs):
+        """The score from which the memory's match is trusted over the model: the best on the
+        development pairs (`choose_memory_threshold`, in a memory without them), or
+        `EXACT_ONLY` when there are none. Recorded in ``run.json`` with the development
+        figures."""
+        sources, targets = pairs.development
+        if not sources:
+            run.record["memory_threshold"] = EXACT_ONLY
+            return EXACT_ONLY
+        aside = set(sources)
+        kept = [(s, t) for s, t in zip(*pairs.memory) if s not in aside]
+        predictions, _, _ = translate(
+            run.model, model, pairs.tokenizer, sources, run.options["max_length"]
+        )
+        found = memory_lookup(TranslationMemory(*zip(*kept)), sources)
+        threshold, figures = choose_memory_threshold(pairs.tokenizer, predictions, found, targets)
+        run.record.update(memory_threshold=threshold, memory_development=figures)
+        print(
+            f"  memory: a match scoring {threshold:.2f} or more answers (development chrF "
+            f"{figures['chrf']:.1f}; model {figures['model_chrf']:.1f}, memory "
+            f"{figures['memory_chrf']:.1f})"
+        )
+        return threshold
 
     def task_info(self, record):
         return {"max_length": record["max_length"]}
@@ -248,7 +304,13 @@ class PairsTask(SequenceTask):
     def export_model(self, run_dir, record, model, export_dir, beam_width):
         tokenizer = data.read_tokenizer(run_dir)
         decode = decode_fn(record["model"])
-        export_text_pairs(model, export_dir, tokenizer, record["max_length"], decode)
+        stored, memory, threshold = data.read_memory(run_dir), None, None
+        if stored is not None:  # carried inside the SavedModel
+            memory = TranslationMemory(stored["sources"], stored["targets"])
+            threshold = stored["threshold"]
+        export_text_pairs(
+            model, export_dir, tokenizer, record["max_length"], decode, memory, threshold
+        )
         data.write_tokenizer(tokenizer, export_dir)  # read by `evaluate_file`
 
     def evaluate_file(self, path, info, is_run, data_path):
@@ -262,6 +324,11 @@ class PairsTask(SequenceTask):
             predictions, _, _ = translate(
                 info["model"], model, tokenizer, sources, info["max_length"]
             )
+            stored = data.read_memory(path)
+            if stored is not None:  # as the run's export answers
+                memory = TranslationMemory(stored["sources"], stored["targets"])
+                found = memory_lookup(memory, sources)
+                predictions, _ = with_memory(predictions, found, stored["threshold"])
         else:
             serve = tf.saved_model.load(path).signatures["serving_default"]
             predictions = data.in_batches(sources, lambda batch: serve(inputs=batch)["output"])

@@ -1,13 +1,19 @@
 """The sequences family's scorers: `translation_scores` against known values and by source
-length."""
+length; a translation memory completing a model (`with_memory`) from the threshold chosen on
+development pairs."""
 
+import numpy as np
 import pytest
 
 from keras_adl.recipes.sequences.evaluate import (
+    EXACT_ONLY,
     LENGTH_BUCKETS,
+    choose_memory_threshold,
     length_bucket_name,
     translation_scores,
+    with_memory,
 )
+from keras_adl.text import TextPairTokenizer
 
 
 def test_translation_scores_against_known_values():
@@ -40,3 +46,41 @@ def test_translation_scores_reject_bad_input():
         translation_scores(["a", "b"], ["a"])
     with pytest.raises(ValueError, match="one length per prediction"):
         translation_scores(["a"], ["a"], source_lengths=[1, 2])
+
+
+def _found(targets, scores, exact, index=None):
+    index = list(range(len(targets))) if index is None else index
+    return {
+        "target": [t.encode() for t in targets],
+        "score": np.array(scores, np.float32),
+        "exact": np.array(exact),
+        "index": np.array(index),
+    }
+
+
+def test_the_memory_answers_exact_matches_and_matches_from_its_threshold():
+    found = _found(["m0", "m1", "m2", "m3"], [1.0, 0.9, 0.5, 0.95], [True, False, False, False])
+    found["index"][3] = -1  # nothing found (a memory of one pair, excluded)
+    outputs, chosen = with_memory(["p0", "p1", "p2", "p3"], found, 0.8)
+    assert outputs == ["m0", "m1", "p2", "p3"] and chosen.tolist() == [True, True, False, False]
+    outputs, _ = with_memory(["p0", "p1", "p2", "p3"], found, EXACT_ONLY)
+    assert outputs == ["m0", "p1", "p2", "p3"]  # exact matches only
+
+
+def test_the_threshold_is_the_best_on_development_pairs():
+    references = ["le chat dort", "le chien court", "un oiseau vole", "la vache mange"]
+    words = references + ["xx yy zz ww vv uu"]
+    tokenizer = TextPairTokenizer.build(words, words, level="word")
+    predictions = ["le chat dort", "le chien court", "xx", "yy"]  # right on the first two
+    # The memory is right on the last two, and its scores there are the higher ones.
+    found = _found(
+        ["zz", "ww", "un oiseau vole", "la vache mange"], [0.3, 0.4, 0.7, 0.9], [False] * 4
+    )
+    threshold, figures = choose_memory_threshold(tokenizer, predictions, found, references)
+    assert threshold == pytest.approx(0.69)  # 0.7 to hundredths, down: both of the memory's
+    assert figures["chrf"] == pytest.approx(100.0)
+    assert figures["model_chrf"] < 100.0 and figures["memory_chrf"] < 100.0
+    # A memory never better than the model: exact matches only.
+    found = _found(["zz", "ww", "vv", "uu"], [0.3, 0.4, 0.7, 0.9], [False] * 4)
+    threshold, _ = choose_memory_threshold(tokenizer, references, found, references)
+    assert threshold == EXACT_ONLY

@@ -21,7 +21,7 @@ from keras_adl.recipes.sequences.serving import (
 )
 from keras_adl.recipes.sequences.spec import OLD_TOKENIZER_FILE, TOKENIZER_FILE
 from keras_adl.recipes.sequences.tasks import RECIPES
-from keras_adl.text import TextPairTokenizer
+from keras_adl.text import TextPairTokenizer, TranslationMemory
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.rundir import MODEL_FILE, RUN_FILE, TASK_FILE
 from tests import serving_fuzz
@@ -158,3 +158,34 @@ def test_a_pairs_export_answers_every_input(tmp_path):
     out = serve(inputs=tf.constant(["", "one two", "one two three four one two three"]))
     assert [s.decode() for s in out["output"].numpy()][0] == ""
     assert out["truncated"].numpy().tolist() == [False, False, True]
+
+
+def test_a_pairs_export_with_a_memory_answers_a_stored_source_with_its_target(tmp_path):
+    tokenizer = _tokenizer()
+    keras.utils.set_random_seed(0)
+    model = attention_seq2seq(tokenizer.source_size, tokenizer.target_size, 8, 16)
+    targets = [t.replace("un", "Un\u00a0😀") for t in TARGETS]  # kept byte for byte
+    memory = TranslationMemory(SOURCES, targets)
+    plain, remembering = str(tmp_path / "plain"), str(tmp_path / "memory")
+    export_text_pairs(model, plain, tokenizer, 6, greedy_decode)
+    export_text_pairs(model, remembering, tokenizer, 6, greedy_decode, memory, 0.9)
+    inputs = tf.constant(SOURCES + ["four four four", "", "One two"])
+    out = serving_fuzz.signature(remembering)[0](inputs=inputs)
+    alone = serving_fuzz.signature(plain)[0](inputs=inputs)["output"].numpy()
+    outputs, used = out["output"].numpy(), out["from_memory"].numpy()
+    assert [o.decode() for o in outputs[: len(SOURCES)]] == targets
+    assert used.tolist() == [True] * len(SOURCES) + [False, False, True]
+    assert outputs[-1].decode() == targets[0]  # "One two": a fuzzy match above 0.9
+    assert outputs[-3] == alone[-3] and outputs[-2] == b""  # the model's; a blank input
+    score = out["memory_score"].numpy()
+    assert (score[: len(SOURCES)] == 1.0).all() and score[-2] == 0.0 and score[-3] < 0.9
+    shapes = {
+        "output": (tf.string, ()),
+        "tokens": (tf.int32, (6,)),
+        "attention": (tf.float32, (6, 6)),
+        "log_likelihood": (tf.float32, ()),
+        "source_tokens": (tf.int32, ()),
+        "memory_score": (tf.float32, ()),
+    }
+    shapes.update({k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8", "from_memory")})
+    serving_fuzz.check_answers_everything(remembering, shapes, per_category=20)
