@@ -11,6 +11,12 @@ out (the recipe's seed and fraction; all the other pairs train, as ``--samples``
 - ``tm``, the anchor: a translation memory, what a translator would use. It returns the stored
   translation of the training source most similar to the input (cosine of character 2-4-gram
   tf-idf vectors, scikit-learn).
+- ``MODEL/TOKENS+tm``: the ``pairs`` recipe's default, the model completed by the translation
+  memory (``--memory auto``): the training pairs are the memory
+  (`keras_adl.text.TranslationMemory`, the same similarity as ``tm``); 10% of the training
+  pairs that fit the model (at most 500) are set aside from its training to choose the score
+  from which a match is trusted; an exact match always is. Its entry also gives the figures of
+  the same model alone (``model``) and the share answered by the memory.
 - ``MODEL/TOKENS``: a model of the ``pairs`` task (``attention_seq2seq``, ``encoder_decoder``,
   ``transformer_seq2seq``) with ``subword`` (WordPiece, ``--vocab-size`` per side) or ``word``
   tokens (the pipeline before subwords: every training word kept), built, compiled and fed by
@@ -39,6 +45,7 @@ import time
 
 DEFAULT_SYSTEMS = (
     "tm",
+    "transformer_seq2seq/subword+tm",
     "attention_seq2seq/subword",
     "encoder_decoder/subword",
     "transformer_seq2seq/subword",
@@ -81,8 +88,10 @@ def translation_memory(train_sources, train_targets, sources, batch=512):
     return outputs
 
 
-def train_model(model_name, tokens, minutes, train, held_sources, args):
-    """Trains one model for ``minutes`` and returns its outputs and training facts."""
+def train_model(model_name, tokens, minutes, train, held_sources, args, memory=False):
+    """Trains one model for ``minutes`` and returns its outputs and training facts; with
+    ``memory``, the outputs completed by the translation memory of the training pairs (a
+    development split set aside from training chooses its threshold, as the recipe does)."""
     import tensorflow as tf
 
     from keras_adl.recipes.sequences.data import fitting_pairs
@@ -103,6 +112,14 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     )
     vocabulary_seconds = time.perf_counter() - start
     sources, targets, too_long = fitting_pairs(tokenizer, *train, args.max_length)
+    development = ([], [])
+    if memory:
+        from keras_adl.recipes._development import development_rows
+        from keras_adl.recipes.sequences.spec import MEMORY_DEVELOPMENT_PAIRS
+
+        rows = development_rows(len(sources), MEMORY_DEVELOPMENT_PAIRS)
+        development = ([sources[i] for i in rows[1]], [targets[i] for i in rows[1]])
+        sources, targets = [sources[i] for i in rows[0]], [targets[i] for i in rows[0]]
     model = RECIPES["pairs"].build_model(
         model_name, tokenizer.source_size, tokenizer.target_size, jit_compile=True
     )
@@ -115,14 +132,40 @@ def train_model(model_name, tokens, minutes, train, held_sources, args):
     train_seconds = time.perf_counter() - start
     start = time.perf_counter()
     outputs, _, _ = translate(model_name, model, tokenizer, held_sources, args.max_length)
+    extra = {}
+    if memory:
+        from keras_adl.recipes.sequences.evaluate import (
+            choose_memory_threshold,
+            memory_lookup,
+            with_memory,
+        )
+        from keras_adl.text.translation_memory import TranslationMemory
+
+        aside = set(development[0])
+        kept = [(s, t) for s, t in zip(*train) if s not in aside]
+        dev_outputs, _, _ = translate(model_name, model, tokenizer, development[0], args.max_length)
+        found = memory_lookup(TranslationMemory(*zip(*kept)), development[0])
+        threshold, figures = choose_memory_threshold(tokenizer, dev_outputs, found, development[1])
+        found = memory_lookup(TranslationMemory(*train), held_sources)
+        extra = {
+            "model_outputs": surface(outputs),
+            "memory_threshold": threshold,
+            "memory_development": figures,
+            "development_pairs": len(development[0]),
+        }
+        outputs, chosen = with_memory(outputs, found, threshold)
+        extra["from_memory"] = float(chosen.mean())
     return outputs, {
+        **extra,
         "vocabulary_seconds": round(vocabulary_seconds, 1),
         "train_seconds": round(train_seconds, 1),
         "decode_seconds": round(time.perf_counter() - start, 1),
         "steps": limit.steps,
         "epochs": len(history.history["loss"]),
         "final_loss": float(history.history["loss"][-1]),
-        "copy_through": list(tokenizer.copy.classes),
+        "copy_through": list(tokenizer.copy.classes)
+        + (["foreign"] if tokenizer.copy.foreign else []),
+        "foreign_words_kept": len((tokenizer.copy.foreign or {}).get("kept", [])),
         "source_vocabulary": tokenizer.source_size,
         "target_vocabulary": tokenizer.target_size,
         "train_pairs": len(sources),
@@ -233,9 +276,18 @@ def main(argv=None):
             outputs, facts = translation_memory(*train, held_sources), {}
         else:
             model_name, tokens = system.split(":")[0].split("/")
+            memory = tokens.endswith("+tm")
+            tokens = tokens.removesuffix("+tm")
             minutes = float(system.split(":")[1]) if ":" in system else args.minutes
-            outputs, facts = train_model(model_name, tokens, minutes, train, held_sources, args)
+            outputs, facts = train_model(
+                model_name, tokens, minutes, train, held_sources, args, memory=memory
+            )
             facts["minutes"] = minutes
+            if memory:  # the same model alone, scored as every system is
+                alone = facts.pop("model_outputs")
+                facts["model"] = translation_scores(alone, references, lengths)
+                facts["model"]["copied_spans"] = copied_spans(held_sources, held_targets, alone)
+                del facts["model"]["by_source_length"]
         outputs = surface(outputs)
         scores = translation_scores(outputs, references, lengths)
         normalized = translation_scores(canonical(outputs), normalized_references, lengths)
@@ -294,6 +346,17 @@ def report(results):
             + " | ".join(cells)
             + " |"
         )
+        if "model" in s:  # a +tm system: its model alone, then the memory's share
+            m = s["model"]
+            ratio = f"{m['chrf'] / anchor:.2f}" if anchor else "-"
+            lines.append(
+                f"| {name.split(':')[0].removesuffix('+tm')} alone (same weights) | | | "
+                f"{m['bleu']:.1f} | {m['chrf']:.1f} | {ratio} | {m['exact_match']:.3f} | - | - | - |"
+            )
+            lines.append(
+                f"| (threshold {s['memory_threshold']:.2f}: the memory answered "
+                f"{s['from_memory']:.1%}) | | | | | | | | | |"
+            )
     for key, effect in results.items():
         if key.startswith("attention_effect"):
             lines += ["", f"{key[len('attention_effect ') :]}, per-sentence chrF:"]

@@ -25,7 +25,9 @@ Everything runs in-graph (tensorflow-text's RE2 splitting), inside ``tf.data`` a
 exported serving function alike.
 """
 
+import collections
 import re
+import unicodedata
 
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -56,6 +58,16 @@ CLASSES = {
     ),
 }
 ALWAYS = ("format",)
+# Script-aware copying: a word in Latin letters (an identifier, a product or option name) of a
+# source whose target language writes another script. Which of them are spans depends on the
+# training pairs (`foreign_words`), not on the pattern alone.
+FOREIGN = r"[A-Za-z][A-Za-z0-9_]*"
+_FOREIGN_WORD = re.compile(FOREIGN)
+# Codes of the foreign-word table: a word the training targets keep, one they translate; a word
+# the training sources never had is not in the table (0) and is copied too.
+KEPT, TRANSLATED = 1, 2
+# The targets are written in another script when fewer than this share of their letters are Latin.
+MAX_LATIN_SHARE = 0.5
 # A class is protected when at least this share of its spans in the training sources appears
 # unchanged in their targets, over at least MIN_SPANS spans.
 MIN_COPY_RATE = 0.95
@@ -84,6 +96,8 @@ class CopyThrough:
 
     Args:
         classes: names of `CLASSES` (in any order; an empty tuple slots nothing).
+        foreign: optional script-aware copying, `foreign_words`' dict: a Latin word
+            (`FOREIGN`) is a span too when it is ``kept`` or was not ``seen``.
 
     Example:
 
@@ -97,10 +111,34 @@ class CopyThrough:
     b'Ouverture de %s impossible : --force'
     """
 
-    def __init__(self, classes):
+    def __init__(self, classes, foreign=None):
         self.classes = tuple(c for c in CLASSES if c in _check_classes(classes))
-        self._pattern = "|".join(f"(?:{CLASSES[c]})" for c in self.classes)
+        self.foreign = None
+        patterns = [CLASSES[c] for c in self.classes]
+        if foreign is not None:
+            self.foreign = {"kept": list(foreign["kept"]), "seen": list(foreign["seen"])}
+            kept = set(self.foreign["kept"])
+            words = self.foreign["kept"] + [w for w in self.foreign["seen"] if w not in kept]
+            codes = [KEPT] * len(self.foreign["kept"]) + [TRANSLATED] * (len(words) - len(kept))
+            self.table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant(words, tf.string), tf.constant(codes, tf.int64)
+                ),
+                default_value=0,
+            )
+            patterns.append(FOREIGN)
+        self._pattern = "|".join(f"(?:{p})" for p in patterns)
         self._option = "option" in self.classes
+
+    @property
+    def active(self):
+        """Whether anything is slotted (a class, or foreign words)."""
+        return bool(self.classes or self.foreign)
+
+    @property
+    def tables(self):
+        """The foreign-word table, to track when exporting (none without foreign words)."""
+        return [self.table] if self.foreign is not None else []
 
     def _spans(self, strings):
         """``(pieces, is_span)``: ``strings`` ``[B]`` cut into spans and the text between
@@ -108,6 +146,14 @@ class CopyThrough:
         pieces = tf_text.regex_split(strings, self._pattern, self._pattern)
         flat = pieces.flat_values
         is_span = tf.strings.regex_full_match(flat, self._pattern)
+        if self.foreign is not None:  # a Latin word is a span if kept in training, or unseen
+            classes = "|".join(f"(?:{CLASSES[c]})" for c in self.classes)
+            of_class = (
+                tf.strings.regex_full_match(flat, classes) if classes else tf.zeros_like(is_span)
+            )
+            word = tf.strings.regex_full_match(flat, FOREIGN) & tf.logical_not(of_class)
+            copied = tf.not_equal(self.table.lookup(flat), TRANSLATED)
+            is_span = tf.where(word, copied, is_span)
         if self._option:
             # An option needs a boundary on its left ("re-read" holds no option).
             option = tf.strings.regex_full_match(flat, CLASSES["option"])
@@ -128,7 +174,7 @@ class CopyThrough:
         at most `MAX_SLOTS` a row; further distinct spans stay text). Characters of the slots'
         range already in the text become U+FFFD."""
         strings = tf.strings.regex_replace(strings, SLOT_PATTERN, "\ufffd")
-        if not self.classes:
+        if not self.active:
             empty = tf.RaggedTensor.from_row_lengths(
                 tf.zeros([0], tf.string), tf.zeros(tf.shape(strings)[:1], tf.int64)
             )
@@ -162,7 +208,7 @@ class CopyThrough:
         """Targets ``[B]`` with each span equal to one of its source's ``spans`` (from
         `protect`) replaced by that span's slot (the first equal one)."""
         strings = tf.strings.regex_replace(strings, SLOT_PATTERN, "\ufffd")
-        if not self.classes:
+        if not self.active:
             return strings
         pieces, is_span = self._spans(strings)
         flat = pieces.flat_values
@@ -194,8 +240,8 @@ class CopyThrough:
 
     def slot_pairs(self, sources, targets, batch_size=4096):
         """Pairs (lists of str) slotted as `protect` and `protect_targets` slot them, in
-        batches: ``(sources, targets)``, lists of str (copies when no class is protected)."""
-        if not self.classes:
+        batches: ``(sources, targets)``, lists of str (copies when nothing is protected)."""
+        if not self.active:
             return list(sources), list(targets)
         slotted_sources, slotted_targets = [], []
         for start in range(0, len(sources), batch_size):
@@ -207,7 +253,7 @@ class CopyThrough:
         return slotted_sources, slotted_targets
 
     def get_config(self):
-        return {"classes": list(self.classes)}
+        return {"classes": list(self.classes), "foreign": self.foreign}
 
 
 def span_counts(sources, targets, classes=tuple(CLASSES), batch_size=4096):
@@ -225,6 +271,53 @@ def span_counts(sources, targets, classes=tuple(CLASSES), batch_size=4096):
                 kept += sum(_holds(target, span.decode(), name) for span in row)
         counts[name] = (spans, kept)
     return counts
+
+
+def latin_share(texts, most=2000):
+    """The share of the letters of ``texts`` (the first ``most``) that are Latin, or 1.0
+    when they have no letter."""
+    letters = latin = 0
+    for text in texts[:most]:
+        for char in text:
+            if char.isalpha():
+                letters += 1
+                latin += "LATIN" in unicodedata.name(char, "")
+    return latin / letters if letters else 1.0
+
+
+def foreign_words(sources, targets):
+    """Script-aware copying for these training pairs: ``None`` when the targets are written in
+    Latin letters (`MAX_LATIN_SHARE`), else ``{"kept": [...], "seen": [...]}``: the Latin
+    words (`FOREIGN`) of the sources, and those that the targets of their pairs hold unchanged,
+    as whole words, at least `MIN_COPY_RATE` of the time. `CopyThrough` slots a source's Latin
+    word that is kept, or that is not seen at all (a name training never met), and leaves the
+    others to be translated.
+
+    Args:
+        sources: a list of str.
+        targets: a list of str of the same length.
+
+    Returns:
+        A dict, or ``None``.
+
+    Example:
+
+    >>> foreign_words(["Open Word", "Open zfhmin", "Close"],
+    ...               ["Открыть Word", "Открыть zfhmin", "Закрыть"])
+    {'kept': ['Word', 'zfhmin'], 'seen': ['Close', 'Open', 'Word', 'zfhmin']}
+    """
+    if latin_share(list(targets)) >= MAX_LATIN_SHARE:
+        return None
+    seen, kept = collections.Counter(), collections.Counter()
+    for source, target in zip(sources, targets):
+        held = set(_FOREIGN_WORD.findall(target))  # the target's whole Latin words
+        for word in set(_FOREIGN_WORD.findall(source)):
+            seen[word] += 1
+            kept[word] += word in held
+    return {
+        "kept": sorted(w for w, n in seen.items() if kept[w] >= MIN_COPY_RATE * n),
+        "seen": sorted(seen),
+    }
 
 
 def choose_classes(sources, targets):
@@ -248,7 +341,7 @@ def _holds(text, span, name):
     return re.search(f"(?<!{before}){re.escape(span)}(?!{after})", text) is not None
 
 
-def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
+def copied_spans(sources, references, predictions, classes=tuple(CLASSES), foreign=True):
     """How many of the spans a reference keeps unchanged a prediction reproduces exactly.
 
     Args:
@@ -256,13 +349,18 @@ def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
         references: a list of str of the same length.
         predictions: a list of str of the same length.
         classes: the `CLASSES` to count (all by default, protected or not).
+        foreign: also count ``"foreign"``: the Latin words (`FOREIGN`) of a source that its
+            reference, written mostly in another script (`MAX_LATIN_SHARE`), holds as whole
+            words (identifiers and names inside Cyrillic, Greek or CJK text).
 
     Returns:
         A dict: for each class and for ``"all"``, ``{"spans": n, "reproduced": share}``: the
         distinct spans of each source found unchanged in its reference (``n``), and the share of
         them found unchanged in the predictions (``None`` when ``n`` is 0). A span counts as
         found when the text holds it and, for options and numbers, no word character continues
-        it (``-o`` is not found in ``--output``). ``"all"`` sums the classes.
+        it (``-o`` is not found in ``--output``). ``"all"`` sums the classes (``"foreign"``
+        included; a Latin word inside another class's span, the ``force`` of ``--force``,
+        counts in both).
 
     Example:
 
@@ -291,6 +389,17 @@ def copied_spans(sources, references, predictions, classes=tuple(CLASSES)):
                     n += 1
                     kept += _holds(prediction, span, name)
         figures[name] = {"spans": n, "reproduced": kept / n if n else None}
+        total, total_kept = total + n, total_kept + kept
+    if foreign:
+        n = kept = 0
+        for source, reference, prediction in zip(sources, references, predictions):
+            if latin_share([reference]) >= MAX_LATIN_SHARE:
+                continue
+            held = set(_FOREIGN_WORD.findall(reference))
+            made = set(_FOREIGN_WORD.findall(prediction))
+            words = set(_FOREIGN_WORD.findall(source)) & held
+            n, kept = n + len(words), kept + len(words & made)
+        figures["foreign"] = {"spans": n, "reproduced": kept / n if n else None}
         total, total_kept = total + n, total_kept + kept
     figures["all"] = {"spans": total, "reproduced": total_kept / total if total else None}
     return figures

@@ -15,7 +15,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_adl.conventions import END, NUM_SPECIAL_TOKENS, PAD, SPECIAL_TOKENS, START, UNK
-from keras_adl.text.copy_through import SLOTS, CopyThrough, choose_classes
+from keras_adl.text.copy_through import SLOTS, CopyThrough, choose_classes, foreign_words
 from keras_adl.text.normalization import SPACE_MARK, normalize_words, plain_words, word_tokens
 from keras_adl.text.vocabulary import count_vocabulary, lookup_table
 from keras_adl.text.wordpiece import (
@@ -47,6 +47,9 @@ class TextPairTokenizer:
         copy_through: subword level only: names of `keras_adl.text.copy_through.CLASSES`
             (placeholders, options…) whose spans are slotted in sources and targets and copied
             back exactly from the source by `decode_target` (`CopyThrough`); empty by default.
+        foreign: subword level only: script-aware copying, the foreign words of
+            `keras_adl.text.copy_through.foreign_words` (a target language written in another
+            script keeps these Latin words), or ``None``.
 
     Example:
 
@@ -67,16 +70,17 @@ class TextPairTokenizer:
         level="subword",
         cased_target=False,
         copy_through=(),
+        foreign=None,
     ):
         if level not in LEVELS:
             raise ValueError(f"`level` must be one of {LEVELS}; received {level!r}.")
         if cased_target and level != "subword":
             raise ValueError(f"`cased_target` needs the subword level; received level {level!r}.")
-        if copy_through and level != "subword":
+        if (copy_through or foreign) and level != "subword":
             raise ValueError(f"`copy_through` needs the subword level; received level {level!r}.")
         self.level = level
         self.cased_target = bool(cased_target)
-        self.copy = CopyThrough(copy_through or ())
+        self.copy = CopyThrough(copy_through or (), foreign)
         self.source_vocabulary = list(source_vocabulary)
         self.target_vocabulary = list(target_vocabulary)
         if level == "subword":
@@ -131,25 +135,30 @@ class TextPairTokenizer:
             min_count: word and character levels: tokens seen fewer times are left out.
             cased_target: as in the constructor.
             copy_through: as in the constructor, ``"off"`` (none), or ``"auto"``: the classes
-                these pairs keep unchanged (`keras_adl.text.copy_through.choose_classes`).
+                these pairs keep unchanged (`keras_adl.text.copy_through.choose_classes`) and,
+                for a target language written in another script than Latin, the Latin words
+                its translations keep (`keras_adl.text.copy_through.foreign_words`).
                 The vocabularies are learned from the slotted text and hold every slot.
 
         Returns:
             A `TextPairTokenizer` (of the class it is called on).
         """
+        foreign = None
         if copy_through in (None, "off"):
             copy_through = ()
         elif copy_through == "auto":
             copy_through = (
                 choose_classes(list(sources), list(targets)) if level == "subword" else ()
             )
+            if level == "subword":
+                foreign = foreign_words(list(sources), list(targets))
         if level == "subword":
             size = vocab_size or DEFAULT_SUBWORD_VOCAB_SIZE
-            copy = CopyThrough(copy_through or ())
+            copy = CopyThrough(copy_through or (), foreign)
             sources, targets = copy.slot_pairs(sources, targets)
             source = learn_wordpiece(sources, size)
             target = learn_wordpiece(targets, size, surface=cased_target)
-            if copy.classes:  # every slot, seen in training or not, is a piece
+            if copy.active:  # every slot, seen in training or not, is a piece
                 source = source + [s for s in SLOTS if s not in source]
                 marked = (
                     [m + s for s in SLOTS for m in ("", SPACE_MARK, JOINER)]
@@ -157,7 +166,7 @@ class TextPairTokenizer:
                     else SLOTS
                 )
                 target = target + [s for s in marked if s not in target]
-            return cls(source, target, level, cased_target, copy.classes)
+            return cls(source, target, level, cased_target, copy.classes, foreign)
         probe = cls([], [], level)
 
         def count(texts):
@@ -168,7 +177,7 @@ class TextPairTokenizer:
     def _slotted(self, side, strings, sources=None):
         """``strings`` with the copy-through spans slotted: a source's own, a target's those
         equal to a span of its ``sources`` (targets unchanged without them)."""
-        if not self.copy.classes:
+        if not self.copy.active:
             return strings
         if side == "source":
             return self.copy.protect(strings)[0]
@@ -223,7 +232,7 @@ class TextPairTokenizer:
         translate: each slot becomes its span (without them slots are dropped)."""
         if self.level == "subword":
             text = self._target_pieces.detokenize(ids)
-            if not self.copy.classes:
+            if not self.copy.active:
                 return text
             if sources is None:
                 sources = tf.fill(tf.shape(text), "")
@@ -251,7 +260,7 @@ class TextPairTokenizer:
         span), e.g. to label an attention picture or count an input's length."""
         if self.level == "subword":
             pieces = self._source_pieces.pieces(self._slotted("source", strings))
-            if not self.copy.classes:
+            if not self.copy.active:
                 return pieces
             spans = self.copy.protect(strings)[1]
             restored = self.copy.restore(
@@ -286,6 +295,7 @@ class TextPairTokenizer:
             "target": self.target_vocabulary,
             "cased_target": self.cased_target,
             "copy_through": list(self.copy.classes),
+            "foreign": self.copy.foreign,
         }
 
     @classmethod
@@ -297,14 +307,16 @@ class TextPairTokenizer:
             config["level"],
             config.get("cased_target", False),
             config.get("copy_through", ()),
+            config.get("foreign"),
         )
 
     @property
     def tables(self):
-        """The lookup tables, to track when exporting a function that uses this tokenizer
-        (none at the subword level, whose pieces are constants of the graph)."""
+        """The lookup tables, to track when exporting a function that uses this tokenizer (at
+        the subword level, whose pieces are constants of the graph, only copy-through's
+        foreign-word table)."""
         if self.level == "subword":
-            return []
+            return self.copy.tables
         return [self._source_table, self._target_table]
 
     def dataset(
@@ -346,6 +358,7 @@ class WordVectorPairTokenizer(TextPairTokenizer):
         level: ignored: the targets are WordPiece pieces (the ``"subword"`` level).
         cased_target: must be False: CoVe's targets are case folded.
         copy_through: must be empty: CoVe's sources are words, nothing is copied through.
+        foreign: must be ``None``, for the same reason.
 
     Example:
 
@@ -361,10 +374,11 @@ class WordVectorPairTokenizer(TextPairTokenizer):
         level="subword",
         cased_target=False,
         copy_through=(),
+        foreign=None,
     ):
         if cased_target:
             raise ValueError("WordVectorPairTokenizer: CoVe's targets are case folded.")
-        if copy_through:
+        if copy_through or foreign:
             raise ValueError("WordVectorPairTokenizer: CoVe's sources are words; no copy-through.")
         self.level = "subword"
         self.cased_target = False

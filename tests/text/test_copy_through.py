@@ -1,4 +1,5 @@
-"""Copy-through: spans a translation keeps unchanged are slotted, then copied back exactly."""
+"""Copy-through: spans a translation keeps unchanged are slotted, then copied back exactly;
+for a target in another script than Latin, the Latin words it keeps too."""
 
 import json
 
@@ -13,6 +14,7 @@ from keras_adl.text.copy_through import (
     SLOTS,
     choose_classes,
     copied_spans,
+    foreign_words,
     span_counts,
 )
 from keras_adl.text.tokenizer import WordVectorPairTokenizer
@@ -215,3 +217,55 @@ def test_a_folded_target_writes_the_spans_back_normalised():
         tok.normalize_target(tf.constant(["Impossible d'ouvrir %(Name)s : --dry-run"]))
     )
     assert decoded == ["impossible d ' ouvrir % ( name ) s : - - dry - run"]
+
+
+RUSSIAN = [
+    ("Open Word 2007 document", "Открыть документ Word 2007"),
+    ("Enable zfhmin and q", "Включить zfhmin и q"),
+    ("Close the file", "Закрыть файл"),
+    ("Open the file", "Открыть файл"),
+    ("The file is ALTER TABLE", "Файл — ALTER TABLE"),
+] * 10
+
+
+def test_foreign_words_are_those_a_target_in_another_script_keeps():
+    sources, targets = zip(*RUSSIAN)
+    found = foreign_words(list(sources), list(targets))
+    assert found["kept"] == ["ALTER", "TABLE", "Word", "q", "zfhmin"]
+    assert {"Close", "Open", "file", "the"} <= set(found["seen"]) - set(found["kept"])
+    assert foreign_words(["Open file"], ["Ouvrir le fichier"]) is None  # Latin: the classes do
+    greek = foreign_words(["Open GIMP"], ["Άνοιγμα GIMP"])
+    japanese = foreign_words(["Open GIMP now"], ["GIMP を今すぐ開く"])
+    assert greek["kept"] == ["GIMP"] and japanese["kept"] == ["GIMP"]
+
+
+def test_latin_names_are_copied_into_a_cyrillic_target_exactly():
+    sources, targets = zip(*RUSSIAN)
+    tok = TextPairTokenizer.build(
+        list(sources), list(targets), vocab_size=200, cased_target=True, copy_through="auto"
+    )
+    assert tok.copy.foreign is not None and len(tok.tables) == 1
+    # Kept in training (Word) or never seen (PowerPoint, zqinx_2, and in this small corpus "in"
+    # and "with"): slotted; seen and translated (Open, the, file): read as text.
+    source = tf.constant(["Open the PowerPoint file in Word with zqinx_2"])
+    spans = [s.decode() for s in tok.copy.protect(source)[1].to_list()[0]]
+    assert spans == ["PowerPoint", "in", "Word", "with", "zqinx_2"]
+    target = tf.constant(["Открыть файл PowerPoint и Word и zqinx_2"])  # pieces it knows
+    _, ids = tok.encode_target(target, 16, source)
+    assert _strings(tok.decode_target(ids, source)) == _strings(target)
+    restored = TextPairTokenizer.from_config(json.loads(json.dumps(tok.to_config())))
+    assert restored.copy.foreign == tok.copy.foreign
+    assert _strings(restored.decode_target(ids, source)) == _strings(target)
+    with pytest.raises(ValueError, match="no copy-through"):
+        WordVectorPairTokenizer(["the"], ["le"], foreign={"kept": [], "seen": []})
+
+
+def test_copied_spans_counts_latin_words_kept_inside_another_script():
+    sources = ["Open Word 2007", "Enable zfhmin", "Open the file"]
+    references = ["Открыть Word 2007", "Включить zfhmin", "Open the file"]  # the last: Latin
+    predictions = ["Открыть Word 2007", "Включить zfhmi", "Открыть файл"]
+    figures = copied_spans(sources, references, predictions)
+    assert figures["foreign"] == {"spans": 2, "reproduced": 0.5}
+    assert copied_spans(sources, references, predictions, foreign=False).keys() == set(CLASSES) | {
+        "all"
+    }

@@ -227,7 +227,8 @@ class PairsTask(SequenceTask):
             data=options["data"],
             tokens=options["tokens"],
             target_case="keep" if cased else "fold",
-            copy_through=list(tokenizer.copy.classes),
+            copy_through=list(tokenizer.copy.classes)
+            + (["foreign"] if tokenizer.copy.foreign else []),
             source_vocabulary=tokenizer.source_size,
             target_vocabulary=tokenizer.target_size,
             train_pairs=len(sources),
