@@ -78,7 +78,13 @@ class TranslationMemory(tf.Module):
                 "TranslationMemory: `sources` and `targets` must be non-empty lists of one "
                 f"length; received {len(sources)} and {len(targets)}."
             )
-        self.buckets, self.chunk, self.size = int(buckets), int(chunk), len(sources)
+        for name_, value in (("buckets", buckets), ("chunk", chunk)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**31:
+                raise ValueError(
+                    f"TranslationMemory: `{name_}` must be a positive integer below 2**31; "
+                    f"received {value!r}."
+                )
+        self.buckets, self.chunk, self.size = buckets, chunk, len(sources)
         rows, ids, counts = [], [], []
         for start in range(0, len(sources), 4096):
             batch = tf.constant(sources[start : start + 4096], tf.string)
@@ -94,7 +100,9 @@ class TranslationMemory(tf.Module):
         norms = np.sqrt(np.bincount(rows, weights**2, minlength=self.size))
         weights = weights / np.maximum(norms[rows], 1e-12)
         self.idf = tf.Variable(idf.astype("float32"), trainable=False, name="idf")
-        self.indices = tf.Variable(np.stack([rows, ids], 1), trainable=False, name="indices")
+        # int32 (half an export's size): rows and hashed columns both fit
+        indices = np.stack([rows, ids], 1).astype("int32")
+        self.indices = tf.Variable(indices, trainable=False, name="indices")
         self.weights = tf.Variable(weights.astype("float32"), trainable=False, name="weights")
         self.sources = tf.Variable(sources, trainable=False, dtype=tf.string, name="sources")
         self.targets = tf.Variable(targets, trainable=False, dtype=tf.string, name="targets")
@@ -156,7 +164,8 @@ class TranslationMemory(tf.Module):
         excluded (score -1 where nothing is left)."""
         rows, ids, weights = self.features(queries)
         count = tf.shape(queries, out_type=tf.int64)[0]
-        memory = tf.SparseTensor(self.indices, self.weights, [self.size, self.buckets])
+        indices = tf.cast(self.indices, tf.int64)
+        memory = tf.SparseTensor(indices, self.weights, [self.size, self.buckets])
         stored = tf.range(self.size, dtype=tf.int64)
 
         def scores(start):

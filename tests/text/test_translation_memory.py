@@ -111,3 +111,7 @@ def test_bad_memories_are_refused_in_one_line():
         TranslationMemory([], [])
     with pytest.raises(ValueError, match="received 2 and 1"):
         TranslationMemory(["a", "b"], ["c"])
+    with pytest.raises(ValueError, match="`buckets` must be a positive integer below 2\\*\\*31"):
+        TranslationMemory(["a"], ["b"], buckets=0)
+    with pytest.raises(ValueError, match="`chunk` must be a positive integer"):
+        TranslationMemory(["a"], ["b"], chunk=2.5)
