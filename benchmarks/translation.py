@@ -3,6 +3,8 @@ against a translation memory, on one seeded held-out split.
 
     python benchmarks/translation.py --lang fr --minutes 10 --out fr.json
     python benchmarks/translation.py --lang de --minutes 10 --systems tm attention_seq2seq/subword
+    python benchmarks/translation.py --languages de fr es it pl zh_CN --minutes 30 \
+        --systems tm transformer_seq2seq/subword+tm --out results/
 
 The data is `keras_adl.data.gettext_catalogs.load_gettext_pairs(lang)` (the ``.mo`` catalogs
 installed on the machine), held out as ``keras-adl train pairs --data gettext:LANG`` holds it
@@ -215,6 +217,12 @@ def attention_effect(with_attention, without, lengths):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lang", default="fr")
+    parser.add_argument(
+        "--languages",
+        nargs="+",
+        help="several languages, one after the other (each alone on the machine); --out is "
+        "then a directory, one LANG.json each, and a summary table is printed at the end",
+    )
     parser.add_argument("--systems", nargs="+", default=list(DEFAULT_SYSTEMS))
     parser.add_argument("--minutes", type=float, default=10.0, help="training time per model")
     parser.add_argument("--vocab-size", type=int, default=4000)
@@ -235,7 +243,23 @@ def main(argv=None):
         help="keep the systems already in --out (same language) and add these",
     )
     args = parser.parse_args(argv)
+    if not args.languages:
+        run(args)
+        return 0
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+    everything = {}
+    for lang in args.languages:
+        one = argparse.Namespace(**vars(args))
+        one.lang = lang
+        one.out = os.path.join(args.out, f"{lang}.json") if args.out else None
+        everything[lang] = run(one)
+    print(summary(everything))
+    return 0
 
+
+def run(args):
+    """One language: every system of ``args.systems`` trained and scored; the results dict."""
     import sacrebleu
     import tensorflow as tf
 
@@ -322,6 +346,40 @@ def main(argv=None):
         with open(args.out, "w") as f:
             json.dump(results, f, ensure_ascii=False, indent=1)
     print(report(results))
+    return results
+
+
+def summary(everything):
+    """One row per language: the memory's chrF, and each system's with its ratio to it."""
+    names = sorted({name for results in everything.values() for name in results["systems"]})
+    names = [n for n in names if n != "tm"]
+    lines = [
+        "| language | held-out pairs | TM chrF | "
+        + " | ".join(f"{n} chrF (÷ TM)" for n in names)
+        + " | spans reproduced |",
+        "|---|---:|---:|" + "---:|" * len(names) + "---|",
+    ]
+    for lang, results in everything.items():
+        systems = results["systems"]
+        anchor = systems.get("tm", {}).get("chrf")
+        cells = []
+        for name in names:
+            s = systems.get(name)
+            if s is None:
+                cells.append("-")
+                continue
+            ratio = f" ({s['chrf'] / anchor:.2f})" if anchor else ""
+            alone = f"; alone {s['model']['chrf']:.1f}" if "model" in s else ""
+            cells.append(f"{s['chrf']:.1f}{ratio}{alone}")
+        spans = "; ".join(
+            f"{n}: {s['copied_spans']['all']['reproduced']:.1%}"
+            for n, s in systems.items()
+            if s["copied_spans"]["all"]["reproduced"] is not None
+        )
+        pairs = next(iter(systems.values()))["pairs"] if systems else 0
+        tm = f"{anchor:.1f}" if anchor else "-"
+        lines.append(f"| {lang} | {pairs} | {tm} | " + " | ".join(cells) + f" | {spans} |")
+    return "\n".join(lines)
 
 
 def report(results):
