@@ -120,6 +120,8 @@ def train_model(model_name, tokens, minutes, train, held_sources, args, memory=F
         from keras_adl.recipes.sequences.spec import MEMORY_DEVELOPMENT_PAIRS
 
         rows = development_rows(len(sources), MEMORY_DEVELOPMENT_PAIRS)
+        if rows is None:
+            raise SystemExit(f"{len(sources)} training pairs: too few to set some aside")
         development = ([sources[i] for i in rows[1]], [targets[i] for i in rows[1]])
         sources, targets = [sources[i] for i in rows[0]], [targets[i] for i in rows[0]]
     model = RECIPES["pairs"].build_model(

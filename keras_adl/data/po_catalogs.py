@@ -20,6 +20,7 @@ import re
 __all__ = [
     "PoEntry",
     "fill_catalog",
+    "catalog_charset",
     "format_placeholders",
     "placeholders_match",
     "plural_count",
@@ -32,7 +33,7 @@ _WRITE_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r
 _WRITE_ESCAPES.update({"\f": "\\f", "\v": "\\v", "\a": "\\a", "\b": "\\b"})
 # The directives of C, Python (%-style and braces), and shell-style variables: the forms
 # `msgfmt --check-format` compares, and those translators are told never to translate.
-_PLACEHOLDER = re.compile(
+PLACEHOLDER = re.compile(
     r"%%"  # a literal percent sign: not a directive
     r"|%(?:\d+\$)?(?:\([^()]*\))?[-+ #0']*(?:\d+|\*(?:\d+\$)?)?(?:\.(?:\d+|\*(?:\d+\$)?))?"
     r"(?:hh|ll|[hlLqjzt]|I64|I32)?[diouxXeEfFgGaAcCsSpnm]"
@@ -129,15 +130,16 @@ def read_catalog(path):
         stripped = line.strip()
         obsolete = stripped.startswith("#~")
         body = stripped[2:].strip() if obsolete else stripped
-        is_keyword = bool(_KEYWORD.match(body)) or (obsolete and body.startswith('"'))
+        keyword = _KEYWORD.match(body)
+        is_keyword = bool(keyword) or (obsolete and body.startswith('"'))
         starts_entry = (not stripped or stripped.startswith("#") and not is_keyword) or (
-            body.startswith(("msgctxt", "msgid ")) and entry is not None and entry.msgstr
+            keyword is not None and keyword.group(1) in ("msgctxt", "msgid")
         )
         if entry is not None and entry.msgstr and starts_entry:
             entries.append(entry)
             entry, field = None, None
-        if not stripped:
-            pending.append(line)
+        if not stripped:  # inside an entry not finished yet, it stays there
+            (entry.lines if entry is not None else pending).append(line)
             continue
         if entry is None:
             entry = PoEntry(number)
@@ -181,6 +183,23 @@ def plural_count(entries):
     return None
 
 
+def catalog_charset(entries):
+    """The ``charset`` the header's ``Content-Type`` declares, lower case (``None`` without a
+    header or a declaration)."""
+    for entry in entries:
+        if entry.is_header:
+            found = re.search(r"charset=([-\w]+)", entry.msgstr.get(0, ""))
+            return found.group(1).lower() if found else None
+    return None
+
+
+def _strays(text):
+    """``(percent, braces)``: the ``%`` and ``{``/``}`` of ``text`` that are neither in a
+    directive nor doubled (``%%``, ``{{``): what makes msgfmt call a format string invalid."""
+    rest = PLACEHOLDER.sub("", text.replace("{{", "").replace("}}", ""))
+    return rest.count("%"), rest.count("{") + rest.count("}")
+
+
 def format_placeholders(text):
     """The format directives in ``text``, in order (``%%`` left out).
 
@@ -195,7 +214,7 @@ def format_placeholders(text):
     >>> format_placeholders("%d of %s: 100%% {name} in $HOME, %(count)d")
     ['%d', '%s', '{name}', '$HOME', '%(count)d']
     """
-    return [m.group(0) for m in _PLACEHOLDER.finditer(text) if m.group(0) != "%%"]
+    return [m.group(0) for m in PLACEHOLDER.finditer(text) if m.group(0) != "%%"]
 
 
 def placeholders_match(message, translation):
@@ -217,7 +236,12 @@ def placeholders_match(message, translation):
     (True, False)
     >>> placeholders_match("%s of %d", "%2$d de %1$s")  # a translation may number them
     True
+    >>> placeholders_match("%d done", "%d fait à 100%")  # a lone "%": invalid for msgfmt
+    False
     """
+    stray_message, stray_translation = _strays(message), _strays(translation)
+    if any(t > m for m, t in zip(stray_message, stray_translation)):
+        return False  # a lone "%" or "{" the message has not: not a valid format string
     want, got = format_placeholders(message), format_placeholders(translation)
     if _in_position_order(want) == _in_position_order(got):
         return True
@@ -253,9 +277,11 @@ def _filled_lines(entry, forms, comments):
     """The lines of an untranslated ``entry`` with ``forms`` (its ``msgstr`` texts, one per
     form) written in and ``fuzzy`` added to its flags; ``comments``: translator comments
     to add first."""
-    body = [line for line in entry.lines if line.strip()]
-    head = entry.lines[: len(entry.lines) - len(body)]  # the blank lines before it
-    count = next(i for i, line in enumerate(body) if not line.strip().startswith("#"))
+    start = next(i for i, line in enumerate(entry.lines) if line.strip())
+    head, body = entry.lines[:start], entry.lines[start:]  # the blank lines before it, the rest
+    count = next(
+        i for i, line in enumerate(body) if line.strip() and not line.strip().startswith("#")
+    )
     notes, keywords = body[:count], body[count:]
     flags = [i for i, line in enumerate(notes) if line.strip().startswith("#,")]
     if flags:  # gettext writes fuzzy first

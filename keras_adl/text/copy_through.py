@@ -117,9 +117,12 @@ class CopyThrough:
         patterns = [CLASSES[c] for c in self.classes]
         if foreign is not None:
             self.foreign = {"kept": list(foreign["kept"]), "seen": list(foreign["seen"])}
-            kept = set(self.foreign["kept"])
-            words = self.foreign["kept"] + [w for w in self.foreign["seen"] if w not in kept]
-            codes = [KEPT] * len(self.foreign["kept"]) + [TRANSLATED] * (len(words) - len(kept))
+            codes = dict.fromkeys(self.foreign["kept"], KEPT)
+            translated = [w for w in self.foreign["seen"] if w not in codes]
+            codes.update(dict.fromkeys(translated, TRANSLATED))
+            for word in translated:  # "ENABLE" is read as "enable", translated in training
+                codes.setdefault(word.lower(), TRANSLATED)
+            words, codes = list(codes), list(codes.values())
             self.table = tf.lookup.StaticHashTable(
                 tf.lookup.KeyValueTensorInitializer(
                     tf.constant(words, tf.string), tf.constant(codes, tf.int64)
@@ -152,7 +155,9 @@ class CopyThrough:
                 tf.strings.regex_full_match(flat, classes) if classes else tf.zeros_like(is_span)
             )
             word = tf.strings.regex_full_match(flat, FOREIGN) & tf.logical_not(of_class)
-            copied = tf.not_equal(self.table.lookup(flat), TRANSLATED)
+            # Unseen as written but translated in lower case ("File" of "file"): translated.
+            code, lower = self.table.lookup(flat), self.table.lookup(tf.strings.lower(flat))
+            copied = tf.equal(code, KEPT) | (tf.equal(code, 0) & tf.not_equal(lower, TRANSLATED))
             is_span = tf.where(word, copied, is_span)
         if self._option:
             # An option needs a boundary on its left ("re-read" holds no option).
@@ -290,8 +295,8 @@ def foreign_words(sources, targets):
     Latin letters (`MAX_LATIN_SHARE`), else ``{"kept": [...], "seen": [...]}``: the Latin
     words (`FOREIGN`) of the sources, and those that the targets of their pairs hold unchanged,
     as whole words, at least `MIN_COPY_RATE` of the time. `CopyThrough` slots a source's Latin
-    word that is kept, or that is not seen at all (a name training never met), and leaves the
-    others to be translated.
+    word that is kept, or that is not seen at all, in its case or in lower case (a name
+    training never met), and leaves the others to be translated.
 
     Args:
         sources: a list of str.

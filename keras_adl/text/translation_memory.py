@@ -137,8 +137,9 @@ class TranslationMemory(tf.Module):
         Returns:
                 A dict: ``index`` int64 ``[B]``, ``score`` float32 ``[B]`` (cosine, 1 for an
             exact match), ``source`` and ``target`` strings ``[B]``, ``exact`` bool ``[B]``
-            (the query is a stored source, byte for byte, and not excluded). A query left
-            nothing by ``exclude`` (a memory of one pair) gets index -1, score 0 and ``""``.
+            (the query is a stored source, byte for byte, and not excluded). A query with no
+            n-gram in common with any stored source (a blank one), or left nothing by
+            ``exclude``, gets index -1, score 0 and ``""``.
         """
         queries = tf.convert_to_tensor(queries, tf.string)
         if exclude is None:
@@ -149,7 +150,7 @@ class TranslationMemory(tf.Module):
         exact = (exact_index >= 0) & (exact_index != exclude)
         index = tf.where(exact, exact_index, index)
         score = tf.where(exact, 1.0, score)
-        found = score >= 0.0
+        found = exact | (score > 0.0)  # nothing in common (a blank query): no match
         safe = tf.where(found, index, 0)
         return {
             "index": tf.where(found, index, -1),

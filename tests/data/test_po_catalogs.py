@@ -72,3 +72,17 @@ def test_placeholders_are_the_directives_msgfmt_compares():
     assert not placeholders_match("Cannot open %s", "Не удалось открыть")
     assert not placeholders_match("Saved", "Сохранено %s")
     assert placeholders_match("100% sure", "100% sure")  # msgfmt reads "% s" too
+
+
+def test_blank_lines_inside_an_entry_and_tabs_after_keywords_keep_the_layout(tmp_path):
+    path = tmp_path / "odd.po"
+    text = (
+        "# Title\n\n"  # a blank line between the top comments and the header
+        'msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n'
+        'msgid\t"Open"\nmsgstr\t""\n'  # tabs, and no blank line before it
+    )
+    path.write_text(text, encoding="utf-8")
+    entries, layout = read_catalog(str(path))
+    assert [e.msgid for e in entries] == ["", "Open"] and entries[1].untranslated
+    fill_catalog(entries, layout, str(tmp_path / "out.po"), {})
+    assert (tmp_path / "out.po").read_text(encoding="utf-8") == text

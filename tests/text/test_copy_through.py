@@ -250,6 +250,8 @@ def test_latin_names_are_copied_into_a_cyrillic_target_exactly():
     source = tf.constant(["Open the PowerPoint file in Word with zqinx_2"])
     spans = [s.decode() for s in tok.copy.protect(source)[1].to_list()[0]]
     assert spans == ["PowerPoint", "in", "Word", "with", "zqinx_2"]
+    capital = tok.copy.protect(tf.constant(["File ENABLE"]))[1].to_list()[0]
+    assert capital == []  # "file" and "enable" are translated in training, whatever the case
     target = tf.constant(["Открыть файл PowerPoint и Word и zqinx_2"])  # pieces it knows
     _, ids = tok.encode_target(target, 16, source)
     assert _strings(tok.decode_target(ids, source)) == _strings(target)

@@ -79,6 +79,7 @@ def test_any_batch_is_answered_and_chunks_do_not_change_the_answer():
     assert a["index"].numpy().tolist() == b["index"].numpy().tolist()
     np.testing.assert_allclose(a["score"].numpy(), b["score"].numpy(), atol=1e-6)
     assert (a["score"].numpy()[-3:-1] == 0).all()  # blank: nothing in common with anything
+    assert (a["index"].numpy()[-3:-1] == -1).all() and (a["target"].numpy()[-3:-1] == b"").all()
     empty = large.lookup(tf.constant([], tf.string))
     assert {k: v.shape.as_list() for k, v in empty.items()} == {
         k: [0] for k in ("index", "score", "source", "target", "exact")

@@ -138,7 +138,10 @@ def evaluate_pairs(
     (`keras_adl.text.TranslationMemory`), the headline figures are those of the translations
     completed by it (`with_memory` at ``threshold``), what the export answers, and
     ``held_out_model`` and ``held_out_memory`` give the model's and the memory's alone;
-    ``held_out_from_memory`` is the share the memory answered."""
+    ``held_out_from_memory`` is the share the memory answered. The memory's translations are
+    scored in the form the tokenizer writes outputs (`normalize_target`), as
+    `choose_memory_threshold` scores them (the export answers them as stored: the same text
+    for a cased target, which is the default)."""
     predictions, first_attention, first_tokens = translate(
         model_name, model, tokenizer, sources, max_length
     )
@@ -156,6 +159,9 @@ def evaluate_pairs(
     alone = None
     if memory is not None:
         found = memory_lookup(memory, sources)
+        # Scored as the threshold was chosen: the memory's translations in the model's form.
+        stored = tokenizer.normalize_target(tf.constant(list(found["target"]), tf.string))
+        found = dict(found, target=list(stored.numpy()))
         alone = predictions
         predictions, chosen = with_memory(predictions, found, threshold)
     for source, prediction in list(zip(sources, predictions))[:3]:

@@ -286,6 +286,9 @@ class PairsTask(SequenceTask):
             return EXACT_ONLY
         aside = set(sources)
         kept = [(s, t) for s, t in zip(*pairs.memory) if s not in aside]
+        if not kept:  # every stored source is a development one (a file of repeats)
+            run.record["memory_threshold"] = EXACT_ONLY
+            return EXACT_ONLY
         predictions, _, _ = translate(
             run.model, model, pairs.tokenizer, sources, run.options["max_length"]
         )

@@ -15,6 +15,8 @@ import re
 
 from keras_adl.data.gettext_catalogs import MARKUP_TAGS, clean_message
 from keras_adl.data.po_catalogs import (
+    PLACEHOLDER,
+    catalog_charset,
     fill_catalog,
     format_placeholders,
     placeholders_match,
@@ -26,8 +28,10 @@ from keras_adl.training.rundir import RecipeError
 _TAGS = r"</?(?:" + "|".join(MARKUP_TAGS) + r")(?:\s[^<>]*)?\s*/?>"
 _FRAME = re.compile(r"^((?:\s|" + _TAGS + r")*)(.*?)((?:\s|" + _TAGS + r")*)$", re.S | re.I)
 _INNER_TAG = re.compile(_TAGS, re.I)
-_ACCELERATOR = re.compile(r"[_&~](?=\w)")
-_FIRST_LETTER = re.compile(r"\w")
+_PLACEHOLDER_SPANS = PLACEHOLDER
+# A marker that opens a word: the "_" of "file_name" or the "&" of "AT&T" is text.
+_ACCELERATOR = re.compile(r"(?<!\w)[_&~](?=\w)")
+_LETTER = re.compile(r"[^\W\d_]")
 COPIED_NOTE = (
     "keras-adl: the English is copied: the translation's directives were not the message's ({})"
 )
@@ -66,11 +70,11 @@ def framed(frame, translation):
     first letter, suffix."""
     prefix, _, suffix, marker = frame
     translation = translation.strip()
-    if marker:
-        letter = _FIRST_LETTER.search(translation)
-        if letter:
-            at = letter.start()
-            translation = translation[:at] + marker + translation[at:]
+    if marker:  # before the first letter outside a directive (not "%_s", not "{_name}")
+        inside = {i for p in _PLACEHOLDER_SPANS.finditer(translation) for i in range(*p.span())}
+        letters = [m.start() for m in _LETTER.finditer(translation) if m.start() not in inside]
+        if letters:
+            translation = translation[: letters[0]] + marker + translation[letters[0] :]
     return prefix + translation + suffix
 
 
@@ -109,10 +113,17 @@ def translate_catalog(path, out, translate, batch_size=256):
         (bool: ``out`` is written without the byte-order mark ``path`` had).
 
     Raises:
-        RecipeError: the catalog has plural messages to fill and no ``Plural-Forms``.
+        RecipeError: the catalog has plural messages to fill and no ``Plural-Forms``, or
+            its header declares a charset other than UTF-8.
         ValueError: the file is not a readable ``.po`` file (the message names the line).
     """
     entries, layout = read_catalog(path)
+    charset = catalog_charset(entries)
+    if charset not in (None, "utf-8", "utf8", "charset"):  # CHARSET: a template's placeholder
+        raise RecipeError(
+            f"{path}: the header declares charset={charset}; translations are written in "
+            "UTF-8: convert it first with `msgconv -t UTF-8`"
+        )
     forms = _plural_forms_needed(entries, path)
     wanted = [i for i, e in enumerate(entries) if e.untranslated]
     frames = {  # each line of each message, on its own
@@ -128,15 +139,20 @@ def translate_catalog(path, out, translate, batch_size=256):
     for index in wanted:
         messages = _messages(entries[index])
         forms_out, comments, copied = [], set(), True
+        # Form 0 translates the singular, every other form the plural message; msgfmt checks a
+        # form that may stand for several numbers against the plural message, so when the two
+        # messages' directives differ ("One file" / "%d files") every form translates it.
+        same = len(messages) == 1 or format_placeholders(messages[0]) == format_placeholders(
+            messages[1]
+        )
         for form in range(forms if len(messages) > 1 else 1):
-            # Form 0 translates the singular, every other form the plural message.
-            which = min(form, len(messages) - 1)
+            which = min(form, len(messages) - 1) if same else len(messages) - 1
             message, frame = messages[which], frames[index][which]
             lines = [framed(f, found.get(f[1], "")) if f[1] else f[0] + f[2] for f in frame]
             candidate = "\n".join(lines) if any(f[1] for f in frame) else ""
             if candidate.strip() and not placeholders_match(message, candidate):
-                wanted = " ".join(format_placeholders(message)) or "none"
-                comments.add(COPIED_NOTE.format(wanted))
+                directives = " ".join(format_placeholders(message)) or "none"
+                comments.add(COPIED_NOTE.format(directives))
                 candidate = ""
             copied = copied and not candidate.strip()
             forms_out.append(candidate if candidate.strip() else message)

@@ -11,6 +11,7 @@ from keras_adl.data.po_catalogs import read_catalog
 from keras_adl.recipes.sequences.translate import (
     COPIED_NOTE,
     MARKUP_NOTE,
+    framed,
     message_frame,
     translate_catalog,
 )
@@ -145,3 +146,41 @@ def test_the_command_fills_a_catalog_with_an_export(tmp_path, capsys):
     assert "not found" in capsys.readouterr().err
     assert main(["translate", export, path, "-o", str(tmp_path / "out.mo")]) == 1
     assert "reads and writes .po files" in capsys.readouterr().err
+
+
+def test_plural_forms_of_a_singular_without_the_number_translate_the_plural(tmp_path):
+    text = po_samples.catalog().replace(
+        'msgid "%d file"\nmsgid_plural "%d files"', 'msgid "One file"\nmsgid_plural "%d files"'
+    )
+    path = tmp_path / "ru.po"
+    path.write_text(text, encoding="utf-8")
+    translate_catalog(str(path), str(tmp_path / "out.po"), lambda t: _good(t))
+    after = {e.msgid: e.msgstr for e in read_catalog(str(tmp_path / "out.po"))[0]}
+    # msgfmt reads form 0 as standing for 1, 21, 31…: it must carry %d too.
+    assert after["One file"] == {0: "%d файлов", 1: "%d файлов", 2: "%d файлов"}
+    assert _msgfmt(tmp_path / "out.po") == (0, "")
+
+
+def test_accelerators_and_invalid_format_strings(tmp_path):
+    assert message_frame("use file_name or AT&T") == ("", "use file_name or AT&T", "", "")
+    path = po_samples.write(tmp_path / "ru.po")
+
+    assert framed(message_frame("_Save %s"), "%s Сохранить") == "%s _Сохранить"  # not "%_s"
+
+    def translations(texts):
+        answers = {"Save": "%s Сохранить", "Cannot open %s: %s": "Открыть %s: %s на 100%"}
+        return [answers.get(t, po_samples.GOOD.get(t, "")) for t in texts]
+
+    translate_catalog(path, str(tmp_path / "out.po"), translations)
+    after = {e.msgid: e.msgstr for e in read_catalog(str(tmp_path / "out.po"))[0]}
+    assert after["_Save"] == {0: "_Save"}  # a directive the message has not: English
+    assert after["Cannot open %s: %s"] == {0: "Cannot open %s: %s"}  # a lone "%": English
+    assert _msgfmt(tmp_path / "out.po") == (0, "")
+
+
+def test_a_catalog_in_another_charset_is_refused(tmp_path):
+    text = po_samples.catalog().replace("charset=UTF-8", "charset=ISO-8859-1")
+    path = tmp_path / "latin1.po"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"charset=iso-8859-1; .*msgconv -t UTF-8"):
+        translate_catalog(str(path), str(tmp_path / "out.po"), _good)
