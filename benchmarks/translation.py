@@ -148,9 +148,9 @@ def train_model(model_name, tokens, minutes, train, held_sources, args, memory=F
         aside = set(development[0])
         kept = [(s, t) for s, t in zip(*train) if s not in aside]
         dev_outputs, _, _ = translate(model_name, model, tokenizer, development[0], args.max_length)
-        found = memory_lookup(TranslationMemory(*zip(*kept)), development[0])
+        found = memory_lookup(TranslationMemory(*zip(*kept)), development[0], tokenizer.copy)
         threshold, figures = choose_memory_threshold(tokenizer, dev_outputs, found, development[1])
-        found = memory_lookup(TranslationMemory(*train), held_sources)
+        found = memory_lookup(TranslationMemory(*train), held_sources, tokenizer.copy)
         extra = {
             "model_outputs": surface(outputs),
             "memory_threshold": threshold,

@@ -243,6 +243,20 @@ class CopyThrough:
         text = tf.where(is_slot, fill, flat)
         return tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)
 
+    def repair(self, queries, sources, targets):
+        """Translations ``targets`` ``[B]`` of stored ``sources`` ``[B]``, retrieved for
+        ``queries`` ``[B]`` by a translation memory, with the spans they share with their
+        source replaced by the query's spans of the same slot (fuzzy-match repair): the match
+        ``Use --all with %d`` → ``Utilisez --all avec %d`` answers ``Use --force with %s``
+        with ``Utilisez --force avec %s``. A target whose source has not as many distinct
+        spans as its query is returned as it is."""
+        if not self.active:
+            return targets
+        _, wanted = self.protect(queries)
+        _, stored = self.protect(sources)
+        repaired = self.restore(self.protect_targets(targets, stored), wanted)
+        return tf.where(tf.equal(wanted.row_lengths(), stored.row_lengths()), repaired, targets)
+
     def slot_pairs(self, sources, targets, batch_size=4096):
         """Pairs (lists of str) slotted as `protect` and `protect_targets` slot them, in
         batches: ``(sources, targets)``, lists of str (copies when nothing is protected)."""

@@ -271,3 +271,29 @@ def test_copied_spans_counts_latin_words_kept_inside_another_script():
     assert copied_spans(sources, references, predictions, foreign=False).keys() == set(CLASSES) | {
         "all"
     }
+
+
+def test_a_memory_match_gets_the_spans_of_the_query():
+    copy = CopyThrough(["format", "option"])
+    queries = ["Use --force with %s", "Cannot open %s: %s", "Hello", "Open %s"]
+    sources = ["Use --all with %d", "Cannot open %d: %s", "Hello", "Open %s and %d"]
+    targets = ["Utilisez --all avec %d", "Impossible d'ouvrir %d : %s", "Bonjour", "Ouvrir %s, %d"]
+    repaired = copy.repair(tf.constant(queries), tf.constant(sources), tf.constant(targets))
+    assert _strings(repaired) == [
+        "Utilisez --force avec %s",
+        "Impossible d'ouvrir %d : %s",  # one distinct span against two: left as it is
+        "Bonjour",
+        "Ouvrir %s, %d",
+    ]
+    sources, targets = zip(*RUSSIAN)
+    tok = TextPairTokenizer.build(
+        list(sources), list(targets), vocab_size=200, cased_target=True, copy_through="auto"
+    )
+    out = tok.copy.repair(
+        tf.constant(["Enable zqinx and q"]),
+        tf.constant(["Enable zfhmin and q"]),
+        tf.constant(["Включить zfhmin и q"]),
+    )
+    assert _strings(out) == ["Включить zqinx и q"]  # a Latin name in a Cyrillic target
+    none = CopyThrough([]).repair(tf.constant(["a"]), tf.constant(["b"]), tf.constant(["c"]))
+    assert _strings(none) == ["c"]  # nothing slotted: nothing repaired

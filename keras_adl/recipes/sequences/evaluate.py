@@ -118,13 +118,20 @@ def choose_memory_threshold(tokenizer, predictions, found, targets):
     return float(threshold), figures
 
 
-def memory_lookup(memory, sources):
-    """`TranslationMemory.lookup` of ``sources`` (a list of str) in batches: numpy arrays."""
+def memory_lookup(memory, sources, copy=None):
+    """`TranslationMemory.lookup` of ``sources`` (a list of str) in batches: numpy arrays.
+    With a `keras_adl.text.CopyThrough` ``copy``, the targets of fuzzy matches are repaired
+    (`CopyThrough.repair`: the query's placeholders, options… in place of the match's)."""
+
+    def lookup(batch):
+        found = memory.lookup(batch)
+        if copy is not None:
+            repaired = copy.repair(batch, found["source"], found["target"])
+            found["target"] = tf.where(found["exact"], found["target"], repaired)
+        return {k: v.numpy() for k, v in found.items()}
+
     found = [
-        {
-            k: v.numpy()
-            for k, v in memory.lookup(tf.constant(sources[i : i + EVALUATION_BATCH])).items()
-        }
+        lookup(tf.constant(sources[i : i + EVALUATION_BATCH]))
         for i in range(0, len(sources), EVALUATION_BATCH)
     ]
     return {k: np.concatenate([f[k] for f in found]) for k in found[0]} if found else {}
@@ -158,7 +165,7 @@ def evaluate_pairs(
     )
     alone = None
     if memory is not None:
-        found = memory_lookup(memory, sources)
+        found = memory_lookup(memory, sources, tokenizer.copy)
         # Scored as the threshold was chosen: the memory's translations in the model's form.
         stored = tokenizer.normalize_target(tf.constant(list(found["target"]), tf.string))
         found = dict(found, target=list(stored.numpy()))

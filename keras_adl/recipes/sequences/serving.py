@@ -188,8 +188,9 @@ def make_text_pair_serving_fn(
     blank input answered empty without decoding, an input of more than ``source_length``
     tokens translated from its first ``source_length``. With a translation ``memory``
     (`keras_adl.text.TranslationMemory`), an input equal to a stored source, or whose best
-    fuzzy match scores at least ``threshold``, is answered with the match's translation, as
-    stored.
+    fuzzy match scores at least ``threshold``, is answered with the match's translation: as
+    stored for an exact match, and for a fuzzy one with the spans copy-through knows
+    (placeholders, options…) made the input's (`CopyThrough.repair`).
 
     Returns:
         A ``tf.function`` returning ``output``, ``tokens``, ``attention`` and
@@ -225,7 +226,10 @@ def make_text_pair_serving_fn(
             found = memory.lookup(text)
             trusted = found["exact"] | (found["score"] >= threshold)
             use = trusted & (found["index"] >= 0) & tf.logical_not(empty)
-            outputs["output"] = tf.where(use, found["target"], outputs["output"])
+            # A fuzzy match's placeholders, options… become the input's (an exact one: as is).
+            repaired = tokenizer.copy.repair(text, found["source"], found["target"])
+            answer = tf.where(found["exact"], found["target"], repaired)
+            outputs["output"] = tf.where(use, answer, outputs["output"])
             outputs["memory_score"] = tf.where(empty, 0.0, found["score"])
             outputs["from_memory"] = use
         return outputs

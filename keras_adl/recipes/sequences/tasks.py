@@ -292,7 +292,7 @@ class PairsTask(SequenceTask):
         predictions, _, _ = translate(
             run.model, model, pairs.tokenizer, sources, run.options["max_length"]
         )
-        found = memory_lookup(TranslationMemory(*zip(*kept)), sources)
+        found = memory_lookup(TranslationMemory(*zip(*kept)), sources, pairs.tokenizer.copy)
         threshold, figures = choose_memory_threshold(pairs.tokenizer, predictions, found, targets)
         run.record.update(memory_threshold=threshold, memory_development=figures)
         print(
@@ -331,7 +331,7 @@ class PairsTask(SequenceTask):
             stored = data.read_memory(path)
             if stored is not None:  # as the run's export answers
                 memory = TranslationMemory(stored["sources"], stored["targets"])
-                found = memory_lookup(memory, sources)
+                found = memory_lookup(memory, sources, tokenizer.copy)
                 predictions, _ = with_memory(predictions, found, stored["threshold"])
         else:
             serve = tf.saved_model.load(path).signatures["serving_default"]
