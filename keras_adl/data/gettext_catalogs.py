@@ -40,6 +40,8 @@ import re
 import struct
 import warnings
 
+from keras_adl.data.po_catalogs import unquote as _po_string
+
 __all__ = ["load_gettext_pairs", "read_po", "read_mo"]
 
 
@@ -53,10 +55,6 @@ _TAG = re.compile(r"</?(?:" + "|".join(MARKUP_TAGS) + r")(?:\s[^<>]*)?\s*/?>", r
 _SPACES = re.compile(r"[ \t\r\n\f\v]+")  # ASCII only: a no-break space is kept
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}(_[A-Za-z]{2})?(@\w+)?")
 _ACCELERATORS = {marker: re.compile(re.escape(marker) + r"(?=\w)") for marker in "_&~"}
-_PO_ESCAPES = {
-    "n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a", "b": "\b",
-    '"': '"', "\\": "\\",
-}  # fmt: skip
 
 
 def clean_message(text):
@@ -133,22 +131,6 @@ def read_mo(path):
         if message and translation:
             pairs.append((message, translation))
     return pairs
-
-
-def _po_string(line, path, number):
-    line = line.strip()
-    if len(line) < 2 or not (line.startswith('"') and line.endswith('"')):
-        raise ValueError(f"{path}:{number}: expected a quoted string, found {line[:40]!r}")
-
-    def unescape(match):
-        escape = match.group(1)
-        if escape[0] in "01234567":
-            return chr(int(escape, 8))
-        if escape[0] == "x":
-            return chr(int(escape[1:], 16))
-        return _PO_ESCAPES.get(escape, escape)
-
-    return re.sub(r"\\([0-7]{1,3}|x[0-9a-fA-F]{1,2}|.)", unescape, line[1:-1])
 
 
 def read_po(path):

@@ -67,7 +67,9 @@ class PoEntry:
         return live and not any(self.msgstr.values())
 
 
-def _unquote(text, path, number):
+def unquote(text, path, number):
+    """The text of a quoted ``.po`` string (``"…"``, C escapes and octal or hex codes read),
+    or a `ValueError` naming ``path`` and line ``number``."""
     text = text.strip()
     if len(text) < 2 or text[0] != '"' or text[-1] != '"':
         raise ValueError(f"{path}:{number}: expected a quoted string, found {text[:40]!r}")
@@ -153,14 +155,14 @@ def read_catalog(path):
         if body.startswith('"'):
             if field is None:
                 raise ValueError(f"{path}:{number}: a string outside any msgid/msgstr")
-            _append(entry, field, _unquote(body, path, number))
+            _append(entry, field, unquote(body, path, number))
             continue
         match = _KEYWORD.match(body)
         if match is None:
             raise ValueError(f"{path}:{number}: unknown .po keyword {body.split()[0]!r}")
         keyword, index, text = match.groups()
         field = ("msgstr", int(index or 0)) if keyword.startswith("msgstr") else keyword
-        _append(entry, field, _unquote(text, path, number), new=True)
+        _append(entry, field, unquote(text, path, number), new=True)
     if entry is not None:
         entries.append(entry)
     return entries, {"bom": bom, "newline": newline, "tail": pending}

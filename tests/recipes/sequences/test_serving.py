@@ -140,11 +140,8 @@ def test_a_sort_export_answers_every_input(tmp_path):
     assert alone.tolist() == out["order"][0][:2].tolist()
 
 
-def test_a_pairs_export_answers_every_input(tmp_path):
-    tokenizer = _tokenizer()
-    model = attention_seq2seq(tokenizer.source_size, tokenizer.target_size, 8, 16)
-    export_dir = str(tmp_path / "pairs")
-    export_text_pairs(model, export_dir, tokenizer, 6, greedy_decode)
+def _pair_shapes(**more):
+    """The outputs of a pairs export of 6 tokens (`make_text_pair_serving_fn`), and ``more``."""
     shapes = {
         "output": (tf.string, ()),
         "tokens": (tf.int32, (6,)),
@@ -152,8 +149,15 @@ def test_a_pairs_export_answers_every_input(tmp_path):
         "log_likelihood": (tf.float32, ()),
         "source_tokens": (tf.int32, ()),
     }
-    shapes.update({k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8")})
-    serving_fuzz.check_answers_everything(export_dir, shapes, per_category=50)
+    return {**shapes, **{k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8")}, **more}
+
+
+def test_a_pairs_export_answers_every_input(tmp_path):
+    tokenizer = _tokenizer()
+    model = attention_seq2seq(tokenizer.source_size, tokenizer.target_size, 8, 16)
+    export_dir = str(tmp_path / "pairs")
+    export_text_pairs(model, export_dir, tokenizer, 6, greedy_decode)
+    serving_fuzz.check_answers_everything(export_dir, _pair_shapes(), per_category=50)
     serve, _, _ = serving_fuzz.signature(export_dir)
     out = serve(inputs=tf.constant(["", "one two", "one two three four one two three"]))
     assert [s.decode() for s in out["output"].numpy()][0] == ""
@@ -179,13 +183,5 @@ def test_a_pairs_export_with_a_memory_answers_a_stored_source_with_its_target(tm
     assert outputs[-3] == alone[-3] and outputs[-2] == b""  # the model's; a blank input
     score = out["memory_score"].numpy()
     assert (score[: len(SOURCES)] == 1.0).all() and score[-2] == 0.0 and score[-3] < 0.9
-    shapes = {
-        "output": (tf.string, ()),
-        "tokens": (tf.int32, (6,)),
-        "attention": (tf.float32, (6, 6)),
-        "log_likelihood": (tf.float32, ()),
-        "source_tokens": (tf.int32, ()),
-        "memory_score": (tf.float32, ()),
-    }
-    shapes.update({k: (tf.bool, ()) for k in ("empty", "truncated", "invalid_utf8", "from_memory")})
+    shapes = _pair_shapes(memory_score=(tf.float32, ()), from_memory=(tf.bool, ()))
     serving_fuzz.check_answers_everything(remembering, shapes, per_category=20)
