@@ -28,7 +28,6 @@ from keras_adl.training.rundir import RecipeError
 _TAGS = r"</?(?:" + "|".join(MARKUP_TAGS) + r")(?:\s[^<>]*)?\s*/?>"
 _FRAME = re.compile(r"^((?:\s|" + _TAGS + r")*)(.*?)((?:\s|" + _TAGS + r")*)$", re.S | re.I)
 _INNER_TAG = re.compile(_TAGS, re.I)
-_PLACEHOLDER_SPANS = PLACEHOLDER
 # A marker that opens a word: the "_" of "file_name" or the "&" of "AT&T" is text.
 _ACCELERATOR = re.compile(r"(?<!\w)[_&~](?=\w)")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -71,7 +70,7 @@ def framed(frame, translation):
     prefix, _, suffix, marker = frame
     translation = translation.strip()
     if marker:  # before the first letter outside a directive (not "%_s", not "{_name}")
-        inside = {i for p in _PLACEHOLDER_SPANS.finditer(translation) for i in range(*p.span())}
+        inside = {i for p in PLACEHOLDER.finditer(translation) for i in range(*p.span())}
         letters = [m.start() for m in _LETTER.finditer(translation) if m.start() not in inside]
         if letters:
             translation = translation[: letters[0]] + marker + translation[letters[0] :]

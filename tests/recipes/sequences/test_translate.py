@@ -154,7 +154,7 @@ def test_plural_forms_of_a_singular_without_the_number_translate_the_plural(tmp_
     )
     path = tmp_path / "ru.po"
     path.write_text(text, encoding="utf-8")
-    translate_catalog(str(path), str(tmp_path / "out.po"), lambda t: _good(t))
+    translate_catalog(str(path), str(tmp_path / "out.po"), _good)
     after = {e.msgid: e.msgstr for e in read_catalog(str(tmp_path / "out.po"))[0]}
     # msgfmt reads form 0 as standing for 1, 21, 31…: it must carry %d too.
     assert after["One file"] == {0: "%d файлов", 1: "%d файлов", 2: "%d файлов"}
