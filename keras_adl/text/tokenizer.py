@@ -192,6 +192,14 @@ class TextPairTokenizer:
         table = self._source_table if side == "source" else self._target_table
         return table.lookup(self._tokenize(strings))
 
+    def ragged_ids(self, strings, side="source", sources=None):
+        """The ids of strings ``[B]`` on ``side`` (``"source"`` or ``"target"``), ragged, without
+        ``<s>``, ``</s>``, padding or truncation; slotted as `encode_source` and
+        `encode_target` slot them (a target's spans shared with its ``sources`` ``[B]``)."""
+        if side not in ("source", "target"):
+            raise ValueError(f"`side` must be 'source' or 'target'; received {side!r}.")
+        return self._ragged_ids(side, self._slotted(side, strings, sources))
+
     def slot_pairs(self, sources, targets):
         """Training pairs (lists of str) with their copy-through spans slotted, as
         `encode_source` and `encode_target` slot them (`CopyThrough.slot_pairs`)."""

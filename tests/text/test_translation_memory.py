@@ -116,3 +116,24 @@ def test_bad_memories_are_refused_in_one_line():
         TranslationMemory(["a"], ["b"], buckets=0)
     with pytest.raises(ValueError, match="`chunk` must be a positive integer"):
         TranslationMemory(["a"], ["b"], chunk=2.5)
+
+
+def test_every_stored_source_retrieves_its_nearest_other_pair_as_lookup_does():
+    """Leave one out (the matches a model trains on): the sparse products of `lookup_stored`
+    give what `lookup` with each pair excluded gives, a repeated source its other copy, and a
+    blank source or a memory of one pair nothing."""
+    sources = SOURCES + ["Open file", "  ", "Open the file"]
+    targets = TARGETS + ["Ouvrez le fichier", " ", "Ouvrir ce fichier"]
+    memory = TranslationMemory(sources, targets, chunk=3)
+    stored = memory.lookup_stored(block=4)
+    slow = memory.lookup(tf.constant(sources), exclude=tf.range(len(sources)))
+    assert stored["index"].tolist() == slow["index"].numpy().tolist()
+    assert stored["target"].tolist() == slow["target"].numpy().tolist()
+    assert stored["exact"].tolist() == slow["exact"].numpy().tolist()
+    np.testing.assert_allclose(stored["score"], slow["score"].numpy(), atol=1e-6)
+    assert stored["index"][0] == 8 and stored["index"][8] == 0 and stored["exact"][8]
+    assert stored["index"][9] == -1 and stored["target"][9] == b""  # blank: nothing
+    others = np.delete(stored["index"], 9)
+    assert (others != np.delete(np.arange(len(sources)), 9)).all()  # never itself
+    single = TranslationMemory(["Open"], ["Ouvrir"]).lookup_stored()
+    assert single["index"].tolist() == [-1] and single["score"].tolist() == [0.0]
