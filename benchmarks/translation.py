@@ -19,6 +19,9 @@ out (the recipe's seed and fraction; all the other pairs train, as ``--samples``
   pairs that fit the model (at most 500) are set aside from its training to choose the score
   from which a match is trusted; an exact match always is. Its entry also gives the figures of
   the same model alone (``model``) and the share answered by the memory.
+- ``MODEL/TOKENS+input``: the same, and the model reads each source's best match and its
+  score as well (``--memory input``, neural fuzzy repair, `keras_adl.recipes.sequences.retrieval`):
+  trained on each pair with its best match among the other training pairs.
 - ``MODEL/TOKENS``: a model of the ``pairs`` task (``attention_seq2seq``, ``encoder_decoder``,
   ``transformer_seq2seq``) with ``subword`` (WordPiece, ``--vocab-size`` per side) or ``word``
   tokens (the pipeline before subwords: every training word kept), built, compiled and fed by
@@ -90,10 +93,12 @@ def translation_memory(train_sources, train_targets, sources, batch=512):
     return outputs
 
 
-def train_model(model_name, tokens, minutes, train, held_sources, args, memory=False):
+def train_model(model_name, tokens, minutes, train, held_sources, args, memory=None):
     """Trains one model for ``minutes`` and returns its outputs and training facts; with
-    ``memory``, the outputs completed by the translation memory of the training pairs (a
-    development split set aside from training chooses its threshold, as the recipe does)."""
+    ``memory`` (``"auto"`` or ``"input"``, as the recipe's ``--memory``), the outputs completed
+    by the translation memory of the training pairs (a development split set aside from
+    training chooses its threshold, as the recipe does), and with ``"input"`` the model reads
+    each source's best match."""
     import tensorflow as tf
 
     from keras_adl.recipes.sequences.data import fitting_pairs
@@ -124,19 +129,51 @@ def train_model(model_name, tokens, minutes, train, held_sources, args, memory=F
             raise SystemExit(f"{len(sources)} training pairs: too few to set some aside")
         development = ([sources[i] for i in rows[1]], [targets[i] for i in rows[1]])
         sources, targets = [sources[i] for i in rows[0]], [targets[i] for i in rows[0]]
+    match_input, encode = None, {}
+    if memory == "input":
+        from keras_adl.recipes.sequences.retrieval import MatchInput
+        from keras_adl.text.translation_memory import TranslationMemory
+
+        match_input = MatchInput(tokenizer)
+    source_size = match_input.vocab_size if match_input else tokenizer.source_size
     model = RECIPES["pairs"].build_model(
-        model_name, tokenizer.source_size, tokenizer.target_size, jit_compile=True
+        model_name, source_size, tokenizer.target_size, jit_compile=True
     )
-    dataset = tokenizer.dataset(
-        sources, targets, args.batch_size, args.max_length, args.max_length, seed=args.seed
-    )
+    start = time.perf_counter()
+    if match_input is None:
+        dataset = tokenizer.dataset(
+            sources, targets, args.batch_size, args.max_length, args.max_length, seed=args.seed
+        )
+    else:  # each pair with its best match among the other training pairs
+        dataset = match_input.dataset(
+            TranslationMemory(sources, targets),
+            sources,
+            targets,
+            args.batch_size,
+            args.max_length,
+            seed=args.seed,
+        )
+
+        def reads(stored):  # `translate`'s encode: the sources with their matches in `stored`
+            return lambda batch: match_input.encode(stored, batch, args.max_length)
+
+        encode = {"encode": reads}
+    retrieval_seconds = time.perf_counter() - start
     limit = TimeLimit(60 * minutes)
     start = time.perf_counter()
     history = model.fit(dataset, epochs=10_000, callbacks=[limit], verbose=0)
     train_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    outputs, _, _ = translate(model_name, model, tokenizer, held_sources, args.max_length)
-    extra = {}
+    everything = TranslationMemory(*train) if match_input else None
+    outputs, _, _ = translate(
+        model_name,
+        model,
+        tokenizer,
+        held_sources,
+        args.max_length,
+        encode["encode"](everything) if encode else None,
+    )
+    extra = {"retrieval_seconds": round(retrieval_seconds, 1)} if encode else {}
     if memory:
         from keras_adl.recipes.sequences.evaluate import (
             choose_memory_threshold,
@@ -146,12 +183,20 @@ def train_model(model_name, tokens, minutes, train, held_sources, args, memory=F
         from keras_adl.text.translation_memory import TranslationMemory
 
         aside = set(development[0])
-        kept = [(s, t) for s, t in zip(*train) if s not in aside]
-        dev_outputs, _, _ = translate(model_name, model, tokenizer, development[0], args.max_length)
-        found = memory_lookup(TranslationMemory(*zip(*kept)), development[0], tokenizer.copy)
+        kept = TranslationMemory(*zip(*[(s, t) for s, t in zip(*train) if s not in aside]))
+        dev_outputs, _, _ = translate(
+            model_name,
+            model,
+            tokenizer,
+            development[0],
+            args.max_length,
+            encode["encode"](kept) if encode else None,
+        )
+        found = memory_lookup(kept, development[0], tokenizer.copy)
         threshold, figures = choose_memory_threshold(tokenizer, dev_outputs, found, development[1])
-        found = memory_lookup(TranslationMemory(*train), held_sources, tokenizer.copy)
+        found = memory_lookup(everything or TranslationMemory(*train), held_sources, tokenizer.copy)
         extra = {
+            **extra,
             "model_outputs": surface(outputs),
             "memory_threshold": threshold,
             "memory_development": figures,
@@ -302,8 +347,8 @@ def run(args):
             outputs, facts = translation_memory(*train, held_sources), {}
         else:
             model_name, tokens = system.split(":")[0].split("/")
-            memory = tokens.endswith("+tm")
-            tokens = tokens.removesuffix("+tm")
+            memory = {"+tm": "auto", "+input": "input"}.get("+" + tokens.partition("+")[2])
+            tokens = tokens.partition("+")[0]
             minutes = float(system.split(":")[1]) if ":" in system else args.minutes
             outputs, facts = train_model(
                 model_name, tokens, minutes, train, held_sources, args, memory=memory
@@ -406,11 +451,11 @@ def report(results):
             + " | ".join(cells)
             + " |"
         )
-        if "model" in s:  # a +tm system: its model alone, then the memory's share
+        if "model" in s:  # a +tm or +input system: its model alone, then the memory's share
             m = s["model"]
             ratio = f"{m['chrf'] / anchor:.2f}" if anchor else "-"
             lines.append(
-                f"| {name.split(':')[0].removesuffix('+tm')} alone (same weights) | | | "
+                f"| {name.split(':')[0]} model alone (same weights) | | | "
                 f"{m['bleu']:.1f} | {m['chrf']:.1f} | {ratio} | {m['exact_match']:.3f} | - | - | - |"
             )
             lines.append(

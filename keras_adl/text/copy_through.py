@@ -257,6 +257,18 @@ class CopyThrough:
         repaired = self.restore(self.protect_targets(targets, stored), wanted)
         return tf.where(tf.equal(wanted.row_lengths(), stored.row_lengths()), repaired, targets)
 
+    def holds(self, queries, translations):
+        """Whether each translation ``[B]`` holds every distinct span of its query ``[B]``
+        (bool ``[B]``; true for a query without spans): a translation memory's repaired match
+        that does not is missing a placeholder, option or name of the input."""
+        _, spans = self.protect(queries)
+        slotted = self.protect_targets(translations, spans)
+        present = tf.stack(
+            [tf.strings.regex_full_match(slotted, f"(?s).*{slot}.*") for slot in SLOTS], axis=1
+        )
+        wanted = tf.sequence_mask(spans.row_lengths(), MAX_SLOTS)
+        return tf.reduce_all(present | tf.logical_not(wanted), axis=1)
+
     def slot_pairs(self, sources, targets, batch_size=4096):
         """Pairs (lists of str) slotted as `protect` and `protect_targets` slot them, in
         batches: ``(sources, targets)``, lists of str (copies when nothing is protected)."""

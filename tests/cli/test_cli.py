@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from keras_adl import cli, recipes
+from keras_adl.recipes.sequences.retrieval import SCORE_LEVELS
 
 
 def _run(argv, capsys):
@@ -501,6 +502,36 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
         scores.append(json.loads(out))
     assert scores[0] == scores[1] and scores[0]["pairs"] == 500
     assert set(scores[0]["by_source_length"]) <= {"1-6", "7-12", "13+"}
+
+
+@pytest.mark.slow  # an end-to-end CLI run, ~1 min
+def test_a_model_that_reads_its_memory_trains_exports_and_answers_as_its_run(tmp_path, capsys):
+    """``--memory input``: the model is trained on each pair with its best match among the
+    other training pairs; the export retrieves inside the SavedModel, answers a training
+    source with its translation, and scores as the run does."""
+    catalog = _write_po(tmp_path / "demo.po")
+    run_dir, export_dir = str(tmp_path / "run"), str(tmp_path / "export")
+    argv = ["train", "pairs", "--data", catalog, "--memory", "input", "--epochs", "1"]
+    argv += ["--batch-size", "32", "--vocab-size", "300", "--max-length", "16"]
+    code, _, err = _run([*argv, "--out", run_dir], capsys)
+    assert code == 0, err
+    run = json.load(open(os.path.join(run_dir, "run.json")))
+    assert run["memory"] == "input" and run["options"]["memory"] == "input"
+    memory = json.load(open(os.path.join(run_dir, "memory.json")))
+    assert memory["input"] is True and len(memory["sources"]) == run["memory_pairs"]
+    model = keras.saving.load_model(os.path.join(run_dir, "model.keras"))
+    sizes = run["source_vocabulary"] + SCORE_LEVELS + run["target_vocabulary"]
+    assert model.get_layer("source_embedding").input_dim == sizes
+    assert _run(["export", run_dir, export_dir], capsys)[0] == 0
+    stored, translation = memory["sources"][1], memory["targets"][1]
+    code, out, _ = _run(["predict", export_dir, stored, stored + "s"], capsys)
+    assert code == 0 and out.splitlines()[0] == f"{stored}\t{translation}"
+    scores = []
+    for path in (run_dir, export_dir):
+        code, out, err = _run(["evaluate", path, catalog], capsys)
+        assert code == 0, err
+        scores.append(json.loads(out))
+    assert scores[0] == scores[1] and scores[0]["pairs"] == 500
 
 
 def test_evaluate_errors_are_one_line(tmp_path, capsys):

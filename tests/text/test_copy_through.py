@@ -297,3 +297,22 @@ def test_a_memory_match_gets_the_spans_of_the_query():
     assert _strings(out) == ["Включить zqinx и q"]  # a Latin name in a Cyrillic target
     none = CopyThrough([]).repair(tf.constant(["a"]), tf.constant(["b"]), tf.constant(["c"]))
     assert _strings(none) == ["c"]  # nothing slotted: nothing repaired
+
+
+def test_a_translation_holds_the_spans_of_its_query_or_not():
+    copy = CopyThrough(["format", "option"])
+    queries = ["Use --force with %s", "Open %s and %d", "Hello", "Copy %s", "%s"]
+    translations = ["Utilisez --force avec %s", "Ouvrir %s", "Bonjour", "Copier %d", "%s\n%s"]
+    holds = copy.holds(tf.constant(queries), tf.constant(translations)).numpy()
+    assert holds.tolist() == [True, False, True, False, True]  # %d missing; %d is not %s
+    inactive = CopyThrough([]).holds(tf.constant(["%s"]), tf.constant(["x"])).numpy()
+    assert inactive.tolist() == [True]  # nothing slotted: nothing missing
+    sources, targets = zip(*RUSSIAN)
+    tok = TextPairTokenizer.build(
+        list(sources), list(targets), vocab_size=200, cased_target=True, copy_through="auto"
+    )
+    names = tok.copy.holds(
+        tf.constant(["Enable zqinx and q", "Enable zqinx and q"]),
+        tf.constant(["Включить zqinx и q", "Включить zfhmin и q"]),
+    )
+    assert names.numpy().tolist() == [True, False]  # a Latin name of the input, lost

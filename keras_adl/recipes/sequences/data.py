@@ -123,21 +123,32 @@ def read_tokenizer(directory):
     )
 
 
-def write_memory(directory, sources, targets, threshold):
-    """Writes a run's translation memory (`MEMORY_FILE`): its pairs and threshold."""
+def write_memory(directory, sources, targets, threshold, read_by_model=False):
+    """Writes a run's translation memory (`MEMORY_FILE`): its pairs, threshold and whether
+    the model reads its matches (``--memory input``)."""
     with open(os.path.join(directory, MEMORY_FILE), "w", encoding="utf-8") as f:
-        json.dump({"threshold": threshold, "sources": sources, "targets": targets}, f)
+        json.dump(
+            {
+                "threshold": threshold,
+                "input": bool(read_by_model),
+                "sources": sources,
+                "targets": targets,
+            },
+            f,
+        )
 
 
 def read_memory(directory):
     """The translation memory of a run or export ``directory`` (a dict of ``threshold``,
-    ``sources`` and ``targets``), or ``None`` for a run without one (``--memory off``, or an
-    earlier version)."""
+    ``input``, ``sources`` and ``targets``), or ``None`` for a run without one (``--memory
+    off``, or an earlier version)."""
     path = os.path.join(directory, MEMORY_FILE)
     if not os.path.isfile(path):
         return None
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        stored = json.load(f)
+    stored.setdefault("input", False)  # written before --memory input
+    return stored
 
 
 def fitting_pairs(tokenizer, sources, targets, max_length):

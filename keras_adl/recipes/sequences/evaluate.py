@@ -15,6 +15,7 @@ from keras_adl.recipes._pictures import draw
 from keras_adl.recipes.sequences.build import decode_fn
 from keras_adl.recipes.sequences.data import in_batches
 from keras_adl.recipes.sequences.plots import plot_attention
+from keras_adl.recipes.sequences.retrieval import complete_matches, repaired_matches
 from keras_adl.recipes.sequences.spec import EVALUATION_BATCH
 from keras_adl.text.copy_through import copied_spans
 from keras_adl.text.normalization import joined_words, word_tokens
@@ -63,14 +64,19 @@ def evaluate_sort(model, test, out):
 # -- translations ----------------------------------------------------------------------------
 
 
-def translate(model_name, model, tokenizer, sources, max_length):
+def translate(model_name, model, tokenizer, sources, max_length, encode=None):
     """Greedy translations of ``sources`` (a list of str), in batches: ``(predictions,
     attention of the first source, output tokens of the first source)``, the predictions
-    as `TextPairTokenizer.decode_target` writes them."""
+    as `TextPairTokenizer.decode_target` writes them. ``encode`` maps a ``[B]`` string batch
+    to the model's input ids (default: the tokenizer's source ids; for a model that reads
+    its memory's matches, `retrieval.MatchInput.encode`)."""
     first = []
 
     def translate_batch(batch):
-        ids = tokenizer.encode_source(batch, max_length)
+        if encode is None:
+            ids = tokenizer.encode_source(batch, max_length)
+        else:
+            ids = encode(batch)
         tokens, attention, _ = decode_fn(model_name)(model, ids, max_length)
         if not first:
             first.extend(keras.ops.convert_to_numpy(x)[0] for x in (attention, tokens))
@@ -85,10 +91,15 @@ EXACT_ONLY = 1.01
 
 def with_memory(predictions, found, threshold):
     """The translations of a model completed by a translation memory: for each source, the
-    memory's ``target`` where its match is exact or scores at least ``threshold``, else the
-    model's prediction. ``found``: `TranslationMemory.lookup`'s outputs, as numpy arrays.
-    Returns ``(outputs, from_memory)``, a list of str and a bool array."""
-    chosen = np.asarray(found["exact"]) | (np.asarray(found["score"]) >= threshold)
+    memory's ``target`` where its match is exact, or scores at least ``threshold`` and (where
+    ``found`` says, `memory_lookup`'s ``complete``) holds every placeholder of the source;
+    else the model's prediction. ``found``: `TranslationMemory.lookup`'s
+    outputs, as numpy arrays. Returns ``(outputs, from_memory)``, a list of str and a bool
+    array."""
+    fuzzy = np.asarray(found["score"]) >= threshold
+    if "complete" in found:
+        fuzzy &= np.asarray(found["complete"])
+    chosen = np.asarray(found["exact"]) | fuzzy
     chosen &= np.asarray(found["index"]) >= 0
     targets = [t.decode() if isinstance(t, bytes) else t for t in found["target"]]
     outputs = [m if use else p for p, m, use in zip(predictions, targets, chosen)]
@@ -121,13 +132,15 @@ def choose_memory_threshold(tokenizer, predictions, found, targets):
 def memory_lookup(memory, sources, copy=None):
     """`TranslationMemory.lookup` of ``sources`` (a list of str) in batches: numpy arrays.
     With a `keras_adl.text.CopyThrough` ``copy``, the targets of fuzzy matches are repaired
-    (`CopyThrough.repair`: the query's placeholders, options… in place of the match's)."""
+    (`CopyThrough.repair`: the query's placeholders, options… in place of the match's).
+    ``complete`` says whether each match's target holds every format placeholder of its
+    query (`retrieval.complete_matches`)."""
 
     def lookup(batch):
         found = memory.lookup(batch)
         if copy is not None:
-            repaired = copy.repair(batch, found["source"], found["target"])
-            found["target"] = tf.where(found["exact"], found["target"], repaired)
+            found["target"] = repaired_matches(copy, batch, found)
+        found["complete"] = complete_matches(batch, found["target"])
         return {k: v.numpy() for k, v in found.items()}
 
     found = [
@@ -138,7 +151,16 @@ def memory_lookup(memory, sources, copy=None):
 
 
 def evaluate_pairs(
-    model_name, model, tokenizer, sources, targets, max_length, out, memory=None, threshold=None
+    model_name,
+    model,
+    tokenizer,
+    sources,
+    targets,
+    max_length,
+    out,
+    memory=None,
+    threshold=None,
+    match_input=None,
 ):
     """BLEU, chrF and exact match of greedy translations of held-out pairs (`score_pairs`),
     and the attention picture of the first held-out pair. With a translation ``memory``
@@ -148,16 +170,24 @@ def evaluate_pairs(
     ``held_out_from_memory`` is the share the memory answered. The memory's translations are
     scored in the form the tokenizer writes outputs (`normalize_target`), as
     `choose_memory_threshold` scores them (the export answers them as stored: the same text
-    for a cased target, which is the default)."""
+    for a cased target, which is the default). A model trained with its memory's matches as
+    input (``--memory input``) reads them through ``match_input`` (a `retrieval.MatchInput`)
+    from ``memory``."""
+    encode = None
+    if match_input is not None:
+
+        def encode(batch):
+            return match_input.encode(memory, batch, max_length)
+
     predictions, first_attention, first_tokens = translate(
-        model_name, model, tokenizer, sources, max_length
+        model_name, model, tokenizer, sources, max_length, encode
     )
     labels = [t.decode() for t in tokenizer.source_tokens(tf.constant(sources[:1]))[0].numpy()]
     ends = [i for i, t in enumerate(first_tokens) if t == END]
     outputs = first_tokens[: ends[0] + 1] if ends else first_tokens  # through </s>
     draw(
         plot_attention,
-        first_attention,
+        first_attention[:, : len(labels[:max_length])],  # the source's columns, not its match's
         labels[:max_length],
         [t.decode() for t in tokenizer.target_tokens(outputs).numpy()],
         os.path.join(out, "attention.png"),

@@ -12,6 +12,7 @@ from keras_adl.data.dates import SOURCE_LENGTH
 from keras_adl.models.pointer import pointer_decode
 from keras_adl.models.seq2seq import beam_search, greedy_decode
 from keras_adl.recipes._recipe import Answers, raw_bytes
+from keras_adl.recipes.sequences.retrieval import complete_matches, repaired_matches
 from keras_adl.recipes.sequences.spec import SORT_LENGTH
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.rundir import RecipeError
@@ -179,7 +180,14 @@ def make_pointer_serving_fn(model, max_count=10 * SORT_LENGTH):
 
 
 def make_text_pair_serving_fn(
-    model, tokenizer, source_length, max_length, decode=None, memory=None, threshold=None
+    model,
+    tokenizer,
+    source_length,
+    max_length,
+    decode=None,
+    memory=None,
+    threshold=None,
+    match_input=None,
 ):
     """A ``tf.function`` from raw strings to decoded strings for a model trained on text pairs
     tokenized by a `keras_adl.text.TextPairTokenizer` (tensorflow-text ops in the graph).
@@ -190,7 +198,10 @@ def make_text_pair_serving_fn(
     (`keras_adl.text.TranslationMemory`), an input equal to a stored source, or whose best
     fuzzy match scores at least ``threshold``, is answered with the match's translation: as
     stored for an exact match, and for a fuzzy one with the spans copy-through knows
-    (placeholders, options…) made the input's (`CopyThrough.repair`).
+    (placeholders, options…) made the input's (`CopyThrough.repair`), when it then holds
+    every placeholder of the input (`retrieval.complete_matches`). A model trained with
+    its memory's matches as input (``--memory input``) reads each input with its match
+    through ``match_input`` (a `retrieval.MatchInput`).
 
     Returns:
         A ``tf.function`` returning ``output``, ``tokens``, ``attention`` and
@@ -203,12 +214,22 @@ def make_text_pair_serving_fn(
     decode = decode or greedy_decode
     if memory is not None and threshold is None:
         raise ValueError("make_text_pair_serving_fn: a `memory` needs its `threshold`.")
+    if match_input is not None and memory is None:
+        raise ValueError("make_text_pair_serving_fn: a `match_input` needs its `memory`.")
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
     def serve(inputs):
         text, invalid_utf8 = read_raw_text(inputs)
         empty = is_blank(text)
-        ids = tf.where(empty[:, None], PAD, tokenizer.encode_source(text, source_length))
+        if memory is not None:
+            found = memory.lookup(text)
+            # A fuzzy match's placeholders, options… become the input's (an exact one: as is).
+            found["target"] = repaired_matches(tokenizer.copy, text, found)
+        if match_input is not None:
+            ids = match_input.ids(text, found, source_length)
+        else:
+            ids = tokenizer.encode_source(text, source_length)
+        ids = tf.where(empty[:, None], PAD, ids)
         tokens, attention, score = decode(model, ids, max_length)
         tokens = tf.where(empty[:, None], PAD, tf.convert_to_tensor(tokens))
         counts = tf.cast(tokenizer.token_counts(text, "source"), tf.int32)
@@ -223,13 +244,11 @@ def make_text_pair_serving_fn(
             "invalid_utf8": invalid_utf8,
         }
         if memory is not None:
-            found = memory.lookup(text)
-            trusted = found["exact"] | (found["score"] >= threshold)
+            # A fuzzy match missing a placeholder of the input is not trusted.
+            complete = complete_matches(text, found["target"])
+            trusted = found["exact"] | ((found["score"] >= threshold) & complete)
             use = trusted & (found["index"] >= 0) & tf.logical_not(empty)
-            # A fuzzy match's placeholders, options… become the input's (an exact one: as is).
-            repaired = tokenizer.copy.repair(text, found["source"], found["target"])
-            answer = tf.where(found["exact"], found["target"], repaired)
-            outputs["output"] = tf.where(use, answer, outputs["output"])
+            outputs["output"] = tf.where(use, found["target"], outputs["output"])
             outputs["memory_score"] = tf.where(empty, 0.0, found["score"])
             outputs["from_memory"] = use
         return outputs
@@ -238,14 +257,22 @@ def make_text_pair_serving_fn(
 
 
 def export_text_pairs(
-    model, export_dir, tokenizer, max_length, decode, memory=None, threshold=None
+    model, export_dir, tokenizer, max_length, decode, memory=None, threshold=None, match_input=None
 ):
     """Writes a SavedModel whose ``serving_default`` translates raw strings
     (`make_text_pair_serving_fn`, reading and writing ``max_length`` tokens, completed by the
-    translation ``memory`` from ``threshold`` when given), the tokenizer's tables and the
-    memory tracked with it."""
+    translation ``memory`` from ``threshold`` when given, its matches read by the model
+    through ``match_input`` when given), the tokenizer's tables and the memory tracked with
+    it."""
     serve = make_text_pair_serving_fn(
-        model, tokenizer, max_length, max_length, decode=decode, memory=memory, threshold=threshold
+        model,
+        tokenizer,
+        max_length,
+        max_length,
+        decode=decode,
+        memory=memory,
+        threshold=threshold,
+        match_input=match_input,
     )
     resources = list(tokenizer.tables) + ([memory] if memory is not None else [])
     return export_serving_fn(model, export_dir, serve, resources=resources)

@@ -10,8 +10,8 @@ PAIRS_MODELS = ("transformer_seq2seq", "attention_seq2seq", "encoder_decoder")
 # `OLD_TOKENIZER_FILE`, still read.
 TOKENIZER_FILE = "tokenizer.json"
 OLD_TOKENIZER_FILE = "vocab.json"
-# A pairs run's translation memory: its training pairs and the score from which a match is
-# trusted over the model (`--memory auto`).
+# A pairs run's translation memory: its training pairs, the score from which a match is
+# trusted over the model (`--memory auto`) and whether the model reads its matches (`input`).
 MEMORY_FILE = "memory.json"
 # Training pairs set aside (not trained on) to choose that score.
 MEMORY_DEVELOPMENT_PAIRS = 500
@@ -80,10 +80,11 @@ PAIRS_OPTIONS = (
         "auto: the training pairs are a translation memory, and a source whose best "
         "fuzzy match scores at least the threshold chosen on a development split "
         "(an exact match always) gets the match's translation, the others the "
-        "model's; off: the model alone",
+        "model's; input: the same, and the model also reads each source's best match "
+        "and its score (neural fuzzy repair); off: the model alone",
         str,
         default="auto",
-        choices=("auto", "off"),
+        choices=("auto", "input", "off"),
     ),
     Option(
         "--vocab-size",

@@ -29,6 +29,7 @@ from keras_adl.recipes.sequences.evaluate import (
     translate,
     with_memory,
 )
+from keras_adl.recipes.sequences.retrieval import MatchInput
 from keras_adl.recipes.sequences.serving import (
     export_seq2seq,
     export_text_pairs,
@@ -210,7 +211,7 @@ class PairsTask(SequenceTask):
         sources, targets, held_out, available = data.training_pairs(options, run.samples)
         tokenizer = data.pair_tokenizer(sources, targets, options, cased)  # training pairs only
         memory, development = None, ([], [])
-        if options.get("memory", "auto") == "auto":
+        if options.get("memory", "auto") in ("auto", "input"):
             memory = (list(sources), list(targets))  # the long pairs too: the memory has them
         sources, targets, too_long = data.fitting_pairs(tokenizer, sources, targets, max_length)
         if not sources:
@@ -235,34 +236,58 @@ class PairsTask(SequenceTask):
             train_pairs_available=available,
             train_pairs_too_long=too_long,
             held_out_pairs=len(held_out[0]),
-            memory="auto" if memory is not None else "off",
+            memory=options.get("memory", "auto") if memory is not None else "off",
             memory_pairs=len(memory[0]) if memory is not None else 0,
             memory_development_pairs=len(development[0]),
         )
         data.write_tokenizer(tokenizer, run.out)
         return PairsData(tokenizer, sources, targets, held_out, memory, development)
 
+    @staticmethod
+    def match_input(run, tokenizer):
+        """The `MatchInput` of a ``--memory input`` run, else None."""
+        return MatchInput(tokenizer) if run.options.get("memory") == "input" else None
+
     def build(self, run, pairs):
         tokenizer = pairs.tokenizer
-        return run.build(self.build_model, run.model, tokenizer.source_size, tokenizer.target_size)
+        match_input = self.match_input(run, tokenizer)
+        source_size = match_input.vocab_size if match_input else tokenizer.source_size
+        return run.build(self.build_model, run.model, source_size, tokenizer.target_size)
 
     def fit(self, run, model, pairs):
         tokenizer, max_length = pairs.tokenizer, run.options["max_length"]
         batch_size = min(run.batch_size, len(pairs.sources))
-        train = tokenizer.dataset(pairs.sources, pairs.targets, batch_size, max_length, max_length)
-        # The held-out pairs' loss picks the best epoch (Keras' validation data).
-        validation = None
+        match_input = self.match_input(run, tokenizer)
+        fitting = None
         if pairs.held_out[0]:
             fitting = data.fitting_pairs(tokenizer, *pairs.held_out, max_length)[:2]
-            validation = data.held_out_dataset(tokenizer, *fitting, batch_size, max_length)
+        # The held-out pairs' loss picks the best epoch (Keras' validation data).
+        validation = None
+        if match_input is None:
+            train = tokenizer.dataset(
+                pairs.sources, pairs.targets, batch_size, max_length, max_length
+            )
+            if fitting and fitting[0]:
+                validation = data.held_out_dataset(tokenizer, *fitting, batch_size, max_length)
+        else:  # each pair reads its best match among the other training pairs
+            memory = TranslationMemory(pairs.sources, pairs.targets)
+            train = match_input.dataset(
+                memory, pairs.sources, pairs.targets, batch_size, max_length
+            )
+            if fitting and fitting[0]:
+                size = min(batch_size, len(fitting[0]))
+                validation = match_input.dataset(
+                    memory, *fitting, size, max_length, stored=False, shuffle=False
+                )
         return fit(run, model, train, shuffle=False, validation_data=validation)
 
     def evaluate(self, run, model, pairs):
         max_length = run.options["max_length"]
         memory, threshold = None, None
+        match_input = self.match_input(run, pairs.tokenizer)
         if pairs.memory is not None:
             threshold = self.memory_threshold(run, model, pairs)
-            data.write_memory(run.out, *pairs.memory, threshold)
+            data.write_memory(run.out, *pairs.memory, threshold, match_input is not None)
             memory = TranslationMemory(*pairs.memory)
         return evaluate_pairs(
             run.model,
@@ -273,6 +298,7 @@ class PairsTask(SequenceTask):
             run.out,
             memory=memory,
             threshold=threshold,
+            match_input=match_input,
         )
 
     def memory_threshold(self, run, model, pairs):
@@ -289,10 +315,17 @@ class PairsTask(SequenceTask):
         if not kept:  # every stored source is a development one (a file of repeats)
             run.record["memory_threshold"] = EXACT_ONLY
             return EXACT_ONLY
+        memory, max_length = TranslationMemory(*zip(*kept)), run.options["max_length"]
+        match_input, encode = self.match_input(run, pairs.tokenizer), None
+        if match_input is not None:
+
+            def encode(batch):
+                return match_input.encode(memory, batch, max_length)
+
         predictions, _, _ = translate(
-            run.model, model, pairs.tokenizer, sources, run.options["max_length"]
+            run.model, model, pairs.tokenizer, sources, max_length, encode
         )
-        found = memory_lookup(TranslationMemory(*zip(*kept)), sources, pairs.tokenizer.copy)
+        found = memory_lookup(memory, sources, pairs.tokenizer.copy)
         threshold, figures = choose_memory_threshold(pairs.tokenizer, predictions, found, targets)
         run.record.update(memory_threshold=threshold, memory_development=figures)
         print(
@@ -308,12 +341,20 @@ class PairsTask(SequenceTask):
     def export_model(self, run_dir, record, model, export_dir, beam_width):
         tokenizer = data.read_tokenizer(run_dir)
         decode = decode_fn(record["model"])
-        stored, memory, threshold = data.read_memory(run_dir), None, None
+        stored, memory, threshold, match_input = data.read_memory(run_dir), None, None, None
         if stored is not None:  # carried inside the SavedModel
             memory = TranslationMemory(stored["sources"], stored["targets"])
             threshold = stored["threshold"]
+            match_input = MatchInput(tokenizer) if stored["input"] else None
         export_text_pairs(
-            model, export_dir, tokenizer, record["max_length"], decode, memory, threshold
+            model,
+            export_dir,
+            tokenizer,
+            record["max_length"],
+            decode,
+            memory,
+            threshold,
+            match_input,
         )
         data.write_tokenizer(tokenizer, export_dir)  # read by `evaluate_file`
 
@@ -325,12 +366,18 @@ class PairsTask(SequenceTask):
         sources, targets = data.load_pairs(data_path)
         if is_run:
             model = keras.saving.load_model(os.path.join(path, MODEL_FILE))
-            predictions, _, _ = translate(
-                info["model"], model, tokenizer, sources, info["max_length"]
-            )
-            stored = data.read_memory(path)
-            if stored is not None:  # as the run's export answers
+            stored, encode, max_length = data.read_memory(path), None, info["max_length"]
+            if stored is not None:
                 memory = TranslationMemory(stored["sources"], stored["targets"])
+            if stored is not None and stored["input"]:
+
+                def encode(batch):
+                    return MatchInput(tokenizer).encode(memory, batch, max_length)
+
+            predictions, _, _ = translate(
+                info["model"], model, tokenizer, sources, max_length, encode
+            )
+            if stored is not None:  # as the run's export answers
                 found = memory_lookup(memory, sources, tokenizer.copy)
                 predictions, _ = with_memory(predictions, found, stored["threshold"])
         else:

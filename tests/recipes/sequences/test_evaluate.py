@@ -65,6 +65,10 @@ def test_the_memory_answers_exact_matches_and_matches_from_its_threshold():
     assert outputs == ["m0", "m1", "p2", "p3"] and chosen.tolist() == [True, True, False, False]
     outputs, _ = with_memory(["p0", "p1", "p2", "p3"], found, EXACT_ONLY)
     assert outputs == ["m0", "p1", "p2", "p3"]  # exact matches only
+    # A fuzzy match missing a span of its source is not trusted; an exact one always is.
+    found["complete"] = np.array([False, False, True, True])
+    outputs, chosen = with_memory(["p0", "p1", "p2", "p3"], found, 0.8)
+    assert outputs == ["m0", "p1", "p2", "p3"] and chosen.tolist() == [True, False, False, False]
 
 
 def test_the_threshold_is_the_best_on_development_pairs():

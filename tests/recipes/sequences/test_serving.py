@@ -14,6 +14,8 @@ import tensorflow as tf
 from keras_adl.data.dates import SOURCE_LENGTH, SOURCE_VOCAB, TARGET_LENGTH, TARGET_VOCAB
 from keras_adl.models import attention_seq2seq, greedy_decode, pointer_network
 from keras_adl.recipes.sequences import data
+from keras_adl.recipes.sequences.evaluate import translate
+from keras_adl.recipes.sequences.retrieval import MatchInput
 from keras_adl.recipes.sequences.serving import (
     export_seq2seq,
     export_text_pairs,
@@ -185,3 +187,34 @@ def test_a_pairs_export_with_a_memory_answers_a_stored_source_with_its_target(tm
     assert (score[: len(SOURCES)] == 1.0).all() and score[-2] == 0.0 and score[-3] < 0.9
     shapes = _pair_shapes(memory_score=(tf.float32, ()), from_memory=(tf.bool, ()))
     serving_fuzz.check_answers_everything(remembering, shapes, per_category=20)
+
+
+def test_a_pairs_export_whose_model_reads_its_matches_answers_as_the_model_in_memory(tmp_path):
+    """``--memory input``: the export retrieves each input's match inside the SavedModel and
+    the model reads both; its outputs equal the in-process translations read the same way."""
+    tokenizer = _tokenizer()
+    match_input = MatchInput(tokenizer)
+    keras.utils.set_random_seed(0)
+    model = attention_seq2seq(match_input.vocab_size, tokenizer.target_size, 8, 16)
+    memory = TranslationMemory(SOURCES, TARGETS)
+    export_dir = str(tmp_path / "reads")
+    export_text_pairs(model, export_dir, tokenizer, 6, greedy_decode, memory, 0.99, match_input)
+    inputs = ["one two", "four four four", "one two three", "three"]
+    out = serving_fuzz.signature(export_dir)[0](inputs=tf.constant(inputs))
+    expected, _, _ = translate(
+        "attention_seq2seq",
+        model,
+        tokenizer,
+        inputs,
+        6,
+        lambda batch: match_input.encode(memory, batch, 6),
+    )
+    from_memory = out["from_memory"].numpy().tolist()
+    assert from_memory == [True, False, False, False]
+    outputs = [o.decode() for o in out["output"].numpy()]
+    assert outputs[0] == TARGETS[0] and outputs[1:] == expected[1:]
+    assert out["attention"].shape[-1] == match_input.length(6)  # the source and its match
+    shapes = _pair_shapes(
+        attention=(tf.float32, (6, 13)), memory_score=(tf.float32, ()), from_memory=(tf.bool, ())
+    )
+    serving_fuzz.check_answers_everything(export_dir, shapes, per_category=20)
