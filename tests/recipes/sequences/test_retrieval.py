@@ -1,6 +1,6 @@
 """Retrieval-augmented translation (``--memory input``): the encoder's input of a source and
-its best match, a pair never retrieving itself in training, and a model that learns to use
-the matches of pairs it never trained on."""
+its best match, a pair never retrieving itself in training, a model that learns to use the
+matches of pairs it never trained on, and matches missing a placeholder left to the model."""
 
 import keras
 import numpy as np
@@ -8,9 +8,20 @@ import pytest
 import tensorflow as tf
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS
-from keras_adl.models import transformer_greedy_decode, transformer_seq2seq
+from keras_adl.models import (
+    attention_seq2seq,
+    greedy_decode,
+    transformer_greedy_decode,
+    transformer_seq2seq,
+)
 from keras_adl.recipes.sequences.build import compile_seq2seq
-from keras_adl.recipes.sequences.retrieval import MIN_MATCH_SCORE, SCORE_LEVELS, MatchInput
+from keras_adl.recipes.sequences.retrieval import (
+    MIN_MATCH_SCORE,
+    SCORE_LEVELS,
+    MatchInput,
+    complete_matches,
+)
+from keras_adl.recipes.sequences.serving import make_text_pair_serving_fn
 from keras_adl.text import TextPairTokenizer, TranslationMemory
 
 SOURCES = ["open the file", "save the file", "close the window", "quit"]
@@ -136,3 +147,18 @@ def test_the_model_learns_to_translate_from_matches_of_pairs_it_never_saw():
     outputs = [t.decode() for t in tok.decode_target(tokens).numpy()]
     exact = np.mean([o == r for o, r in zip(outputs, references)])
     assert exact >= 0.9, list(zip(outputs, references))[:5]
+
+
+def test_a_fuzzy_match_missing_a_placeholder_of_its_input_is_left_to_the_model():
+    sources = ["Cannot open %s", "Cannot open the file"]
+    targets = ["Impossible d'ouvrir %s", "Impossible d'ouvrir le fichier"]
+    queries = tf.constant(["Cannot open %s now", "Cannot open %d files", "Cannot open the files"])
+    complete = complete_matches(queries, tf.constant([targets[0], targets[0], targets[1]]))
+    assert complete.numpy().tolist() == [True, False, True]
+    tok = TextPairTokenizer.build(sources, targets, level="word")
+    model = attention_seq2seq(tok.source_size, tok.target_size, 8, 16)
+    memory = TranslationMemory(sources, targets)
+    serve = make_text_pair_serving_fn(model, tok, 6, 6, greedy_decode, memory, threshold=0.0)
+    out = serve(queries)
+    assert out["from_memory"].numpy().tolist() == [True, False, True]
+    assert [o.decode() for o in out["output"].numpy()][::2] == targets
