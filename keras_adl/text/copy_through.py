@@ -241,6 +241,21 @@ class CopyThrough:
         values = tf.concat([spans.flat_values, [""]], 0)
         fill = tf.gather(values, tf.where(valid, position, tf.size(spans.flat_values, tf.int64)))
         text = tf.where(is_slot, fill, flat)
+        if self._option:
+            # An option has a boundary on its left: one written against a word ("apt--fix",
+            # "-i--input") gets its space back.
+            previous = tf.concat([[""], text], 0)[:-1]
+            first = tf.equal(
+                tf.range(tf.size(flat, tf.int64), dtype=tf.int64),
+                tf.gather(pieces.row_splits, rows),
+            )
+            glued = (
+                is_slot
+                & tf.logical_not(first)
+                & tf.strings.regex_full_match(text, CLASSES["option"])
+                & tf.strings.regex_full_match(previous, r"(?s).*\w")
+            )
+            text = tf.where(glued, tf.strings.join([" ", text]), text)
         return tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)
 
     def repair(self, queries, sources, targets):
