@@ -55,6 +55,8 @@ def score_run(run_dir, sources, targets):
     record = json.load(open(os.path.join(run_dir, "run.json")))
     tokenizer = data.read_tokenizer(run_dir)
     stored = data.read_memory(run_dir)
+    if stored is None:
+        raise SystemExit(f"{run_dir}: a run without a memory (--memory off) has nothing to compare")
     model = keras.saving.load_model(os.path.join(run_dir, "model.keras"))
     memory = TranslationMemory(stored["sources"], stored["targets"])
     found = memory_lookup(memory, sources, tokenizer.copy)

@@ -347,7 +347,10 @@ def run(args):
             outputs, facts = translation_memory(*train, held_sources), {}
         else:
             model_name, tokens = system.split(":")[0].split("/")
-            memory = {"+tm": "auto", "+input": "input"}.get("+" + tokens.partition("+")[2])
+            suffix = tokens.partition("+")[2]
+            if suffix not in ("", "tm", "input"):
+                raise SystemExit(f"{system}: a system ends in +tm, +input or nothing")
+            memory = {"tm": "auto", "input": "input"}.get(suffix)
             tokens = tokens.partition("+")[0]
             minutes = float(system.split(":")[1]) if ":" in system else args.minutes
             outputs, facts = train_model(

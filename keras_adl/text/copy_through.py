@@ -253,7 +253,7 @@ class CopyThrough:
                 is_slot
                 & tf.logical_not(first)
                 & tf.strings.regex_full_match(text, CLASSES["option"])
-                & tf.strings.regex_full_match(previous, r"(?s).*\w")
+                & tf.strings.regex_full_match(previous, r"(?s).*[\pL\pN_]")
             )
             text = tf.where(glued, tf.strings.join([" ", text]), text)
         return tf.strings.reduce_join(pieces.with_flat_values(text), axis=1)

@@ -532,6 +532,11 @@ def test_a_model_that_reads_its_memory_trains_exports_and_answers_as_its_run(tmp
         assert code == 0, err
         scores.append(json.loads(out))
     assert scores[0] == scores[1] and scores[0]["pairs"] == 500
+    os.remove(os.path.join(run_dir, "memory.json"))  # as a run stopped before its figures
+    for argv in (["export", run_dir, str(tmp_path / "again")], ["evaluate", run_dir, catalog]):
+        code, _, err = _run(argv, capsys)
+        assert code == 1 and "this --memory input run has no memory.json" in err
+        assert err.count("\n") == 1
 
 
 def test_evaluate_errors_are_one_line(tmp_path, capsys):

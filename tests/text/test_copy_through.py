@@ -103,18 +103,19 @@ def test_a_slot_the_source_lacks_is_dropped_and_no_classes_slot_nothing():
 def test_an_option_written_against_a_word_gets_its_space_back():
     copy = CopyThrough(["format", "option"])
     sources = ["Run apt --fix-broken now", "-i --input=<file>", "Use --all with %s", "e-mail -x"]
+    sources[3] += " --force"
     _, spans = copy.protect(tf.constant(sources))
     outputs = [
         f"Запустите apt{SLOTS[0]} сейчас",  # glued to a word: a space
         f"{SLOTS[0]}{SLOTS[1]}=<файл>",  # glued to the option before it: a space
         f"«{SLOTS[0]}» avec {SLOTS[1]}",  # after punctuation, and a placeholder: as written
-        f"courriel-{SLOTS[0]}",
+        f"courriel-{SLOTS[0]} activé{SLOTS[1]}",
     ]
     assert _strings(copy.restore(tf.constant(outputs), spans)) == [
         "Запустите apt --fix-broken сейчас",
         "-i --input=<файл>",
         "«--all» avec %s",
-        "courriel--x",
+        "courriel--x activé --force",  # after a hyphen: as written; after é: a space
     ]
     empty = copy.restore(tf.constant([], tf.string), copy.protect(tf.constant([], tf.string))[1])
     assert empty.shape == (0,)

@@ -120,7 +120,7 @@ def test_bad_memories_are_refused_in_one_line():
 
 def test_every_stored_source_retrieves_its_nearest_other_pair_as_lookup_does():
     """Leave one out (the matches a model trains on): the sparse products of `lookup_stored`
-    give what `lookup` with each pair excluded gives, a repeated source its other copy, and a
+    give what `lookup` with each pair excluded gives (up to float rounding), a repeated source its other copy, and a
     blank source or a memory of one pair nothing."""
     sources = SOURCES + ["Open file", "  ", "Open the file"]
     targets = TARGETS + ["Ouvrez le fichier", " ", "Ouvrir ce fichier"]

@@ -9,8 +9,9 @@ options… in place of the match's, `CopyThrough.repair`) in target pieces, offs
 source and score ids so that the one embedding table holds both vocabularies, as
 Bulte & Tezcan's concatenation does with a joint vocabulary. A match scoring below
 `MIN_MATCH_SCORE` (their lowest threshold) is left out, so the input is the source alone. In
-training a pair never retrieves itself (`TranslationMemory.lookup`'s ``exclude``), so the
-model learns from matches as fuzzy as those it will be given.
+training a pair never retrieves itself (`TranslationMemory.lookup_stored`), so the model
+learns from matches as fuzzy as those it will be given. The training memory holds the pairs
+trained on; the export's holds all the training pairs (those too long to train on as well).
 """
 
 import numpy as np

@@ -338,10 +338,28 @@ class PairsTask(SequenceTask):
     def task_info(self, record):
         return {"max_length": record["max_length"]}
 
+    @staticmethod
+    def run_memory(run_dir, record):
+        """`data.read_memory` of a run, refused in one line for a ``--memory input`` run
+        without it (stopped before its figures): its model reads inputs only the memory
+        makes.
+
+        Raises:
+            RecipeError: a ``--memory input`` run without its memory.
+        """
+        stored = data.read_memory(run_dir)
+        wanted = record.get("options", {}).get("memory") == "input"
+        if wanted and (stored is None or not stored["input"]):
+            raise RecipeError(
+                f"{run_dir}: this --memory input run has no memory.json (it stopped before "
+                "its figures); train it again"
+            )
+        return stored
+
     def export_model(self, run_dir, record, model, export_dir, beam_width):
         tokenizer = data.read_tokenizer(run_dir)
         decode = decode_fn(record["model"])
-        stored, memory, threshold, match_input = data.read_memory(run_dir), None, None, None
+        stored, memory, threshold, match_input = self.run_memory(run_dir, record), None, None, None
         if stored is not None:  # carried inside the SavedModel
             memory = TranslationMemory(stored["sources"], stored["targets"])
             threshold = stored["threshold"]
@@ -366,7 +384,7 @@ class PairsTask(SequenceTask):
         sources, targets = data.load_pairs(data_path)
         if is_run:
             model = keras.saving.load_model(os.path.join(path, MODEL_FILE))
-            stored, encode, max_length = data.read_memory(path), None, info["max_length"]
+            stored, encode, max_length = self.run_memory(path, info), None, info["max_length"]
             if stored is not None:
                 memory = TranslationMemory(stored["sources"], stored["targets"])
             if stored is not None and stored["input"]:

@@ -108,6 +108,8 @@ def test_a_training_pair_never_retrieves_itself():
     held = inputs.dataset(memory, sources, targets, 2, 4, stored=False, shuffle=False)
     ((x, _),) = list(held)
     assert ouvrir in x["source"][0] and enregistrer in x["source"][1]
+    served = inputs.encode(memory, tf.constant(sources), 4).numpy()  # as the export reads them
+    np.testing.assert_array_equal(x["source"], served)
 
 
 @pytest.mark.slow  # ~400 training steps
