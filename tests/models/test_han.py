@@ -43,6 +43,7 @@ def _needle_run(num_documents, epochs, sizes, seed):
     return accuracy, sentence_attention_hit_rate(outputs["sentence_attention"], keys)
 
 
+@pytest.mark.slow  # a learning test, ~27 s (make test-slow)
 def test_a_small_han_learns_the_needle_task():
     # The task's defaults (4–10 sentences of 4–10 words), half the CLI's sizes, 2000
     # documents × 4 epochs = 250 steps: the figures already (about 10 s on 2 cores).

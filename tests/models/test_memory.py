@@ -112,6 +112,7 @@ def _train_copy(cell, steps, learning_rate, max_length, seed=0, **kwargs):
     return model, model.evaluate(x, y, sample_weight=w, verbose=0, return_dict=True)
 
 
+@pytest.mark.slow  # a learning test, ~27 s (make test-slow)
 def test_ntm_learns_to_copy_short_sequences():
     """NTM (LSTM-64 controller, 16 × 8 memory), copy lengths 1–5, 1000 steps of 32 sequences
     at Adam 5e-3: below 0.25 bit errors per sequence (chance is 12; seeds 0–3 reached ≤ 0.05

@@ -27,6 +27,7 @@ def _inputs(data):
     return {"source": data["source"], "decoder_input": data["decoder_input"]}
 
 
+@pytest.mark.slow  # a learning test, ~22 s (make test-slow; make demo trains it too)
 def test_attention_seq2seq_learns_dates_in_a_few_hundred_steps():
     # The fast suite's learning test of the builder (~10 s): 4,000 seeded dates, 3 epochs (189
     # steps) without XLA (its compilation costs more than it saves here). Seeds 0-3 reached

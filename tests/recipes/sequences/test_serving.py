@@ -189,6 +189,7 @@ def test_a_pairs_export_with_a_memory_answers_a_stored_source_with_its_target(tm
     serving_fuzz.check_answers_everything(remembering, shapes, per_category=20)
 
 
+@pytest.mark.slow  # an export fuzzed, ~19 s (the memory export above is fuzzed in make test)
 def test_a_pairs_export_whose_model_reads_its_matches_answers_as_the_model_in_memory(tmp_path):
     """``--memory input``: the export retrieves each input's match inside the SavedModel and
     the model reads both; its outputs equal the in-process translations read the same way."""
