@@ -456,6 +456,18 @@ def _write_po(path):
     return str(path)
 
 
+def _scored_alike(run_dir, export_dir, catalog, capsys):
+    """``keras-adl evaluate`` of a run and of its export on the 500 pairs of ``catalog``:
+    checked equal, and returned."""
+    scores = []
+    for path in (run_dir, export_dir):
+        code, out, err = _run(["evaluate", path, catalog], capsys)
+        assert code == 0, err
+        scores.append(json.loads(out))
+    assert scores[0] == scores[1] and scores[0]["pairs"] == 500
+    return scores
+
+
 @pytest.mark.slow  # an end-to-end CLI run: make test-slow (the families' layers, models and
 # exports are tested in the fast suite)
 def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
@@ -495,12 +507,7 @@ def test_train_export_predict_evaluate_gettext_pairs(tmp_path, capsys):
     code, _, err = _run(["predict", export_dir, " ".join(["Delete"] * 20)], capsys)
     assert code == 0 and "input 1: 20 tokens; the model reads 16" in err
     # The run (Keras model, greedy decoding) and its export (SavedModel) score alike.
-    scores = []
-    for path in (run_dir, export_dir):
-        code, out, err = _run(["evaluate", path, catalog], capsys)
-        assert code == 0, err
-        scores.append(json.loads(out))
-    assert scores[0] == scores[1] and scores[0]["pairs"] == 500
+    scores = _scored_alike(run_dir, export_dir, catalog, capsys)
     assert set(scores[0]["by_source_length"]) <= {"1-6", "7-12", "13+"}
 
 
@@ -526,12 +533,7 @@ def test_a_model_that_reads_its_memory_trains_exports_and_answers_as_its_run(tmp
     stored, translation = memory["sources"][1], memory["targets"][1]
     code, out, _ = _run(["predict", export_dir, stored, stored + "s"], capsys)
     assert code == 0 and out.splitlines()[0] == f"{stored}\t{translation}"
-    scores = []
-    for path in (run_dir, export_dir):
-        code, out, err = _run(["evaluate", path, catalog], capsys)
-        assert code == 0, err
-        scores.append(json.loads(out))
-    assert scores[0] == scores[1] and scores[0]["pairs"] == 500
+    _scored_alike(run_dir, export_dir, catalog, capsys)
     os.remove(os.path.join(run_dir, "memory.json"))  # as a run stopped before its figures
     for argv in (["export", run_dir, str(tmp_path / "again")], ["evaluate", run_dir, catalog]):
         code, _, err = _run(argv, capsys)
