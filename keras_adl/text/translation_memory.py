@@ -145,7 +145,11 @@ class TranslationMemory(tf.Module):
         if exclude is None:
             exclude = -tf.ones(tf.shape(queries)[:1], tf.int64)
         exclude = tf.cast(exclude, tf.int64)
-        index, score = self._scan(queries, exclude)
+        return self._answer(queries, exclude, *self._scan(queries, exclude))
+
+    def _answer(self, queries, exclude, index, score):
+        """`lookup`'s dict from each query's nearest fuzzy match ``(index, score)``: an exact
+        match (not excluded) wins, and a query with nothing in common gets no match."""
         exact_index = self.exact_table.lookup(queries)
         exact = (exact_index >= 0) & (exact_index != exclude)
         index = tf.where(exact, exact_index, index)
@@ -190,21 +194,9 @@ class TranslationMemory(tf.Module):
             similarity[np.arange(end - start), np.arange(start, end)] = -1.0  # not itself
             index[start:end] = similarity.argmax(axis=1)
             score[start:end] = similarity[np.arange(end - start), index[start:end]]
-        sources, targets = self.sources.numpy(), self.targets.numpy()
-        own = np.arange(self.size)
-        exact_index = self.exact_table.lookup(tf.constant(sources)).numpy()
-        exact = (exact_index >= 0) & (exact_index != own)
-        index = np.where(exact, exact_index, index)
-        score = np.where(exact, 1.0, np.maximum(score, 0.0)).astype(np.float32)
-        found = exact | (score > 0.0)
-        safe = np.where(found, index, 0)
-        return {
-            "index": np.where(found, index, -1),
-            "score": score,
-            "source": np.where(found, sources[safe], b""),
-            "target": np.where(found, targets[safe], b""),
-            "exact": exact,
-        }
+        own = tf.range(self.size, dtype=tf.int64)
+        found = self._answer(tf.convert_to_tensor(self.sources), own, index, score)
+        return {k: v.numpy() for k, v in found.items()}
 
     def _scan(self, queries, exclude):
         """``(index, score)`` of each query's most similar stored source, ``exclude``\'s

@@ -98,11 +98,12 @@ class MatchInput:
         ids = tf.concat([tf.cast(source, tf.int64), tf.cast(extra, tf.int64)], axis=1)
         return tf.cast(ids.to_tensor(PAD, shape=[None, self.length(max_length)]), tf.int32)
 
-    def encode(self, memory, queries, max_length, exclude=None):
+    def encode(self, memory, queries, max_length):
         """`ids` of ``queries`` ``[B]`` with their best match in ``memory`` (a
-        `keras_adl.text.TranslationMemory`, never the stored pair ``exclude`` ``[B]`` names),
-        repaired (`repaired_matches`)."""
-        found = memory.lookup(queries, exclude)
+        `keras_adl.text.TranslationMemory`), repaired (`repaired_matches`)."""
+        return self._repaired_ids(queries, memory.lookup(queries), max_length)
+
+    def _repaired_ids(self, queries, found, max_length):
         found = dict(found, target=repaired_matches(self.tokenizer.copy, queries, found))
         return self.ids(queries, found, max_length)
 
@@ -128,8 +129,7 @@ class MatchInput:
                 found = memory.lookup(batch)
             else:
                 found = {k: tf.constant(v[start:end]) for k, v in everything.items()}
-            found = dict(found, target=repaired_matches(self.tokenizer.copy, batch, found))
-            inputs.append(self.ids(batch, found, max_length).numpy())
+            inputs.append(self._repaired_ids(batch, found, max_length).numpy())
             decoder_input, label = self.tokenizer.encode_target(ends, max_length, batch)
             decoder_inputs.append(decoder_input.numpy())
             labels.append(label.numpy())

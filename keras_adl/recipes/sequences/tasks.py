@@ -388,9 +388,10 @@ class PairsTask(SequenceTask):
             if stored is not None:
                 memory = TranslationMemory(stored["sources"], stored["targets"])
             if stored is not None and stored["input"]:
+                match_input = MatchInput(tokenizer)
 
                 def encode(batch):
-                    return MatchInput(tokenizer).encode(memory, batch, max_length)
+                    return match_input.encode(memory, batch, max_length)
 
             predictions, _, _ = translate(
                 info["model"], model, tokenizer, sources, max_length, encode
