@@ -24,11 +24,11 @@ TEST_JOBS ?= 2
 
 # The fast suite (the README's test command); the 25 slowest tests are listed at the end.
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n $(TEST_JOBS) --durations=25
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25
 
 # pytest exits 5 when no test is marked slow; that is not a failure here.
 test-slow: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n $(TEST_JOBS) -m slow --durations=25 || [ $$? -eq 5 ]
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup -m slow --durations=25 || [ $$? -eq 5 ]
 
 # The portable tests (ops, each layer's full harness, RAM's fit, imports) on TensorFlow, JAX
 # and PyTorch, each backend loading the .keras files the others saved; then the support

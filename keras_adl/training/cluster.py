@@ -14,6 +14,7 @@ starts local rehearsal clusters: several processes on 127.0.0.1, for tests and b
 
 import json
 import os
+import random
 import socket
 import subprocess
 
@@ -94,16 +95,45 @@ def is_chief(config):
     return task["type"] == "worker" and task["index"] == 0
 
 
-def free_ports(count, host="127.0.0.1"):
-    """``count`` TCP ports free on ``host`` right now (for a local rehearsal cluster)."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind((host, 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
+# Ports for a local cluster are drawn below Linux's ephemeral range (32768-60999 by default):
+# a port that bind(0) hands out may be taken by another process's outgoing connection in the
+# seconds before TensorFlow binds it, and two clusters started together could then share one.
+_LOCAL_PORTS = (20000, 32768)
+
+
+def free_ports(count, host="127.0.0.1", seed=None):
+    """``count`` distinct TCP ports free on ``host`` right now (for a local rehearsal
+    cluster), drawn at random below the ephemeral range so that no outgoing connection takes
+    one before the workers bind it.
+
+    Args:
+        count: the ports wanted.
+        host: the address they are free on.
+        seed: the seed of the draw (``None``: the system's randomness).
+
+    Returns:
+        A list of ``count`` distinct ints.
+
+    Raises:
+        OSError: no ``count`` free ports were found in 1,000 tries.
+    """
+    rng = random.Random(seed)
+    ports = []
+    for _ in range(1000):
+        if len(ports) == count:
+            break
+        port = rng.randrange(*_LOCAL_PORTS)
+        if port in ports:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue  # in use
+        ports.append(port)
+    if len(ports) < count:
+        raise OSError(f"no {count} free ports found on {host} in {_LOCAL_PORTS}")
+    return ports
 
 
 def local_tf_configs(count):

@@ -26,7 +26,11 @@ from keras_adl.training.cluster import (
 from tests.mirrored import assert_mirrored_fit_matches_one_device, assert_weights_close
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TIMEOUT = 600
+# A cluster run takes under 90 s here; a hung one is killed well before CI's limit.
+TIMEOUT = 300
+# The clusters of this module run one at a time (`make test-slow` runs with --dist loadgroup):
+# two clusters of two processes each at once on two cores starve each other's heartbeats.
+pytestmark = pytest.mark.xdist_group("clusters")
 
 
 def _cli(*args):
