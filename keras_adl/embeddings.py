@@ -115,6 +115,24 @@ def _lines(path):
             yield number, line.strip()
 
 
+# Analogy questions scored at once: a [batch, vocabulary] matrix of scores.
+_ANALOGY_BATCH = 256
+
+
+def _best_answers(embeddings, questions, restrict_vocab):
+    """`Embeddings.analogy`'s best answer (an index, -1 for none) to each row of
+    ``questions`` (int ``[B, 4]`` word indices), as one matrix product."""
+    limit = min(restrict_vocab, len(embeddings.words))
+    vectors = embeddings.vectors
+    queries = vectors[questions[:, 1]] - vectors[questions[:, 0]] + vectors[questions[:, 2]]
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True) + _EPSILON
+    scores = queries @ vectors[:limit].T
+    rows = np.arange(len(questions))[:, None]
+    scores[rows, questions[:, :3]] = -np.inf  # the question's own words
+    best = np.argmax(scores, axis=1)  # the first of equal scores, as a stable sort's
+    return np.where(np.isfinite(scores[rows[:, 0], best]), best, -1)
+
+
 def evaluate_analogies(embeddings, path, restrict_vocab=300000, lowercase=True):
     """Accuracy on word analogies in the Google format, scored as gensim's
     ``evaluate_word_analogies``: 3CosAdd among the first ``restrict_vocab`` words; a question
@@ -151,7 +169,7 @@ def evaluate_analogies(embeddings, path, restrict_vocab=300000, lowercase=True):
     2
     """
     known = set(embeddings.words[:restrict_vocab])
-    sections, current = {}, None
+    sections, current, asked = {}, None, []
     for number, line in _lines(path):
         if not line:
             continue
@@ -167,8 +185,12 @@ def evaluate_analogies(embeddings, path, restrict_vocab=300000, lowercase=True):
             current["unknown"] += 1
             continue
         current["asked"] += 1
-        guess = embeddings.analogy(*words[:3], k=1, restrict_vocab=restrict_vocab)
-        current["correct"] += int(bool(guess) and guess[0][0] == words[3])
+        asked.append((current, [embeddings.index[w] for w in words]))
+    for start in range(0, len(asked), _ANALOGY_BATCH):
+        batch = asked[start : start + _ANALOGY_BATCH]
+        guesses = _best_answers(embeddings, np.array([q for _, q in batch]), restrict_vocab)
+        for (figures, question), guess in zip(batch, guesses):
+            figures["correct"] += int(guess == question[3])
     for figures in sections.values():
         figures["accuracy"] = figures["correct"] / figures["asked"] if figures["asked"] else 0.0
     total = {k: sum(s[k] for s in sections.values()) for k in ("correct", "asked", "unknown")}

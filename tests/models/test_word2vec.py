@@ -237,3 +237,24 @@ def test_sgd_learning_rate_decays_linearly_and_bad_names_are_refused():
         word2vec_optimizer("rmsprop")
     with pytest.raises(ValueError, match="`learning_rate` must be positive; received 0"):
         word2vec_optimizer("sgd", 0)
+
+
+def test_analogies_scored_at_once_answer_as_each_question_alone(tmp_path):
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(300)]
+    embeddings = Embeddings(words, rng.normal(size=(300, 8)))
+    questions = rng.integers(0, 300, size=(600, 4))
+    path = tmp_path / "questions.txt"
+    lines = [": first"] + [" ".join(words[i] for i in q) for q in questions[:300]]
+    lines += [": second"] + [" ".join(words[i] for i in q) for q in questions[300:]]
+    path.write_text("\n".join(lines) + "\n")
+    for restrict in (300, 120):
+        figures = evaluate_analogies(embeddings, str(path), restrict_vocab=restrict)
+        alone = [
+            embeddings.analogy(*(words[i] for i in q[:3]), k=1, restrict_vocab=restrict)
+            for q in questions
+            if (q < restrict).all()
+        ]
+        answers = [words[i] for q in questions if (q < restrict).all() for i in q[3:]]
+        correct = sum(bool(g) and g[0][0] == a for g, a in zip(alone, answers))
+        assert figures["asked"] == len(alone) > 20 and figures["correct"] == correct
