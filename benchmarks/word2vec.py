@@ -5,8 +5,8 @@
     python benchmarks/word2vec.py --repeats 3              # three runs alternating, medians
     python benchmarks/word2vec.py --data /usr/share/wordnet --epochs 1 --documents 50000
 
-Both read the documents of `keras_adl.data.text_corpora.load_corpus` tokenized by
-`tokenize_documents`, with one vocabulary (``--min-count``), the same ``dim``, ``window``,
+Both read the corpus of `keras_adl.recipes.embeddings.data.corpus` (ours streamed from disk,
+gensim its documents as lists of words, `TextStream.documents`), with one vocabulary (``--min-count``), the same ``dim``, ``window``,
 ``negatives``, subsampling ``t`` and epochs (the recipe's settings). Figures, both scored by
 the same functions (`keras_adl.embeddings`): WordSim-353 and SimLex-999 Spearman, analogy
 accuracy on the questions whose words are known (gensim's ``questions-words.txt``), and
@@ -23,7 +23,7 @@ import statistics
 import time
 
 
-def ours(tokenized, vocabulary, settings, epochs, batch_size, seed, optimizer=None, sparse=False):
+def ours(source, vocabulary, settings, epochs, batch_size, seed, optimizer=None, sparse=False):
     import keras
 
     from keras_adl.recipes.embeddings.evaluate import word_embeddings
@@ -48,7 +48,7 @@ def ours(tokenized, vocabulary, settings, epochs, batch_size, seed, optimizer=No
         model.compile(
             optimizer=SparseAdam(settings["learning_rate"]), loss=model.loss, jit_compile=False
         )
-    data = task.dataset("skipgram", tokenized, vocabulary, settings, batch_size, seed=seed)
+    data = task.dataset("skipgram", source, vocabulary, settings, batch_size, seed=seed)
     model.fit(data.take(3), epochs=1, steps_per_epoch=3, verbose=0, shuffle=False)  # compiles
     start = time.perf_counter()
     model.fit(data, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False)
@@ -81,7 +81,7 @@ def reference(tokenized, vocabulary, settings, epochs, workers, seed):
     return Embeddings(vocabulary.words, vectors), seconds
 
 
-def measure(system, tokenized, vocabulary, settings, args, repeat):
+def measure(system, source, tokenized, vocabulary, settings, args, repeat):
     """One system's figures and throughput (seed ``args.seed + repeat``)."""
     from keras_adl.recipes.embeddings.evaluate import standard_figures
     from keras_adl.recipes.embeddings.spec import BATCH_SIZE
@@ -96,7 +96,7 @@ def measure(system, tokenized, vocabulary, settings, args, repeat):
     else:
         chosen = dict(settings, max_row_updates=None) if system == "ours_uncapped" else settings
         embeddings, seconds, steps = ours(
-            tokenized,
+            source,
             vocabulary,
             chosen,
             args.epochs,
@@ -139,11 +139,16 @@ def main(argv=None):
 
     task = RECIPES["word2vec"]
     start = time.perf_counter()
-    tokenized, vocabulary = task.corpus(args.data, args.documents, args.min_count)
+    source, vocabulary, counted = task.corpus(args.data, args.documents, args.min_count)
     words = int(vocabulary.counts.sum())
     settings = task.spec.preset("skipgram")
+    tokenized = source  # ours reads the stream; gensim a list of the same documents' words
+    if "gensim" in args.systems:
+        from keras_adl.data.text_streams import TextStream
+
+        tokenized = list(TextStream(args.data, documents=args.documents).documents())
     print(
-        f"{args.data or 'gcide'}: {len(tokenized)} documents, {words} words in the vocabulary "
+        f"{args.data or 'gcide'}: {counted.documents} documents, {words} words in the vocabulary "
         f"of {len(vocabulary.words)}; {args.epochs} epochs; settings {settings} "
         f"(read and tokenized in {time.perf_counter() - start:.0f} s)",
         flush=True,
@@ -152,7 +157,7 @@ def main(argv=None):
     for repeat in range(args.repeats):  # the systems alternate within each repeat
         run = {}
         for system in args.systems:
-            run[system] = measure(system, tokenized, vocabulary, settings, args, repeat)
+            run[system] = measure(system, source, tokenized, vocabulary, settings, args, repeat)
             print(f"run {repeat + 1} {system}: {json.dumps(run[system])}", flush=True)
         results["runs"].append(run)
     results["systems"] = systems = {

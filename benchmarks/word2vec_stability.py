@@ -70,7 +70,7 @@ def main(argv=None):
             path = os.path.join(tempfile.mkdtemp(), f"corpus{size}.txt")
             with open(path, "w", encoding="utf-8") as f:
                 f.write(topic_corpus(int(size), args.lines, seed=args.seed))
-        tokenized, vocabulary = RECIPES["word2vec"].corpus(path, 10**9, 5)
+        tokenized, vocabulary, _ = RECIPES["word2vec"].corpus(path, 10**9, 5)
         for cap in args.caps:
             recipe = RECIPES["word2vec"].spec.preset("skipgram")["max_row_updates"]
             value = {"recipe": recipe, "none": None}.get(cap)

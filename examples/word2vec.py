@@ -47,10 +47,11 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    tokenized, vocabulary = TASK.corpus(args.data, args.documents, args.min_count)
+    # the corpus is streamed from disk: one counting pass, then each epoch read again
+    corpus, vocabulary, counted = TASK.corpus(args.data, args.documents, args.min_count)
     settings = dict(TASK.spec.preset(MODEL), dim=args.dim)
     print(
-        f"{len(tokenized)} documents, {int(vocabulary.counts.sum())} words, "
+        f"{counted.documents} documents, {int(vocabulary.counts.sum())} words, "
         f"vocabulary {len(vocabulary.words)}"
     )
     batch_size = TASK.spec.batch_size
@@ -62,7 +63,7 @@ def main(argv=None):
         total_steps=steps * args.epochs,  # SGD's learning rate decays over the run
         **settings,
     )
-    data = TASK.dataset(MODEL, tokenized, vocabulary, settings, batch_size)
+    data = TASK.dataset(MODEL, corpus, vocabulary, settings, batch_size)
     model.fit(data, epochs=args.epochs, steps_per_epoch=steps, shuffle=False, verbose=2)
     figures = evaluate(model, vocabulary, args.out)
     print(json.dumps(figures))

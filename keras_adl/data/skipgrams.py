@@ -29,7 +29,7 @@ import tensorflow as tf
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS
 
-__all__ = ["WordVocabulary", "skipgram_dataset"]
+__all__ = ["WordVocabulary", "skipgram_dataset", "skipgram_stream"]
 
 
 DEFAULT_SUBSAMPLE = 1e-4  # t
@@ -163,7 +163,7 @@ def alias_table(probabilities):
     return accept, alias  # cells left over hold (up to rounding) probability 1: accept = 1
 
 
-def sample_negatives(contexts, k, probabilities, seed):
+def sample_negatives(contexts, k, probabilities, seed, table=None):
     """``k`` negatives per positive, drawn from ``probabilities`` with the positive removed.
 
     Exact and loop-free, in two steps:
@@ -184,11 +184,13 @@ def sample_negatives(contexts, k, probabilities, seed):
         k: negatives per positive.
         probabilities: ``[V]`` the distribution over words (`negative_distribution`).
         seed: a stateless seed, int ``[2]``.
+        table: ``alias_table(probabilities)``, when already built (a function traced by
+            ``tf.data`` builds it once, outside).
 
     Returns:
         int32 ``[B, k]`` negative ids, never equal to their row's context.
     """
-    accept, alias = alias_table(probabilities)
+    accept, alias = table if table is not None else alias_table(probabilities)
     size = len(accept)
     seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 2)
     index = tf.cast(contexts, tf.int32) - NUM_SPECIAL_TOKENS
@@ -269,6 +271,7 @@ def skipgram_dataset(
     chunk_tokens=20000,
     seed=0,
     cbow=False,
+    row_counts=False,
 ):
     """An endless ``tf.data.Dataset`` of word2vec batches, fixed shapes.
 
@@ -286,6 +289,9 @@ def skipgram_dataset(
             chunks are lost, so it should be much longer than a window).
         seed: the seed of every random draw.
         cbow: yield CBOW batches instead (below).
+        row_counts: add, for each id input, the occurrences of each of its ids in the batch
+            (its name with ``_count``): the inputs of a model built with
+            ``counted_inputs=True`` (`keras_adl.models.word2vec.skipgram_negative_sampling`).
 
     Returns:
         Skip-gram: ``({"centre": [B], "contexts": [B, 1 + k]}, labels [B, 1 + k])``, the
@@ -293,32 +299,80 @@ def skipgram_dataset(
         CBOW: ``({"contexts": [B, 2W] (0-padded), "targets": [B, 1 + k]}, labels)``: the
         centre word is the positive target.
     """
+    _check_sizes(window, negatives, batch_size)
+    ids, document_ids = _encoded_tokens(documents, vocabulary)
+    # Chunks of chunk_tokens consecutive tokens (a long document is cut: only the windows
+    # across a cut are lost).
+    bounds = np.append(np.arange(0, len(ids), chunk_tokens), len(ids)).astype("int64")
+    all_ids = tf.constant(np.asarray(ids, dtype="int32"))
+    all_documents = tf.constant(np.asarray(document_ids, dtype="int32"))
+    chunks = tf.data.Dataset.from_tensor_slices((bounds[:-1], bounds[1:])).repeat()
+    chunks = chunks.map(lambda start, end: (all_ids[start:end], all_documents[start:end]))
+    return _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow, row_counts)
+
+
+def skipgram_stream(
+    stream,
+    vocabulary,
+    batch_size,
+    window=5,
+    negatives=5,
+    t=DEFAULT_SUBSAMPLE,
+    seed=0,
+    cbow=False,
+    row_counts=False,
+):
+    """`skipgram_dataset`'s endless batches drawn from a corpus streamed from disk, one run
+    of words at a time (the corpus is never in memory; windows stop at a run's end as at a
+    document's).
+
+    Args:
+        stream: a `keras_adl.data.text_streams.TextStream` (tokenized on every pass) or the
+            `keras_adl.data.text_streams.EncodedCorpus` its counting pass wrote (read as
+            numbers), read again on every pass.
+        vocabulary: a `WordVocabulary` (words outside it are dropped, as in the C code).
+        batch_size, window, negatives, t, seed, cbow, row_counts: as `skipgram_dataset`'s.
+
+    Returns:
+        `skipgram_dataset`'s batches.
+    """
+    _check_sizes(window, negatives, batch_size)
+    chunks = stream.chunks(vocabulary.words, NUM_SPECIAL_TOKENS).repeat()
+    return _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow, row_counts)
+
+
+def _check_sizes(window, negatives, batch_size):
     if window < 1 or negatives < 1 or batch_size < 1:
         raise ValueError(
             f"`window`, `negatives` and `batch_size` must be positive; received {window}, "
             f"{negatives} and {batch_size}."
         )
-    ids, document_ids = _encoded_tokens(documents, vocabulary)
-    # Chunks of chunk_tokens consecutive tokens (a long document is cut: only the windows
-    # across a cut are lost).
-    bounds = np.append(np.arange(0, len(ids), chunk_tokens), len(ids)).astype("int64")
-    examples = _chunk_examples(ids, document_ids, vocabulary, window, negatives, t, seed, cbow)
-    chunk_count = len(bounds) - 1
-    steps = tf.data.Dataset.counter()
-    dataset = steps.map(
-        lambda step: (
-            step,
-            tf.gather(bounds[:-1], step % chunk_count),
-            tf.gather(bounds[1:], step % chunk_count),
-        )
-    )
+
+
+def _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow, row_counts):
+    """The fixed-size batches of the examples of ``chunks``, a dataset of ``(ids,
+    documents)`` runs of tokens (with ``row_counts``, each id input's occurrence counts)."""
+    examples = _chunk_examples(vocabulary, window, negatives, t, seed, cbow)
     # Each chunk gives all its examples at once; rebatch cuts them into fixed-size batches,
     # carrying a chunk's remainder over to the next (a chunk may give less than a batch).
-    dataset = dataset.map(examples, num_parallel_calls=2).rebatch(batch_size, drop_remainder=True)
+    dataset = chunks.enumerate().map(
+        lambda step, chunk: examples(step, *chunk), num_parallel_calls=2
+    )
+    dataset = dataset.rebatch(batch_size, drop_remainder=True)
     labels = tf.constant([[1.0] + [0.0] * negatives])
-    return dataset.map(
-        lambda x: (x, tf.broadcast_to(labels, [batch_size, negatives + 1]))
-    ).prefetch(tf.data.AUTOTUNE)
+
+    def finish(x):
+        if row_counts:  # counted here, on the pipeline's core, not in the training step
+            x = dict(x, **{f"{k}_count": _occurrences(v) for k, v in x.items()})
+        return x, tf.broadcast_to(labels, [batch_size, negatives + 1])
+
+    return dataset.map(finish, num_parallel_calls=2).prefetch(tf.data.AUTOTUNE)
+
+
+def _occurrences(ids):
+    """How many times each entry of ``ids`` occurs in all of ``ids`` (int32, same shape)."""
+    _, index, counts = tf.unique_with_counts(tf.reshape(ids, [-1]))
+    return tf.reshape(tf.gather(counts, index), tf.shape(ids))
 
 
 def _encoded_tokens(documents, vocabulary):
@@ -339,21 +393,18 @@ def _encoded_tokens(documents, vocabulary):
     return ids, document_ids
 
 
-def _chunk_examples(ids, document_ids, vocabulary, window, negatives, t, seed, cbow):
-    """``examples(step, start, end)``: the shuffled skip-gram (or CBOW) examples of the tokens
-    ``start:end``, drawn with seeds derived from ``(seed, step)``."""
-    all_ids = tf.constant(np.asarray(ids, dtype="int32"))
-    all_documents = tf.constant(np.asarray(document_ids, dtype="int32"))
+def _chunk_examples(vocabulary, window, negatives, t, seed, cbow):
+    """``examples(step, ids, documents)``: the shuffled skip-gram (or CBOW) examples of one
+    run of tokens, drawn with seeds derived from ``(seed, step)``."""
     keep = keep_probabilities(vocabulary.counts, t)
     probabilities = negative_distribution(vocabulary.counts)
+    table = alias_table(probabilities)  # here, not in the traced function (a Python loop)
 
-    def examples(step, start, end):
+    def examples(step, ids, documents):
         seeds = tf.random.experimental.stateless_split(
             tf.stack([tf.constant(seed, tf.int64), step]), 3
         )
-        centres, contexts, grid, grid_centres = window_pairs(
-            all_ids[start:end], all_documents[start:end], window, keep, seeds[0]
-        )
+        centres, contexts, grid, grid_centres = window_pairs(ids, documents, window, keep, seeds[0])
         if cbow:
             has_context = tf.reduce_any(grid > 0, axis=1)
             grid, targets = grid[has_context], grid_centres[has_context]
@@ -361,11 +412,11 @@ def _chunk_examples(ids, document_ids, vocabulary, window, negatives, t, seed, c
                 tf.range(tf.shape(targets)[0]), seeds[1]
             )
             grid, targets = tf.gather(grid, order), tf.gather(targets, order)
-            drawn = sample_negatives(targets, negatives, probabilities, seeds[2])
+            drawn = sample_negatives(targets, negatives, probabilities, seeds[2], table)
             return {"contexts": grid, "targets": tf.concat([targets[:, None], drawn], 1)}
         order = tf.random.experimental.stateless_shuffle(tf.range(tf.shape(centres)[0]), seeds[1])
         centres, contexts = tf.gather(centres, order), tf.gather(contexts, order)
-        drawn = sample_negatives(contexts, negatives, probabilities, seeds[2])
+        drawn = sample_negatives(contexts, negatives, probabilities, seeds[2], table)
         return {"centre": centres, "contexts": tf.concat([contexts[:, None], drawn], 1)}
 
     return examples

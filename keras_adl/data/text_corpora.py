@@ -9,7 +9,9 @@ letters and digits; punctuation dropped), in ``tf.data`` batches.
 
 Readers of the standard formats, so a user with the files gets the same code path:
 
-- `read_text_documents`: a UTF-8 ``.txt`` file, or a directory of them (recursive).
+- `read_text_documents`: a UTF-8 text file (plain or ``.gz``), a directory of ``.txt`` and
+  ``.gz`` files (recursive) or a glob. These readers hold the corpus in memory;
+  `keras_adl.data.text_streams` streams one of any size from disk (word2vec reads it so).
 - `read_gcide`: the dictd database ``gcide.dict.dz`` (dictzip is gzip-readable), with the
   GCIDE markup removed: ``[1913 Webster]`` source tags, ``\\pro*nun"ci*a`tion\\`` marks,
   ``{cross reference}`` braces and ``--Author.`` citations.
@@ -28,6 +30,7 @@ import tensorflow as tf
 from keras_adl.text.normalization import plain_words
 
 __all__ = [
+    "corpus_files",
     "load_corpus",
     "read_text_documents",
     "read_gcide",
@@ -55,6 +58,8 @@ LAYOUT_RULE = (
 # Lines per document when a file without blank lines is read as sentences (`line_blocks`).
 LINES_PER_BLOCK = 8
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+_GLOB_CHARACTERS = re.compile(r"[*?\[]")
+_TEXT_SUFFIXES = (".txt", ".gz")
 
 
 def paragraphs(text):
@@ -112,19 +117,58 @@ def decode_text(name, raw):
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def corpus_files(path):
+    """The text files of ``--data``: a file, a directory (its ``.txt`` and ``.gz`` files,
+    recursively, in name order) or a glob.
+
+    Args:
+        path: a file, directory or glob pattern.
+
+    Returns:
+        A list of file names.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: a directory or glob without a text file.
+    """
+    if _GLOB_CHARACTERS.search(path) and not os.path.exists(path):
+        files = sorted(f for f in glob.glob(path, recursive=True) if os.path.isfile(f))
+        if not files:
+            raise ValueError(f"no file matches {path!r}")
+        return files
+    if os.path.isdir(path):
+        found = glob.glob(os.path.join(path, "**", "*"), recursive=True)
+        files = sorted(f for f in found if f.endswith(_TEXT_SUFFIXES) and os.path.isfile(f))
+        if not files:
+            raise ValueError(f"no .txt or .gz file found under {path!r}")
+        return files
+    if os.path.isfile(path):
+        return [path]
+    raise FileNotFoundError(f"corpus {path!r} not found")
+
+
 def read_text(name):
-    """The text of a UTF-8 file (`decode_text`)."""
-    with open(name, "rb") as f:
-        return decode_text(name, f.read())
+    """The text of a UTF-8 file, gunzipped when its name ends in ``.gz`` (`decode_text`).
+
+    Raises:
+        ValueError: the file is not UTF-8 text (`decode_text`), or not gzip data.
+    """
+    try:
+        with gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb") as f:
+            raw = f.read()
+    except (gzip.BadGzipFile, EOFError) as error:
+        raise ValueError(f"{name}: cannot be read as gzip ({error})") from None
+    return decode_text(name, raw)
 
 
 def read_text_documents(path, blocks=False):
-    """The documents of a UTF-8 text file, or of the ``.txt`` files under a directory (in
-    name order): each file's paragraphs when it holds a blank line, else its lines
+    """The documents of a UTF-8 text file (plain or ``.gz``), of the ``.txt`` and ``.gz``
+    files under a directory (in name order) or of the files a glob matches (`corpus_files`):
+    each file's paragraphs when it holds a blank line, else its lines
     (`text_documents`).
 
     Args:
-        path: a file or directory.
+        path: a file, directory or glob.
         blocks: read a file without blank lines as consecutive sentences instead: its lines
             grouped `LINES_PER_BLOCK` at a time (`line_blocks`), for next-sentence pairs.
 
@@ -134,7 +178,7 @@ def read_text_documents(path, blocks=False):
     Raises:
         FileNotFoundError: ``path`` does not exist.
         ValueError: a file is not valid UTF-8 or holds a NUL byte (naming the file and line),
-            or no text was found.
+            a directory or glob holds no text file, or no text was found.
 
     Example:
 
@@ -149,14 +193,7 @@ def read_text_documents(path, blocks=False):
     ['First paragraph, on two lines.', 'Second one.', 'One line', 'another']
     ['One line\\nanother']
     """
-    if os.path.isdir(path):
-        files = sorted(glob.glob(os.path.join(path, "**", "*.txt"), recursive=True))
-        if not files:
-            raise ValueError(f"no .txt file found under {path!r}")
-    elif os.path.isfile(path):
-        files = [path]
-    else:
-        raise FileNotFoundError(f"corpus {path!r} not found")
+    files = corpus_files(path)
     documents = []
     for name in files:
         documents += text_documents(read_text(name), blocks)

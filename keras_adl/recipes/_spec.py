@@ -78,9 +78,9 @@ class Option:
 # and a fortunes directory.
 CORPUS_OPTION = Option(
     "--data",
-    "a UTF-8 text file or directory of .txt files (a file with blank lines is read as "
-    "paragraphs, one without as one document per line), gcide.dict.dz or a WordNet directory "
-    "(default: /usr/share/dictd/gcide.dict.dz)",
+    "a UTF-8 text file (plain or .gz), a directory of .txt and .gz files or a glob (a file "
+    "with blank lines is read as paragraphs, one without as one document per line), "
+    "gcide.dict.dz or a WordNet directory (default: /usr/share/dictd/gcide.dict.dz)",
     "path",
 )
 FORTUNES_OPTION = Option("--data", "a fortunes directory (default: the installed one)", "dir")

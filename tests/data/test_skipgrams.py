@@ -14,8 +14,10 @@ from keras_adl.data.skipgrams import (
     negative_distribution,
     sample_negatives,
     skipgram_dataset,
+    skipgram_stream,
     window_pairs,
 )
+from keras_adl.data.text_streams import TextStream, count_words
 
 
 def _zipf_documents(count=2000, seed=0):
@@ -178,3 +180,28 @@ def test_alias_table_represents_the_distribution_exactly():
     np.add.at(implied, alias, 1.0 - accept)
     np.testing.assert_allclose(implied / len(probabilities), probabilities, rtol=1e-9)
     assert ((accept >= 0) & (accept <= 1 + 1e-12)).all()
+
+
+def test_a_streamed_corpus_gives_pairs_inside_its_documents_with_row_counts(tmp_path):
+    # each line draws its words from its own group: a pair across two lines would mix groups
+    rng = np.random.default_rng(0)
+    groups = [[f"g{g}w{i}" for i in range(6)] for g in range(4)]
+    lines = [" ".join(rng.choice(groups[i % 4], 8)) for i in range(400)]
+    (tmp_path / "lines.txt").write_text("\n".join(lines) + "\n")
+    stream = TextStream(str(tmp_path / "lines.txt"), block_bytes=256)
+    counted = count_words(stream, encode_to=str(tmp_path / "corpus.ids"))
+    vocabulary = WordVocabulary(
+        sorted(counted.counts), [counted.counts[w] for w in sorted(counted.counts)]
+    )
+    group_of = {vocabulary.id(w): g for g, words in enumerate(groups) for w in words}
+    for source in (stream, counted.encoded):
+        dataset = skipgram_stream(
+            source, vocabulary, 128, window=3, negatives=2, t=0, row_counts=True
+        )
+        for inputs, _ in dataset.take(20):
+            centre, contexts = inputs["centre"].numpy(), inputs["contexts"].numpy()
+            assert all(group_of[c] == group_of[x] for c, x in zip(centre, contexts[:, 0]))
+            for key in ("centre", "contexts"):
+                ids, counts = inputs[key].numpy(), inputs[f"{key}_count"].numpy()
+                assert counts.shape == ids.shape
+                assert all(counts.flat[i] == (ids == v).sum() for i, v in enumerate(ids.flat))

@@ -18,15 +18,16 @@ class Word2VecHyperModel(keras_tuner.HyperModel):
 
     Args:
         model_name: ``"skipgram"`` or ``"cbow"``.
-        tokenized, vocabulary: the corpus (`keras_adl.recipes.embeddings.data.corpus`).
+        stream, vocabulary: the corpus, streamed from disk, and its vocabulary
+            (`keras_adl.recipes.embeddings.data.corpus`).
         epochs: the epochs of each trial (the learning rate decays over them).
     """
 
-    def __init__(self, model_name, tokenized, vocabulary, epochs=1, name="word2vec"):
+    def __init__(self, model_name, stream, vocabulary, epochs=1, name="word2vec"):
         super().__init__(name=name, tunable=True)
         self.model_name, self.cbow = model_name, CBOW[model_name]
         self.preset = WORD2VEC_TASK.preset(model_name)
-        self.tokenized, self.vocabulary = tokenized, vocabulary
+        self.stream, self.vocabulary = stream, vocabulary
         self.epochs = epochs
 
     def _settings(self, hp):
@@ -56,8 +57,8 @@ class Word2VecHyperModel(keras_tuner.HyperModel):
         )
 
     def fit(self, hp, model, epochs=1, **kwargs):
-        settings = self._settings(hp)
-        dataset = data.dataset(self.tokenized, self.vocabulary, settings, BATCH_SIZE, self.cbow)
+        settings = dict(self.preset, **self._settings(hp))
+        dataset = data.dataset(self.stream, self.vocabulary, settings, BATCH_SIZE, self.cbow)
         model.fit(
             dataset,
             epochs=epochs,

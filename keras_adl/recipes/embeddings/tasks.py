@@ -13,7 +13,7 @@ from keras_adl.training.fit import fit
 from keras_adl.training.rundir import write_task_file
 
 # What `Word2VecTask.data` hands to the other hooks.
-Word2VecData = collections.namedtuple("Word2VecData", "tokenized vocabulary settings steps")
+Word2VecData = collections.namedtuple("Word2VecData", "stream vocabulary settings steps")
 
 # The command line's settings (``--dim``, …): given, they replace the preset's.
 SETTING_OPTIONS = ("dim", "window", "negatives", "subsample", "optimizer")
@@ -23,10 +23,11 @@ class Word2VecTask(TaskRecipe):
     """word2vec (skip-gram or CBOW with negative sampling) on a text corpus; the model's
     vectors are scored on word analogies and similarities, and served with their neighbours."""
 
-    def corpus(self, source, samples, min_count=spec.MIN_COUNT):
-        """``(tokenized documents, WordVocabulary)`` of the corpus ``source`` (``--data``;
-        ``None``: the installed GCIDE), its first ``samples`` documents (`data.corpus`)."""
-        return data.corpus(source, samples, min_count)
+    def corpus(self, source, samples, min_count=spec.MIN_COUNT, encode=True):
+        """``(stream, vocabulary, counted)`` of the corpus ``source`` (``--data``; ``None``:
+        the installed GCIDE), its first ``samples`` documents, streamed from disk
+        (`data.corpus`)."""
+        return data.corpus(source, samples, min_count, encode)
 
     def settings(self, model_name, options=None):
         """``model_name``'s preset with the command line's ``--dim/--window/--negatives/
@@ -48,13 +49,13 @@ class Word2VecTask(TaskRecipe):
         """The steps of about one pass over the corpus (`data.steps_per_epoch`)."""
         return data.steps_per_epoch(vocabulary, settings, batch_size, spec.CBOW[model_name])
 
-    def dataset(self, model_name, tokenized, vocabulary, settings, batch_size, seed=0):
-        """The model's endless batches of the corpus (`data.dataset`)."""
+    def dataset(self, model_name, stream, vocabulary, settings, batch_size, seed=0):
+        """The model's endless batches of the corpus ``stream`` (`data.dataset`)."""
         cbow = spec.CBOW[model_name]
-        return data.dataset(tokenized, vocabulary, settings, batch_size, cbow, seed)
+        return data.dataset(stream, vocabulary, settings, batch_size, cbow, seed)
 
     def data(self, run):
-        tokenized, vocabulary = self.corpus(
+        stream, vocabulary, counted = self.corpus(
             run.options.get("data"), run.samples, run.options["min_count"]
         )
         settings = self.settings(run.model, run.options)
@@ -63,11 +64,12 @@ class Word2VecTask(TaskRecipe):
         run.record.update(
             settings=settings,
             data=run.options.get("data") or "gcide",
-            documents=len(tokenized),
+            documents=counted.documents,
+            corpus_words=counted.words,
             words=int(vocabulary.counts.sum()),
             vocabulary=len(vocabulary.words),
         )
-        return Word2VecData(tokenized, vocabulary, settings, steps)
+        return Word2VecData(stream, vocabulary, settings, steps)
 
     def build(self, run, word2vec_data):
         return run.build(
@@ -80,8 +82,8 @@ class Word2VecTask(TaskRecipe):
         )
 
     def fit(self, run, model, word2vec_data):
-        tokenized, vocabulary, settings, steps = word2vec_data
-        dataset = self.dataset(run.model, tokenized, vocabulary, settings, run.batch_size)
+        stream, vocabulary, settings, steps = word2vec_data
+        dataset = self.dataset(run.model, stream, vocabulary, settings, run.batch_size)
         # --learning-rate is SGD's per-example rate (word2vec.c's alpha), Adam's rate otherwise
         scale = learning_rate_scale(settings, run.batch_size)
         return fit(
@@ -91,17 +93,17 @@ class Word2VecTask(TaskRecipe):
     def evaluate(self, run, model, word2vec_data):
         return evaluate(model, word2vec_data.vocabulary, run.out)
 
-    def hypermodel(self, model_name, tokenized, vocabulary, epochs):
-        """The `Word2VecHyperModel` searching ``model_name`` on the corpus."""
+    def hypermodel(self, model_name, stream, vocabulary, epochs):
+        """The `Word2VecHyperModel` searching ``model_name`` on the corpus ``stream``."""
         from keras_adl.recipes.embeddings.hypermodels import Word2VecHyperModel
 
-        return Word2VecHyperModel(model_name, tokenized, vocabulary, epochs=epochs)
+        return Word2VecHyperModel(model_name, stream, vocabulary, epochs=epochs)
 
     def tune(self, model_name, trials, epochs, samples, out, options):
         """Random search over `Word2VecHyperModel` on the WordSim-353 Spearman correlation."""
-        tokenized, vocabulary = self.corpus(options.get("data"), samples, options["min_count"])
+        stream, vocabulary, _ = self.corpus(options.get("data"), samples, options["min_count"])
         return search(
-            self.hypermodel(model_name, tokenized, vocabulary, epochs),
+            self.hypermodel(model_name, stream, vocabulary, epochs),
             ("wordsim353_spearman", "max"),
             trials,
             out,

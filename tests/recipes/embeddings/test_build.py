@@ -6,8 +6,7 @@ import math
 import keras
 import numpy as np
 
-from keras_adl.data.skipgrams import WordVocabulary
-from keras_adl.data.text_corpora import text_documents, tokenize_documents, topic_corpus
+from keras_adl.data.text_corpora import topic_corpus
 from keras_adl.models.word2vec import repeated_row_scale, skipgram_negative_sampling
 from keras_adl.recipes.embeddings.spec import BATCH_SIZE
 from keras_adl.recipes.embeddings.tasks import RECIPES
@@ -15,7 +14,7 @@ from keras_adl.recipes.embeddings.tasks import RECIPES
 WORD2VEC = RECIPES["word2vec"]
 
 
-def _losses(tokenized, vocabulary, max_row_updates, steps, epochs=3):
+def _losses(corpus, vocabulary, max_row_updates, steps, epochs=3):
     """The mean training loss of each epoch of ``steps`` steps."""
     settings = dict(WORD2VEC.spec.preset("skipgram"), max_row_updates=max_row_updates)
     keras.utils.set_random_seed(0)
@@ -29,23 +28,23 @@ def _losses(tokenized, vocabulary, max_row_updates, steps, epochs=3):
         def on_epoch_end(self, epoch, logs=None):
             losses.append(float(logs["loss"]))
 
-    data = WORD2VEC.dataset("skipgram", tokenized, vocabulary, settings, BATCH_SIZE)
+    data = WORD2VEC.dataset("skipgram", corpus, vocabulary, settings, BATCH_SIZE)
     model.fit(
         data, epochs=epochs, steps_per_epoch=steps, verbose=0, shuffle=False, callbacks=[Record()]
     )
     return losses
 
 
-def test_a_small_vocabulary_trains_to_finite_losses_with_the_row_cap():
-    tokenized = tokenize_documents(text_documents(topic_corpus(50, 3000)))
-    vocabulary = WordVocabulary.build(tokenized, min_count=5)
+def test_a_small_vocabulary_trains_to_finite_losses_with_the_row_cap(tmp_path):
+    (tmp_path / "topics.txt").write_text(topic_corpus(50, 3000))
+    corpus, vocabulary, _ = WORD2VEC.corpus(str(tmp_path / "topics.txt"), 10**6, 5)
     assert len(vocabulary.words) == 50
     cap = WORD2VEC.spec.preset("skipgram")["max_row_updates"]
-    capped = _losses(tokenized, vocabulary, cap, 10)
+    capped = _losses(corpus, vocabulary, cap, 10)
     assert all(map(math.isfinite, capped))
     assert capped[-1] < 0.6 < capped[0]  # it learns (log 2 = 0.693 at the start)
     # Without the cap the same run explodes: every row is read hundreds of times per batch.
-    uncapped = _losses(tokenized, vocabulary, None, 10)
+    uncapped = _losses(corpus, vocabulary, None, 10)
     assert not math.isfinite(uncapped[-1]) or uncapped[-1] > 100
 
 
@@ -76,3 +75,31 @@ def test_the_row_cap_leaves_the_forward_pass_and_scales_the_gradient():
     # Row 4 is read 3 times: its gradient is the mean of the three, not their sum.
     np.testing.assert_allclose(gradient(capped)[4], gradient(plain)[4] / 3, rtol=1e-5)
     np.testing.assert_allclose(gradient(capped)[5], gradient(plain)[5], rtol=1e-6)
+
+
+def test_row_counts_from_the_pipeline_give_the_in_step_cap():
+    import tensorflow as tf
+
+    from keras_adl.data.skipgrams import _occurrences
+
+    x = {
+        "centre": np.array([4, 4, 4, 5, 9, 4]),
+        "contexts": np.array([[6, 7, 6]] * 5 + [[8, 9, 6]]),
+    }
+    in_step = skipgram_negative_sampling(20, dim=4, negatives=2, max_row_updates=2)
+    counted = skipgram_negative_sampling(
+        20, dim=4, negatives=2, max_row_updates=2, counted_inputs=True
+    )
+    weights = [np.random.default_rng(1).normal(size=w.shape) for w in in_step.weights]
+    in_step.set_weights(weights)
+    counted.set_weights(weights)
+    fed = dict(x, **{f"{k}_count": _occurrences(tf.constant(v)).numpy() for k, v in x.items()})
+    assert sorted(counted.input) == ["centre", "centre_count", "contexts", "contexts_count"]
+
+    def gradients(model, inputs):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(model(inputs))
+        return [tf.convert_to_tensor(g).numpy() for g in tape.gradient(loss, model.weights)]
+
+    for a, b in zip(gradients(in_step, x), gradients(counted, fed)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -3,13 +3,16 @@
 import keras_tuner
 
 from keras_adl.data.skipgrams import WordVocabulary
+from keras_adl.data.text_streams import TextStream
 from keras_adl.recipes.embeddings.hypermodels import Word2VecHyperModel
 
 
 def test_word2vec_hypermodel_builds_searched_settings_and_scores_wordsim(tmp_path):
     corpus = [["king", "queen", "man", "woman", "tiger", "cat"] * 3] * 40
+    (tmp_path / "corpus.txt").write_text("".join(" ".join(d) + "\n" for d in corpus))
     vocabulary = WordVocabulary.build(corpus, min_count=1)
-    hypermodel = Word2VecHyperModel("skipgram", corpus, vocabulary)
+    stream = TextStream(str(tmp_path / "corpus.txt"))
+    hypermodel = Word2VecHyperModel("skipgram", stream, vocabulary)
     hp = keras_tuner.HyperParameters()
     hp.Fixed("dim", 50)
     hp.Fixed("negatives", 2)
