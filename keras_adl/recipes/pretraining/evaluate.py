@@ -32,20 +32,24 @@ def masked_lm_figures(model, tokenizer, held_out, batch_size, length, segments=S
     return metrics
 
 
-def causal_lm_figures(model, tokenizer, windows, held_out, batch_size, length):
+def causal_lm_figures(model, tokenizer, windows, held_out, batch_size, length, counts=None):
     """Held-out perplexity against an add-one unigram model of the training targets, and the
     greedy continuation of the first held-out document's first words (printed).
 
     Args:
         windows: ``(inputs, targets, held_inputs, held_targets)``, the training and held-out
-            causal-LM windows.
+            causal-LM windows (the training ones may be ``None`` when ``counts`` is given).
         held_out: the held-out documents.
+        counts: ``[V]`` the training pieces' counts, when the training windows are not in
+            memory (a corpus streamed from disk).
     """
     _, targets, held_inputs, held_targets = windows
     figures = model.evaluate(
         held_inputs, held_targets, batch_size=batch_size, verbose=0, return_dict=True
     )
-    counts = np.bincount(targets.ravel(), minlength=tokenizer.size) + 1.0  # add-one
+    if counts is None:
+        counts = np.bincount(targets.ravel(), minlength=tokenizer.size)
+    counts = counts + 1.0  # add-one
     log_p = np.log(counts / counts.sum())
     unigram = float(np.exp(-log_p[held_targets.ravel()].mean()))
     perplexity = float(figures["perplexity"])

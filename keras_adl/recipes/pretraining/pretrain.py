@@ -9,6 +9,7 @@ from keras_adl.recipes.pretraining import data, spec
 from keras_adl.recipes.pretraining.evaluate import causal_lm_figures, masked_lm_figures
 from keras_adl.recipes.pretraining.plots import pictures
 from keras_adl.recipes.pretraining.serving import make_generation_endpoints, predict_generation
+from keras_adl.recipes.pretraining.streaming import StreamedCorpus, temporary_piece_file
 from keras_adl.recipes.pretraining.transformer_task import SearchData, TransformerTask, model_sizes
 from keras_adl.training.fit import fit
 from keras_adl.training.rundir import RecipeError
@@ -30,6 +31,7 @@ class Corpus:
     steps: int = None
     windows: tuple = None
     log: object = None
+    encoded: object = None  # a corpus streamed from disk: its pieces on disk (`streaming`)
 
 
 class Pretraining(TransformerTask):
@@ -226,10 +228,71 @@ class LanguageModelPretraining(Pretraining):
     def development_data(self, tokenizer, development, batch_size, length, segments, batches):
         return data.lm_development(tokenizer, development, batch_size, length, batches)
 
+    def data(self, run):
+        """A ``--data`` corpus is streamed from disk (`streaming.StreamedCorpus`); the default
+        corpus (GCIDE and the fortunes, a fixed size) is read as the other tasks read it."""
+        if run.options.get("data") is None:
+            return super().data(run)
+        sizes = model_sizes(run.options)  # refused before the corpus is read
+        streamed = StreamedCorpus(run.options["data"], run.samples)
+        tokenizer = data.learn_tokenizer(streamed.sample, run.options["vocab_size"])
+        data.save_tokenizer(tokenizer, run.out)
+        settings = dict(self.spec.preset(run.model), **sizes)
+        validation = None
+        if streamed.development:
+            validation = self.development_data(
+                tokenizer,
+                streamed.development,
+                run.batch_size,
+                settings["sequence_length"],
+                None,
+                spec.DEVELOPMENT_BATCHES,
+            )
+        if validation is None:
+            without_development(
+                run,
+                f"{len(streamed.sample)} distinct training documents are too few to set some "
+                f"aside (it takes {MIN_FOR_DEVELOPMENT}), or those set aside hold too little "
+                "text to score",
+            )
+        else:
+            run.record["development_documents"] = len(streamed.development)
+        run.record.update(
+            settings=settings,
+            data=run.options["data"],
+            streamed=True,
+            documents=streamed.documents,
+            train_documents=streamed.train_documents,
+            held_out_documents=len(streamed.held_out),
+            vocabulary=tokenizer.size,
+        )
+        corpus = Corpus(tokenizer, None, streamed.held_out, settings, validation, spec.SEGMENTS)
+        corpus.encoded = streamed.encode(tokenizer, temporary_piece_file())
+        self.count(run, corpus)
+        return corpus
+
     def count(self, run, corpus):
         length = corpus.settings["sequence_length"]
         name = run.options.get("data") or "the corpus"
         tokenizer = corpus.tokenizer
+        if corpus.encoded is not None:
+            windows = corpus.encoded.windows(length)
+            if not windows:
+                raise RecipeError(
+                    f"{name} (training part) is too short for the causal LM: "
+                    f"{corpus.encoded.pieces} pieces give no window of {length + 1}. Give more "
+                    f"text (its held-out part is {spec.HELD_OUT_FRACTION:.0%} of the documents)."
+                )
+            corpus.windows = (None, None) + data.lm_windows_of(
+                tokenizer, corpus.held_out, length, f"{name} (held-out part)"
+            )
+            corpus.steps = run.options.get("steps") or max(1, windows // run.batch_size)
+            run.record.update(
+                train_windows=windows,
+                train_pieces=corpus.encoded.pieces,
+                steps_per_epoch=corpus.steps,
+            )
+            return
         inputs, targets = data.lm_windows_of(
             tokenizer, corpus.train, length, f"{name} (training part)"
         )
@@ -241,13 +304,23 @@ class LanguageModelPretraining(Pretraining):
         run.record.update(train_windows=len(inputs), steps_per_epoch=corpus.steps)
 
     def dataset(self, run, corpus):
+        if corpus.encoded is not None:
+            length = corpus.settings["sequence_length"]
+            return corpus.encoded.dataset(length, run.batch_size)
         inputs, targets = corpus.windows[:2]
         return data.lm_dataset(inputs, targets, run.batch_size)
 
     def figures(self, run, model, corpus):
         length = corpus.settings["sequence_length"]
+        counts = None if corpus.encoded is None else corpus.encoded.counts
         return causal_lm_figures(
-            model, corpus.tokenizer, corpus.windows, corpus.held_out, run.batch_size, length
+            model,
+            corpus.tokenizer,
+            corpus.windows,
+            corpus.held_out,
+            run.batch_size,
+            length,
+            counts=counts,
         )
 
     def search_batches(self, tokenizer, train, batch_size, length, options):

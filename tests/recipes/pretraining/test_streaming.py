@@ -1,0 +1,131 @@
+"""pretrain_lm on a corpus streamed from disk: splits by a seeded hash of each document, the
+tokenizer's bounded sample, the pieces written once and cut into `lm_windows`' windows, and
+memory that stays flat when the corpus grows."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_adl import recipes
+from keras_adl.data.pretraining import lm_windows
+from keras_adl.recipes.pretraining import data
+from keras_adl.recipes.pretraining.streaming import (
+    HELD,
+    StreamedCorpus,
+    document_texts,
+    split_buckets,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+TINY = dict(
+    num_layers=1, model_dim=16, num_heads=2, intermediate_dim=32, vocab_size=120, jit_compile=False
+)
+
+
+def _corpus(path, count, seed=0, repeats=1):
+    words = "cat dog bird fish tree rock river cloud stone leaf été Москва 東京".split()
+    rng = np.random.default_rng(seed)
+    paragraphs = [
+        " ".join(rng.choice(words, 30)) + f" number {i}.\n\u00a0" + " ".join(rng.choice(words, 30))
+        for i in range(count)
+    ]
+    path.write_text(("\n\n".join(paragraphs) + "\n\n") * repeats, encoding="utf-8")
+    return str(path)
+
+
+def test_documents_are_the_readers_paragraphs_and_lines():
+    block = tf.constant("Un  été\u00a0chaud,\n  sur deux lignes.\n\n\nL'hiver.\n")
+    texts = document_texts(block, tf.constant(True)).numpy().tolist()
+    assert [t.decode() for t in texts] == ["Un été\u00a0chaud, sur deux lignes.", "L'hiver."]
+    lines = document_texts(tf.constant("a  b\n\nc\n"), tf.constant(False)).numpy().tolist()
+    assert lines == [b"a b", b"c"]
+
+
+def test_splits_follow_the_text_and_the_pieces_are_lm_windows(tmp_path):
+    path = _corpus(tmp_path / "corpus.txt", 400, repeats=2)  # every document twice
+    streamed = StreamedCorpus(path, 10**6)
+    assert streamed.documents == 800
+    held, development = set(streamed.held_out), set(streamed.development)
+    assert 0 < len(held) and 2 <= len(development) <= 500
+    # a document's split is its text's: both copies land in it, never in training
+    trained = [t.decode() for batch in streamed.training_texts() for t in batch.numpy()]
+    assert not (held | development) & set(trained)
+    assert len(trained) == streamed.train_documents == 800 - 2 * len(held | development)
+    buckets = split_buckets(tf.constant(sorted(held))).numpy()
+    assert (buckets < HELD).all()
+    assert set(streamed.sample) == set(trained)  # distinct, in order, under the sample's cap
+
+    tokenizer = data.learn_tokenizer(streamed.sample, 200)
+    encoded = streamed.encode(tokenizer, str(tmp_path / "pieces.ids"))
+    expected_inputs, expected_targets = lm_windows(data.token_lists(tokenizer, trained), 16)
+    assert encoded.windows(16) == len(expected_inputs)
+    ids = np.fromfile(str(tmp_path / "pieces.ids"), dtype="<i4")
+    np.testing.assert_array_equal(encoded.counts, np.bincount(ids, minlength=tokenizer.size))
+    # one epoch of windows, unshuffled, is lm_windows' windows
+    windows = list(encoded.windows_dataset(16).take(len(expected_inputs)).as_numpy_iterator())
+    np.testing.assert_array_equal(np.array(windows)[:, :-1], expected_inputs)
+    np.testing.assert_array_equal(np.array(windows)[:, 1:], expected_targets)
+    inputs, targets = next(iter(encoded.dataset(16, 8)))
+    assert inputs.shape == targets.shape == (8, 16)
+    np.testing.assert_array_equal(inputs[:, 1:], targets[:, :-1])
+
+
+def test_a_small_corpus_still_holds_one_document_out_and_a_tiny_one_is_refused(tmp_path):
+    streamed = StreamedCorpus(_corpus(tmp_path / "small.txt", 12), 10**6)
+    assert len(streamed.held_out) >= 1 and not streamed.development
+    assert streamed.train_documents == 12 - len(streamed.held_out)
+    (tmp_path / "two.txt").write_text("one line\nanother\n")
+    with pytest.raises(recipes.RecipeError, match="the corpus holds 2 documents, 1 to train"):
+        StreamedCorpus(str(tmp_path / "two.txt"), 10**6)
+    (tmp_path / "bad.txt").write_bytes(b"fine\n\xff\n")
+    with pytest.raises(recipes.RecipeError, match=r"bad.txt:2: not valid UTF-8"):
+        StreamedCorpus(str(tmp_path / "bad.txt"), 10**6)
+
+
+def test_pretrain_lm_trains_on_a_streamed_corpus(tmp_path):
+    path = _corpus(tmp_path / "corpus.txt", 300)
+    out = tmp_path / "run"
+    recipes.train(
+        "pretrain_lm", str(out), epochs=1, batch_size=4, data=path, steps=3, seed=0, **TINY
+    )
+    with open(out / "run.json") as f:
+        record = json.load(f)
+    assert record["streamed"] and record["status"] == "finished"
+    assert record["documents"] == 300 and record["train_windows"] > 0
+    figures = record["metrics"]
+    assert np.isfinite(figures["held_out_perplexity"]) and figures["unigram_perplexity"] > 1
+
+
+PEAK = """
+import sys
+from keras_adl.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    with open("/proc/self/status") as f:  # this process's own peak, not its parent's
+        print("PEAK", next(l for l in f if l.startswith("VmHWM:")).split()[1], file=sys.stderr)
+"""
+
+
+@pytest.mark.slow  # two pretrain_lm runs in fresh processes, ~1 min
+def test_pretrain_lm_peak_memory_barely_moves_when_the_corpus_grows_four_times(tmp_path):
+    peaks, records = [], []
+    for repeats in (2, 8):
+        path = _corpus(tmp_path / f"corpus{repeats}.txt", 3000, seed=1, repeats=repeats)
+        out = tmp_path / f"run{repeats}"
+        command = [sys.executable, "-c", PEAK, "train", "pretrain_lm", "--data", path]
+        command += ["--epochs", "1", "--steps", "20", "--num-layers", "1", "--out", str(out)]
+        env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3")
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        peaks.append(int([x for x in done.stderr.splitlines() if x.startswith("PEAK")][-1][5:]))
+        with open(out / "run.json") as f:
+            records.append(json.load(f))
+    assert records[1]["train_pieces"] > 3.9 * records[0]["train_pieces"]
+    # the corpus' pieces held in memory would add 4 bytes each and their Python lists far more
+    assert peaks[1] - peaks[0] < 40_000, peaks
