@@ -393,7 +393,7 @@ def block_words(block, by_paragraph):
 class WordCounts:
     """What the counting pass found: each word's count and the corpus' size.
 
-    Attributes:
+    Args:
         counts: a dict of word (str) to count.
         documents: the documents read.
         words: the words read.

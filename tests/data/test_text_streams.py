@@ -45,11 +45,15 @@ def test_streamed_documents_are_the_readers_documents(tmp_path):
     paragraphs = _write(tmp_path / "paragraphs.txt", PARAGRAPHS)
     assert _documents(lines) == _expected(lines)
     assert _documents(lines)[1] == ["école", "москва", "東京", "ok"]
-    assert _documents(paragraphs) == _expected(paragraphs) == [
-        ["first", "line", "still", "first"],
-        ["second", "été"],
-        ["third", "strasse", "end"],
-    ]
+    assert (
+        _documents(paragraphs)
+        == _expected(paragraphs)
+        == [
+            ["first", "line", "still", "first"],
+            ["second", "été"],
+            ["third", "strasse", "end"],
+        ]
+    )
     # gzipped, the same; a directory: its .txt and .gz files in name order, others ignored
     _write(tmp_path / "c.txt.gz", PARAGRAPHS, gz=True)
     _write(tmp_path / "notes.md", "ignored")
