@@ -331,7 +331,13 @@ def skipgram_stream(
             `keras_adl.data.text_streams.EncodedCorpus` its counting pass wrote (read as
             numbers), read again on every pass.
         vocabulary: a `WordVocabulary` (words outside it are dropped, as in the C code).
-        batch_size, window, negatives, t, seed, cbow, row_counts: as `skipgram_dataset`'s.
+        batch_size: positives per batch.
+        window: ``W``, the largest window.
+        negatives: ``k`` per positive.
+        t: the subsampling threshold (``0``: none).
+        seed: the seed of every random draw.
+        cbow: yield CBOW batches instead.
+        row_counts: add each id input's occurrence counts (as `skipgram_dataset`'s).
 
     Returns:
         `skipgram_dataset`'s batches.

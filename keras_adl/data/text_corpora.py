@@ -150,6 +150,12 @@ def corpus_files(path):
 def read_text(name):
     """The text of a UTF-8 file, gunzipped when its name ends in ``.gz`` (`decode_text`).
 
+    Args:
+        name: the file.
+
+    Returns:
+        A str.
+
     Raises:
         ValueError: the file is not UTF-8 text (`decode_text`), or not gzip data.
     """

@@ -28,6 +28,7 @@ known before training.
 import gzip
 import os
 import re
+from collections.abc import Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -149,9 +150,16 @@ def _checked(name, block, line):
     return block
 
 
-def file_blocks(name, size=BLOCK_BYTES):
+def file_blocks(name, size=BLOCK_BYTES) -> Iterator[bytes]:
     """The blocks of whole lines of text file ``name`` (bytes, about ``size`` each, CR and
     CRLF ends read as LF, a byte-order mark dropped), each checked (`_checked`).
+
+    Args:
+        name: the file (plain or ``.gz``).
+        size: the bytes read at a time.
+
+    Yields:
+        UTF-8 bytes of whole lines (a line longer than `MAX_LINE_BYTES` cut at a space).
 
     Raises:
         ValueError: invalid UTF-8 or a NUL byte, naming the file and line.
