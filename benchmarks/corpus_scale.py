@@ -3,6 +3,7 @@
 
     python benchmarks/corpus_scale.py                            # 4 M, 16 M and 64 M words
     python benchmarks/corpus_scale.py --sizes 16 --repeats 3     # three runs alternating
+    python benchmarks/corpus_scale.py --fixed-vocabulary         # min count 5, 20, 80
 
 The corpora are Debian's GCIDE paragraphs (`make data`), shuffled and repeated to each size,
 one paragraph per line. Ours reads the raw text (``keras-adl train word2vec --data FILE``'s
@@ -50,6 +51,10 @@ def make_corpora(sizes, directory, seed=0):
     files = {}
     for size in sizes:
         raw, tokenized = (os.path.join(directory, f"{size}M.{kind}.txt") for kind in "rt")
+        if os.path.isfile(raw) and os.path.isfile(tokenized):  # made by an earlier run
+            with open(tokenized, encoding="utf-8") as t:
+                files[size] = (raw, tokenized, sum(line.count(" ") + 1 for line in t))
+            continue
         target, words, rng = size * 1_000_000, 0, random.Random(seed)
         with open(raw, "w", encoding="utf-8") as r, open(tokenized, "w", encoding="utf-8") as t:
             while words < target:
@@ -72,7 +77,7 @@ def peak_memory_mb():
     return int(line.split()[1]) / 1024
 
 
-def child_ours(data, out, workers):
+def child_ours(data, out, workers, min_count):
     import numpy as np
 
     from keras_adl.recipes.embeddings.evaluate import word_embeddings
@@ -81,7 +86,7 @@ def child_ours(data, out, workers):
 
     task = RECIPES["word2vec"]
     start = time.perf_counter()
-    source, vocabulary, counted = task.corpus(data, 10**12, SETTINGS["min_count"])
+    source, vocabulary, counted = task.corpus(data, 10**12, min_count)
     vocab_seconds = time.perf_counter() - start
     settings = task.settings("skipgram")
     steps = task.steps_per_epoch("skipgram", vocabulary, settings, BATCH_SIZE)
@@ -104,7 +109,7 @@ def child_ours(data, out, workers):
     )
 
 
-def child_gensim(data, out, workers, corpus_file):
+def child_gensim(data, out, workers, corpus_file, min_count):
     import numpy as np
     from gensim.models import Word2Vec
     from gensim.models.word2vec import LineSentence
@@ -114,7 +119,7 @@ def child_gensim(data, out, workers, corpus_file):
         window=SETTINGS["window"],
         negative=SETTINGS["negatives"],
         sample=SETTINGS["subsample"],
-        min_count=SETTINGS["min_count"],
+        min_count=min_count,
         sg=1,
         workers=workers,
         seed=0,
@@ -140,11 +145,11 @@ def child_gensim(data, out, workers, corpus_file):
     )
 
 
-def run_child(system, data, workers):
+def run_child(system, data, workers, min_count):
     """Runs one system in a fresh process; its figures with its own peak memory."""
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, __file__, "--child", system, "--data", data, "--out", out]
-        command += ["--workers", str(workers)]
+        command += ["--workers", str(workers), "--min-count", str(min_count)]
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
         done = subprocess.run(command, stdout=subprocess.PIPE, env=env, text=True)
         if done.returncode:
@@ -176,6 +181,13 @@ def main(argv=None):
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     parser.add_argument("--repeats", type=int, default=1, help="runs alternating; medians")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--min-count", type=int, default=SETTINGS["min_count"])
+    parser.add_argument(
+        "--fixed-vocabulary",
+        action="store_true",
+        help="scale the min count with the corpus (5 at the smallest size, 20 at 4 times it…) "
+        "so every size keeps about one vocabulary: memory then shows the corpus alone",
+    )
     parser.add_argument("--directory", help="keep the corpora here (default: a temporary one)")
     parser.add_argument("--out", help="write the figures to this JSON file")
     parser.add_argument("--child", choices=SYSTEMS, help=argparse.SUPPRESS)
@@ -184,10 +196,10 @@ def main(argv=None):
 
     if args.child:
         if args.child == "ours":
-            figures = child_ours(args.data, args.out, args.workers)
+            figures = child_ours(args.data, args.out, args.workers, args.min_count)
         else:
             corpus_file = args.child == "gensim_corpus_file"
-            figures = child_gensim(args.data, args.out, args.workers, corpus_file)
+            figures = child_gensim(args.data, args.out, args.workers, corpus_file, args.min_count)
         print(json.dumps(dict(figures, peak_mb=peak_memory_mb())))
         return
 
@@ -200,12 +212,15 @@ def main(argv=None):
     results = {"settings": SETTINGS, "workers": args.workers, "sizes": {}}
     for size in args.sizes:
         raw, tokenized, words = files[size]
+        min_count = args.min_count
+        if args.fixed_vocabulary:
+            min_count = args.min_count * size // min(args.sizes)
         runs = []
         for repeat in range(args.repeats):
             run = {}
             for system in args.systems:
                 data = raw if system == "ours" else tokenized
-                run[system] = run_child(system, data, args.workers)
+                run[system] = run_child(system, data, args.workers, min_count)
                 print(
                     f"{size}M words, run {repeat + 1}, {system}: {json.dumps(run[system])}",
                     flush=True,
@@ -215,7 +230,12 @@ def main(argv=None):
             system: {k: statistics.median(r[system][k] for r in runs) for k in runs[0][system]}
             for system in args.systems
         }
-        results["sizes"][size] = {"words": words, "runs": runs, "medians": medians}
+        results["sizes"][size] = {
+            "words": words,
+            "min_count": min_count,
+            "runs": runs,
+            "medians": medians,
+        }
         if "ours" in medians and "gensim_corpus_file" in medians:
             o, g = medians["ours"], medians["gensim_corpus_file"]
             ratios = {

@@ -105,7 +105,7 @@ def train(argv):
             args.batch_size,
             args.samples,
             strategy=args.strategy,
-            checkpoint_every=args.checkpoint_every,
+            checkpoint_every=args.checkpoint_every or "task",
             keep_checkpoints=args.keep_checkpoints,
             seed=args.seed,
             learning_rate=args.learning_rate,

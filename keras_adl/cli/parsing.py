@@ -216,8 +216,9 @@ def _train_options(parser, task):
     parser.add_argument(
         "--checkpoint-every",
         type=int,
-        default=CHECKPOINT_EVERY,
-        help="steps between mid-epoch checkpoints (an interrupted run resumes from the last one)",
+        default=None,
+        help="steps between mid-epoch checkpoints (an interrupted run resumes from the last "
+        f"one; default: {task.checkpoint_every or CHECKPOINT_EVERY})",
     )
     parser.add_argument(
         "--learning-rate",

@@ -179,6 +179,14 @@ def check_run_options(task, learning_rate=None, patience=None, minutes=None):
     _check_positive("--minutes", minutes, finite=False)
 
 
+def checkpoint_interval(spec, checkpoint_every):
+    """The steps between mid-epoch checkpoints of a run of task ``spec``: ``checkpoint_every``,
+    or for ``"task"`` the task's own (`Task.checkpoint_every`, else `CHECKPOINT_EVERY`)."""
+    if checkpoint_every == "task":
+        return spec.checkpoint_every or CHECKPOINT_EVERY
+    return checkpoint_every
+
+
 def train(
     task,
     out,
@@ -188,7 +196,7 @@ def train(
     samples=None,
     strategy="auto",
     callbacks=(),
-    checkpoint_every=CHECKPOINT_EVERY,
+    checkpoint_every="task",
     overwrite=False,
     keep_checkpoints=2,
     seed=None,
@@ -233,7 +241,8 @@ def train(
             epoch).
         strategy: ``"auto"``, ``"mirrored"``, ``"multi_worker"`` or ``"default"``.
         callbacks: more Keras callbacks for ``fit``.
-        checkpoint_every: steps between mid-epoch checkpoints.
+        checkpoint_every: steps between mid-epoch checkpoints; ``"task"``: the task's own
+            (`CHECKPOINT_EVERY` unless its spec sets one); ``None``: at epoch ends only.
         overwrite: delete the run that ``out`` holds and start fresh.
         keep_checkpoints: complete checkpoints kept in ``out/backup`` during training.
         seed: the seed of the initial weights, dropout and data order.
@@ -266,7 +275,7 @@ def train(
         options=options,
         strategy=strategy,
         callbacks=tuple(callbacks),
-        checkpoint_every=checkpoint_every,
+        checkpoint_every=checkpoint_interval(spec, checkpoint_every),
         keep_checkpoints=keep_checkpoints,
         seed=seed or 0,
         jit_compile=jit_compile,

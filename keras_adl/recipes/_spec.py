@@ -106,6 +106,8 @@ class Task:
         budget_decay: whether ``--minutes`` also decays a constant learning rate linearly to
             zero over the budget (`keras_adl.training.budget.TimeBudget`); off where a decay
             hurts (the RAM's policy needs its constant rate to the end).
+        checkpoint_every: the steps between mid-epoch checkpoints when none is asked for
+            (``None``: 200); a task of very short steps checkpoints less often.
         presets: ``{model: settings}``: the one preset of each (task, model), the keyword
             arguments of the family's builder plus ``learning_rate`` (`preset`), read by the
             command line, the examples, the benchmarks and the HyperModels' defaults.
@@ -124,6 +126,7 @@ class Task:
     model_batch_sizes: tuple = ()
     held_out: bool = False
     budget_decay: bool = False
+    checkpoint_every: int = None
     presets: dict = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
     def batch_size_of(self, model):

@@ -36,7 +36,7 @@ MODEL_FILE = "model.keras"
 BACKUP_DIR = "backup"
 # Written beside an exported SavedModel: which task and model it serves (read by `predict`).
 TASK_FILE = "keras_adl_task.json"
-# Steps between mid-epoch checkpoints (``--checkpoint-every``).
+# Steps between mid-epoch checkpoints (``--checkpoint-every``), unless the task sets its own.
 CHECKPOINT_EVERY = 200
 
 

@@ -31,3 +31,18 @@ def test_learning_rate_is_sgds_per_example_rate(tmp_path, optimizer):
     per_step = BATCH_SIZE * (WORD2VEC_TASK.preset("skipgram")["negatives"] + 1)
     expected = 0.01 * per_step if optimizer == "sgd" else 0.01
     assert peak_learning_rate(model.optimizer) == pytest.approx(expected)
+
+
+def test_word2vec_checkpoints_every_5000_steps_unless_told():
+    from keras_adl.cli.parsing import task_parser
+    from keras_adl.recipes import checkpoint_interval
+    from keras_adl.recipes.embeddings.spec import FAMILY
+
+    dates = recipes.find("dates", None)[1]
+    assert checkpoint_interval(WORD2VEC_TASK, "task") == 5000  # a step is about 2 ms
+    assert checkpoint_interval(dates, "task") == recipes.CHECKPOINT_EVERY == 200
+    assert checkpoint_interval(WORD2VEC_TASK, 30) == 30
+    assert checkpoint_interval(WORD2VEC_TASK, None) is None  # epoch ends only
+    parser = task_parser("train", FAMILY, WORD2VEC_TASK)
+    assert parser.parse_args(["--out", "run"]).checkpoint_every is None
+    assert "default: 5000" in " ".join(parser.format_help().split())
