@@ -24,7 +24,7 @@ TEST_JOBS ?= 2
 
 # The fast suite (the README's test command); the 25 slowest tests are listed at the end.
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n $(TEST_JOBS) --durations=25
 
 # pytest exits 5 when no test is marked slow; that is not a failure here.
 test-slow: $(STAMP)

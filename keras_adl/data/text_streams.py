@@ -44,6 +44,7 @@ from keras_adl.text.normalization import plain_words
 
 __all__ = [
     "EncodedCorpus",
+    "block_lines",
     "TextStream",
     "WordCounts",
     "block_words",
@@ -366,9 +367,18 @@ class TextStream:
                 yield [w.decode() for w in current]
 
 
-def _lines(block, by_paragraph):
+def block_lines(block, by_paragraph):
     """``(lines, starts, documents)`` of a block: its lines, whether each starts a document
-    and the document of each (from 0; a blank line belongs to the document before it)."""
+    and the document of each (from 0; a blank line belongs to the document before it).
+
+    Args:
+        block: a scalar string of whole lines.
+        by_paragraph: whether documents are paragraphs (lines up to a blank line) rather
+            than lines.
+
+    Returns:
+        ``[L]`` strings, ``[L]`` bools and int32 ``[L]``.
+    """
     lines = tf.strings.split(block, "\n")
     text = tf.strings.length(tf.strings.strip(lines)) > 0
     previous = tf.concat([[False], text[:-1]], 0)
@@ -394,7 +404,7 @@ def block_words(block, by_paragraph):
         ``[L]``, the document of each line, counted from 0 in the block (a blank line belongs
         to the document before it).
     """
-    lines, _, documents = _lines(block, by_paragraph)
+    lines, _, documents = block_lines(block, by_paragraph)
     return plain_words(lines), documents
 
 
@@ -422,7 +432,7 @@ class WordCounts:
 def _block_counts(block, by_paragraph):
     """A block's distinct words with their counts, each word's index among them, each
     word's document start flag, its documents and its longest document's words."""
-    lines, starts, documents = _lines(block, by_paragraph)
+    lines, starts, documents = block_lines(block, by_paragraph)
     words = plain_words(lines)
     unique, index, counts = tf.unique_with_counts(words.flat_values)
     per_document = tf.math.unsorted_segment_sum(

@@ -157,6 +157,7 @@ def test_without_views_unlabelled_batches_change_nothing():
 
 
 @pytest.mark.portable
+@pytest.mark.slow  # 35 s; the fast suite fits CVT under mixed precision
 def test_fit_on_the_alternating_stream_learns_and_round_trips(tmp_path):
     words = _words(64, 1)
     stream = cross_view_batches(

@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_adl.data.pretraining import SEP
-from keras_adl.data.text_streams import TextStream, _lines
+from keras_adl.data.text_streams import TextStream, block_lines
 from keras_adl.recipes._development import MIN_FOR_DEVELOPMENT
 from keras_adl.recipes.pretraining.spec import (
     DEVELOPMENT_DOCUMENTS,
@@ -56,7 +56,7 @@ def document_texts(block, by_paragraph):
     """The documents of a block as text: each line's white space folded to single spaces,
     the lines of a paragraph joined by a space (`keras_adl.data.text_corpora.paragraphs`'s
     rule), empty documents dropped: ``[D]`` strings."""
-    lines, _, documents = _lines(block, by_paragraph)
+    lines, _, documents = block_lines(block, by_paragraph)
     folded = tf.strings.strip(tf.strings.regex_replace(lines, r"\s+", " "))
     texts = tf.strings.unsorted_segment_join(
         folded, documents, tf.reduce_max(documents) + 1, separator=" "

@@ -87,6 +87,7 @@ def test_a_small_corpus_still_holds_one_document_out_and_a_tiny_one_is_refused(t
         StreamedCorpus(str(tmp_path / "bad.txt"), 10**6)
 
 
+@pytest.mark.slow  # 10 s; the fast suite trains pretrain_lm --data in test_development_split
 def test_pretrain_lm_trains_on_a_streamed_corpus(tmp_path):
     path = _corpus(tmp_path / "corpus.txt", 300)
     out = tmp_path / "run"
