@@ -219,6 +219,7 @@ def _translated_digits_run(policy, epochs, seed=0):
     return error, glimpses_on_digit(out["locations"], offsets, 16, 32)
 
 
+@pytest.mark.slow  # 18 s of learning; make test keeps the REINFORCE gradient tests
 def test_learns_where_to_look_on_translated_digits():
     """20 epochs: the policy puts most glimpses on the digit (uniform random glimpses land on
     it ~25% of the time) and the classifier is well above chance (0.9 error). Seeds 0–2

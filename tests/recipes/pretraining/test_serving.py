@@ -70,7 +70,10 @@ def test_classifier_serving_multiplies_the_windows_probabilities():
     assert serve(tf.constant([], tf.string))["classes"].shape == (0,)
 
 
-@pytest.mark.parametrize("model_name", ["bert", "gpt"])
+@pytest.mark.parametrize(
+    "model_name",
+    [pytest.param("bert", marks=pytest.mark.slow), "gpt"],  # bert: 20 s, in make test-slow
+)
 def test_finetuned_classifier_serving_and_export_read_the_training_windows(tmp_path, model_name):
     tokenizer, ids = window_tokenizer()
     finetune = RECIPES["finetune"]
