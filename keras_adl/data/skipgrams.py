@@ -271,7 +271,6 @@ def skipgram_dataset(
     chunk_tokens=20000,
     seed=0,
     cbow=False,
-    row_counts=False,
 ):
     """An endless ``tf.data.Dataset`` of word2vec batches, fixed shapes.
 
@@ -289,9 +288,6 @@ def skipgram_dataset(
             chunks are lost, so it should be much longer than a window).
         seed: the seed of every random draw.
         cbow: yield CBOW batches instead (below).
-        row_counts: add, for each id input, the occurrences of each of its ids in the batch
-            (its name with ``_count``): the inputs of a model built with
-            ``counted_inputs=True`` (`keras_adl.models.word2vec.skipgram_negative_sampling`).
 
     Returns:
         Skip-gram: ``({"centre": [B], "contexts": [B, 1 + k]}, labels [B, 1 + k])``, the
@@ -308,7 +304,7 @@ def skipgram_dataset(
     all_documents = tf.constant(np.asarray(document_ids, dtype="int32"))
     chunks = tf.data.Dataset.from_tensor_slices((bounds[:-1], bounds[1:])).repeat()
     chunks = chunks.map(lambda start, end: (all_ids[start:end], all_documents[start:end]))
-    return _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow, row_counts)
+    return _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow)
 
 
 def skipgram_stream(
@@ -320,7 +316,6 @@ def skipgram_stream(
     t=DEFAULT_SUBSAMPLE,
     seed=0,
     cbow=False,
-    row_counts=False,
 ):
     """`skipgram_dataset`'s endless batches drawn from a corpus streamed from disk, one run
     of words at a time (the corpus is never in memory; windows stop at a run's end as at a
@@ -337,14 +332,13 @@ def skipgram_stream(
         t: the subsampling threshold (``0``: none).
         seed: the seed of every random draw.
         cbow: yield CBOW batches instead.
-        row_counts: add each id input's occurrence counts (as `skipgram_dataset`'s).
 
     Returns:
         `skipgram_dataset`'s batches.
     """
     _check_sizes(window, negatives, batch_size)
     chunks = stream.chunks(vocabulary.words, NUM_SPECIAL_TOKENS).repeat()
-    return _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow, row_counts)
+    return _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow)
 
 
 def _check_sizes(window, negatives, batch_size):
@@ -355,9 +349,9 @@ def _check_sizes(window, negatives, batch_size):
         )
 
 
-def _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow, row_counts):
+def _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow):
     """The fixed-size batches of the examples of ``chunks``, a dataset of ``(ids,
-    documents)`` runs of tokens (with ``row_counts``, each id input's occurrence counts)."""
+    documents)`` runs of tokens."""
     examples = _chunk_examples(vocabulary, window, negatives, t, seed, cbow)
     # Each chunk gives all its examples at once; rebatch cuts them into fixed-size batches,
     # carrying a chunk's remainder over to the next (a chunk may give less than a batch).
@@ -366,19 +360,9 @@ def _batches(chunks, vocabulary, batch_size, window, negatives, t, seed, cbow, r
     )
     dataset = dataset.rebatch(batch_size, drop_remainder=True)
     labels = tf.constant([[1.0] + [0.0] * negatives])
-
-    def finish(x):
-        if row_counts:  # counted here, on the pipeline's core, not in the training step
-            x = dict(x, **{f"{k}_count": _occurrences(v) for k, v in x.items()})
-        return x, tf.broadcast_to(labels, [batch_size, negatives + 1])
-
-    return dataset.map(finish, num_parallel_calls=2).prefetch(tf.data.AUTOTUNE)
-
-
-def _occurrences(ids):
-    """How many times each entry of ``ids`` occurs in all of ``ids`` (int32, same shape)."""
-    _, index, counts = tf.unique_with_counts(tf.reshape(ids, [-1]))
-    return tf.reshape(tf.gather(counts, index), tf.shape(ids))
+    return dataset.map(
+        lambda x: (x, tf.broadcast_to(labels, [batch_size, negatives + 1]))
+    ).prefetch(tf.data.AUTOTUNE)
 
 
 def _encoded_tokens(documents, vocabulary):

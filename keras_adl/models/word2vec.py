@@ -46,14 +46,6 @@ def repeated_row_scale(ids, vocab_size, max_updates):
     return ops.minimum(1.0, float(max_updates) / ops.maximum(occurrences, 1.0))
 
 
-def row_scale_from_counts(counts, max_updates):
-    """`repeated_row_scale` from the occurrences already counted: ``counts`` ``[...]``, how
-    many times each id occurs in its batch (the input pipeline counts them:
-    `keras_adl.data.skipgrams.skipgram_dataset` with ``row_counts=True``)."""
-    occurrences = ops.cast(counts, "float32")
-    return ops.minimum(1.0, float(max_updates) / ops.maximum(occurrences, 1.0))
-
-
 def _scale_gradient(values, factors):
     """``values`` unchanged forward; their gradient times ``factors`` (broadcast on the last
     axis)."""
@@ -62,14 +54,7 @@ def _scale_gradient(values, factors):
 
 
 def skipgram_negative_sampling(
-    vocab_size,
-    dim=100,
-    negatives=5,
-    window=5,
-    cbow=False,
-    max_row_updates=None,
-    counted_inputs=False,
-    name=None,
+    vocab_size, dim=100, negatives=5, window=5, cbow=False, max_row_updates=None, name=None
 ):
     """A word2vec model scoring ``1 + negatives`` candidates per example (logits).
 
@@ -81,18 +66,12 @@ def skipgram_negative_sampling(
         cbow: continuous bag of words instead of skip-gram.
         max_row_updates: cap on how far one batch moves a table row, in occurrences
             (`repeated_row_scale`); ``None``: no cap (each occurrence adds its gradient).
-        counted_inputs: with ``max_row_updates``, read each id's occurrences in the batch
-            from one more input per id input (its name with ``_count``, same shape) instead
-            of counting them in the step, whose count costs time in proportion to the
-            vocabulary (`skipgram_dataset` with ``row_counts=True`` gives them).
         name: the model's name (default ``"skipgram"`` or ``"cbow"``).
 
     Returns:
         A ``keras.Model``. Skip-gram inputs: ``centre`` int ``[B]``, ``contexts`` int
         ``[B, 1 + k]``; CBOW inputs: ``contexts`` int ``[B, 2W]`` (0: none), ``targets`` int
-        ``[B, 1 + k]``; with ``counted_inputs``, ``centre_count`` and ``contexts_count``
-        (CBOW: ``contexts_count``, ``targets_count``) too. Output: logits ``[B, 1 + k]``
-        (the first candidate is the positive);
+        ``[B, 1 + k]``. Output: logits ``[B, 1 + k]`` (the first candidate is the positive);
         train with ``BinaryCrossentropy(from_logits=True)``.
 
     Example:
@@ -114,20 +93,10 @@ def skipgram_negative_sampling(
             f"`max_row_updates` must be a positive number or None; received {max_row_updates!r}."
         )
 
-    counts = {}
-
-    def count_input(name, shape):
-        counts[name] = keras.Input(shape, dtype="int32", name=f"{name}_count")
-        return counts[name]
-
-    def capped(table_output, ids, name):
+    def capped(table_output, ids):
         if max_row_updates is None:
             return table_output
-        if counted_inputs:
-            factors = row_scale_from_counts(count_input(name, ids.shape[1:]), max_row_updates)
-        else:
-            factors = repeated_row_scale(ids, vocab_size, max_row_updates)
-        return _scale_gradient(table_output, factors)
+        return _scale_gradient(table_output, repeated_row_scale(ids, vocab_size, max_row_updates))
 
     bound = 0.5 / dim
     input_table = keras.layers.Embedding(
@@ -143,7 +112,7 @@ def skipgram_negative_sampling(
     if cbow:
         contexts = keras.Input((2 * window,), dtype="int32", name="contexts")
         candidates = keras.Input((candidates_count,), dtype="int32", name="targets")
-        vectors = capped(input_table(contexts), contexts, "contexts")  # [B, 2W, D]
+        vectors = capped(input_table(contexts), contexts)  # [B, 2W, D]
         present = ops.cast(ops.expand_dims(ops.greater(contexts, 0), -1), vectors.dtype)
         count = ops.maximum(ops.sum(present, axis=1), 1.0)
         hidden = ops.sum(vectors * present, axis=1) / count  # the window's mean, [B, D]
@@ -151,12 +120,9 @@ def skipgram_negative_sampling(
     else:
         centre = keras.Input((), dtype="int32", name="centre")
         candidates = keras.Input((candidates_count,), dtype="int32", name="contexts")
-        hidden = capped(input_table(centre), centre, "centre")  # [B, D]
+        hidden = capped(input_table(centre), centre)  # [B, D]
         inputs = {"centre": centre, "contexts": candidates}
-    candidate_name = "targets" if cbow else "contexts"
-    output = capped(output_table(candidates), candidates, candidate_name)
-    logits = ops.einsum("bd,bkd->bk", hidden, output)
-    inputs.update({f"{k}_count": v for k, v in counts.items()})
+    logits = ops.einsum("bd,bkd->bk", hidden, capped(output_table(candidates), candidates))
     return keras.Model(inputs, logits, name=name or ("cbow" if cbow else "skipgram"))
 
 

@@ -42,7 +42,6 @@ def build_model(
         window=settings["window"],
         cbow=cbow,
         max_row_updates=settings["max_row_updates"],
-        counted_inputs=True,  # the input pipeline counts each batch's rows (`data.dataset`)
     )
     # No clipping or metrics: the loss is the figure while training.
     model.compile(

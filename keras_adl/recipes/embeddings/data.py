@@ -86,7 +86,6 @@ def dataset(stream, vocabulary, settings, batch_size, cbow=False, seed=0):
         t=settings["subsample"],
         seed=seed,
         cbow=cbow,
-        row_counts=settings["max_row_updates"] is not None,  # the model's counted inputs
     )
 
 

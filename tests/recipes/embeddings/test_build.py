@@ -75,31 +75,3 @@ def test_the_row_cap_leaves_the_forward_pass_and_scales_the_gradient():
     # Row 4 is read 3 times: its gradient is the mean of the three, not their sum.
     np.testing.assert_allclose(gradient(capped)[4], gradient(plain)[4] / 3, rtol=1e-5)
     np.testing.assert_allclose(gradient(capped)[5], gradient(plain)[5], rtol=1e-6)
-
-
-def test_row_counts_from_the_pipeline_give_the_in_step_cap():
-    import tensorflow as tf
-
-    from keras_adl.data.skipgrams import _occurrences
-
-    x = {
-        "centre": np.array([4, 4, 4, 5, 9, 4]),
-        "contexts": np.array([[6, 7, 6]] * 5 + [[8, 9, 6]]),
-    }
-    in_step = skipgram_negative_sampling(20, dim=4, negatives=2, max_row_updates=2)
-    counted = skipgram_negative_sampling(
-        20, dim=4, negatives=2, max_row_updates=2, counted_inputs=True
-    )
-    weights = [np.random.default_rng(1).normal(size=w.shape) for w in in_step.weights]
-    in_step.set_weights(weights)
-    counted.set_weights(weights)
-    fed = dict(x, **{f"{k}_count": _occurrences(tf.constant(v)).numpy() for k, v in x.items()})
-    assert sorted(counted.input) == ["centre", "centre_count", "contexts", "contexts_count"]
-
-    def gradients(model, inputs):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(model(inputs))
-        return [tf.convert_to_tensor(g).numpy() for g in tape.gradient(loss, model.weights)]
-
-    for a, b in zip(gradients(in_step, x), gradients(counted, fed)):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
