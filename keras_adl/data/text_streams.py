@@ -22,7 +22,8 @@ is cut at the block's end likewise.
 
 `count_words` is the one counting pass: word counts (pruned as gensim's ``max_vocab_size`` is
 when the distinct words exceed ``max_words``), documents and words, so an epoch's length is
-known before training.
+known before training. It can also write the corpus as word numbers (`EncodedCorpus`, 4 bytes
+a word, on disk), which each epoch then reads without tokenizing the text again.
 """
 
 import gzip
