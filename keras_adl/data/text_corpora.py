@@ -23,6 +23,7 @@ import glob
 import gzip
 import os
 import re
+from collections.abc import Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -36,6 +37,7 @@ __all__ = [
     "read_gcide",
     "read_wordnet_glosses",
     "tokenize_documents",
+    "wordnet_synsets",
 ]
 
 
@@ -276,13 +278,27 @@ def read_wordnet_glosses(directory=WORDNET_DIR):
     Raises:
         FileNotFoundError: naming the directory and the Debian package (``make data``).
     """
+    return list(wordnet_synsets(directory))
+
+
+def wordnet_synsets(directory=WORDNET_DIR) -> Iterator[str]:
+    """`read_wordnet_glosses`' documents one at a time, read as they come (for streams).
+
+    Args:
+        directory: the WordNet dictionary directory.
+
+    Yields:
+        str: a synset's words, then its gloss.
+
+    Raises:
+        FileNotFoundError: naming the directory and the Debian package (``make data``).
+    """
     paths = [os.path.join(directory, name) for name in WORDNET_FILES]
     if not any(os.path.isfile(p) for p in paths):
         raise FileNotFoundError(
             f"no WordNet data files ({', '.join(WORDNET_FILES)}) in {directory}; install "
             "Debian's wordnet-base (`make data`)"
         )
-    documents = []
     for path in paths:
         if not os.path.isfile(path):
             continue
@@ -294,8 +310,7 @@ def read_wordnet_glosses(directory=WORDNET_DIR):
                 parts = fields.split()
                 count = int(parts[3], 16)
                 words = [parts[4 + 2 * i].replace("_", " ") for i in range(count)]
-                documents.append(" ".join(words) + ": " + gloss.strip())
-    return documents
+                yield " ".join(words) + ": " + gloss.strip()
 
 
 def load_corpus(path=None, blocks=False):

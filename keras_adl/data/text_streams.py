@@ -37,9 +37,9 @@ import tensorflow as tf
 from keras_adl.data.text_corpora import (
     _GCIDE_MARKUP,
     GCIDE_PATH,
-    WORDNET_FILES,
     corpus_files,
     paragraphs,
+    wordnet_synsets,
 )
 from keras_adl.text.normalization import plain_words
 
@@ -209,30 +209,14 @@ def _gcide_blocks(path, size=BLOCK_BYTES * 4):
 
 
 def _wordnet_blocks(directory, size=BLOCK_BYTES):
-    """One line per WordNet synset (its words, then its gloss), in blocks."""
-    paths = [os.path.join(directory, name) for name in WORDNET_FILES]
-    if not any(os.path.isfile(p) for p in paths):
-        raise FileNotFoundError(
-            f"no WordNet data files ({', '.join(WORDNET_FILES)}) in {directory}; install "
-            "Debian's wordnet-base (`make data`)"
-        )
+    """One line per WordNet synset (`wordnet_synsets`), in blocks."""
     lines, length = [], 0
-    for path in paths:
-        if not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith(" ") or " | " not in line:
-                    continue  # the licence header, or a line without a gloss
-                fields, gloss = line.split(" | ", 1)
-                parts = fields.split()
-                count = int(parts[3], 16)
-                words = [parts[4 + 2 * i].replace("_", " ") for i in range(count)]
-                lines.append(" ".join(words) + ": " + " ".join(gloss.split()))
-                length += len(lines[-1])
-                if length >= size:
-                    yield ("\n".join(lines) + "\n").encode("utf-8")
-                    lines, length = [], 0
+    for line in wordnet_synsets(directory):
+        lines.append(" ".join(line.split()))
+        length += len(lines[-1])
+        if length >= size:
+            yield ("\n".join(lines) + "\n").encode("utf-8")
+            lines, length = [], 0
     if lines:
         yield ("\n".join(lines) + "\n").encode("utf-8")
 

@@ -2,9 +2,6 @@
 gensim's, and memory that stays flat when the corpus grows."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,8 +10,8 @@ from keras_adl.data.text_corpora import topic_corpus
 from keras_adl.embeddings import Embeddings
 from keras_adl.recipes.embeddings.evaluate import word_embeddings
 from keras_adl.recipes.embeddings.tasks import RECIPES
+from tests.peak_memory import cli_peak_kb
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 WORD2VEC = RECIPES["word2vec"]
 TOPICS = 6
 
@@ -68,26 +65,13 @@ def test_small_corpus_neighbours_share_their_topic_as_gensims_do(tmp_path):
     assert ours >= theirs and ours >= 0.9, (ours, theirs)
 
 
-PEAK = """
-import sys
-from keras_adl.cli import main
-try:
-    main(sys.argv[1:])
-finally:
-    with open("/proc/self/status") as f:  # this process's own peak, not its parent's
-        print("PEAK", next(l for l in f if l.startswith("VmHWM:")).split()[1], file=sys.stderr)
-"""
-
-
 def _peak_kb(tmp_path, corpus, name):
-    command = [sys.executable, "-c", PEAK, "train", "word2vec", "--data", str(corpus)]
-    command += ["--epochs", "1", "--min-count", "1", "--out", str(tmp_path / name)]
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    peak = [line for line in done.stderr.splitlines() if line.startswith("PEAK")]
-    with open(tmp_path / name / "run.json") as f:
-        return int(peak[-1].split()[1]), json.load(f)
+    out = tmp_path / name
+    peak = cli_peak_kb(
+        "train", "word2vec", "--data", corpus, "--epochs", 1, "--min-count", 1, "--out", out
+    )
+    with open(out / "run.json") as f:
+        return peak, json.load(f)
 
 
 @pytest.mark.slow  # two word2vec runs in fresh processes, ~1 min
