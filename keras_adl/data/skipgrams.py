@@ -75,11 +75,17 @@ class WordVocabulary:
         counter = collections.Counter()
         for document in documents:
             counter.update(document)
+        return cls.from_counts(counter, min_count, max_size)
+
+    @classmethod
+    def from_counts(cls, counts, min_count=5, max_size=None):
+        """The words of ``counts`` (a mapping of word to count) seen at least ``min_count``
+        times, most frequent first (ties by word), at most ``max_size``."""
         kept = sorted(
-            (w for w, c in counter.items() if c >= min_count), key=lambda w: (-counter[w], w)
+            (w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w)
         )
         kept = kept[:max_size] if max_size else kept
-        return cls(kept, [counter[w] for w in kept])
+        return cls(kept, [counts[w] for w in kept])
 
     @property
     def size(self):

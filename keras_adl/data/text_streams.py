@@ -26,9 +26,11 @@ known before training. It can also write the corpus as word numbers (`EncodedCor
 a word, on disk), which each epoch then reads without tokenizing the text again.
 """
 
+import atexit
 import gzip
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 
 import numpy as np
@@ -51,6 +53,7 @@ __all__ = [
     "block_words",
     "corpus_files",
     "count_words",
+    "temporary_file",
 ]
 
 
@@ -182,13 +185,27 @@ def file_blocks(name, size=BLOCK_BYTES) -> Iterator[bytes]:
         yield _checked(name, pending, line)
 
 
-def _gcide_blocks(path, size=BLOCK_BYTES * 4):
-    """GCIDE's paragraphs, markup removed (`keras_adl.data.text_corpora.read_gcide`), in
-    blocks of one paragraph per line."""
+def _gcide_path(path):
+    """``path`` if the GCIDE file is there; else one line naming the Debian package."""
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"{path} not found; install Debian's dict-gcide (`make data`) or pass a text corpus"
         )
+    return path
+
+
+def temporary_file(prefix):
+    """A new temporary file's name (``prefix`` first), deleted when the process ends: where
+    a pass writes the corpus it encodes."""
+    handle, name = tempfile.mkstemp(prefix=prefix, suffix=".ids")
+    os.close(handle)
+    atexit.register(lambda: os.path.exists(name) and os.remove(name))
+    return name
+
+
+def _gcide_blocks(path, size=BLOCK_BYTES * 4):
+    """GCIDE's paragraphs, markup removed (`keras_adl.data.text_corpora.read_gcide`), in
+    blocks of one paragraph per line."""
     pending = ""
     with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
         while True:
@@ -274,9 +291,7 @@ class TextStream:
         self.limit = documents
         self.block_bytes = block_bytes
         if path is None or path.endswith(".dict.dz"):
-            self._source = ("gcide", path or GCIDE_PATH)
-            if not os.path.isfile(self._source[1]):
-                list(_gcide_blocks(self._source[1]))  # raises the one-line message
+            self._source = ("gcide", _gcide_path(path or GCIDE_PATH))
         elif os.path.isdir(path) and os.path.isfile(os.path.join(path, "data.noun")):
             self._source = ("wordnet", path)
         else:
@@ -311,12 +326,29 @@ class TextStream:
             if left is not None and left <= 0:
                 return
 
-    def dataset(self):
+    def dataset(self, errors=None):
         """The blocks as a ``tf.data.Dataset`` of ``(block, by_paragraph)`` scalars, read
-        again on each iteration (a checked error is raised by the counting pass first)."""
+        again on each iteration.
+
+        Args:
+            errors: a list: a file's `ValueError` (not UTF-8, a NUL byte) then ends the
+                dataset and is appended there, for the caller to raise as itself (``tf.data``
+                would raise it wrapped, with a trace). ``None``: raised in ``tf.data``.
+
+        Returns:
+            A ``tf.data.Dataset``.
+        """
+
+        def blocks():
+            try:
+                yield from self
+            except ValueError as error:
+                if errors is None:
+                    raise
+                errors.append(error)
+
         return tf.data.Dataset.from_generator(
-            self.__iter__,
-            output_signature=(tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.bool)),
+            blocks, output_signature=(tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.bool))
         )
 
     def chunks(self, vocabulary, first_id):
@@ -423,14 +455,14 @@ def _block_counts(block, by_paragraph):
     per_document = tf.math.unsorted_segment_sum(
         tf.cast(words.row_lengths(), tf.int32), documents, tf.reduce_max(documents) + 1
     )
-    # a word that opens a document: the first word of a line that starts one
+    # a word that opens a document: the first word of a line that starts one (a document of
+    # no words still counts among the documents; it opens nothing)
     opening = starts & (words.row_lengths() > 0)
     first = tf.scatter_nd(
         tf.boolean_mask(words.row_starts(), opening)[:, None],
         tf.ones_like(tf.boolean_mask(documents, opening)),
         tf.shape(index, out_type=tf.int64),
     )
-    # a document of no words still counts; its start moves to the next word (or is lost)
     return (
         unique,
         counts,
@@ -463,16 +495,7 @@ def count_words(stream, max_words=MAX_COUNTED_WORDS, encode_to=None):
         ValueError: a file is not UTF-8 or holds a NUL byte (file and line named).
     """
     errors = []
-
-    def checked():  # a ValueError raised in tf.data's thread comes back here as itself
-        try:
-            yield from stream
-        except ValueError as error:
-            errors.append(error)
-
-    blocks = tf.data.Dataset.from_generator(
-        checked, output_signature=(tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.bool))
-    )
+    blocks = stream.dataset(errors)
     counted = blocks.map(_block_counts, num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
     counts, numbers, documents, words, longest, pruned = {}, {}, 0, 0, 0, 0
     next_number = 0

@@ -1,61 +1,50 @@
 """The embeddings family's data: the corpus and its vocabulary, the skip-gram (or CBOW) batches
 drawn from it, and the steps of an epoch."""
 
-import atexit
 import json
 import os
-import tempfile
 
 from keras_adl.data.skipgrams import WordVocabulary, keep_probabilities, skipgram_stream
-from keras_adl.data.text_streams import TextStream, count_words
+from keras_adl.data.text_streams import TextStream, count_words, temporary_file
 from keras_adl.recipes.embeddings.spec import STEPS_PER_EXECUTION, VOCABULARY_FILE
 from keras_adl.training.rundir import RecipeError, read_run_file
 
 
 def corpus(data, samples, min_count, encode=True):
     """``(source, vocabulary, counted)`` of the corpus ``data`` (``--data``; ``None``: the
-    installed GCIDE), its first ``samples`` documents, streamed from disk: the counting
-    pass's `keras_adl.data.text_streams.WordCounts` (one pass, in memory bounded by the
-    distinct words), the `WordVocabulary` of the words seen at least ``min_count`` times, and
-    what training reads on every pass: with ``encode``, the corpus as the counting pass
-    numbered its words (`keras_adl.data.text_streams.EncodedCorpus`, a temporary file of 4
-    bytes per word, deleted when the process ends), else the `TextStream` itself (tokenized
-    again on every pass).
+    installed GCIDE), its first ``samples`` documents, streamed from disk.
+
+    ``source`` is what training reads on every pass: with ``encode``, the corpus as the
+    counting pass numbered its words (`keras_adl.data.text_streams.EncodedCorpus`, a
+    temporary file of 4 bytes per word, deleted when the process ends), else the `TextStream`
+    itself (tokenized again on every pass). ``vocabulary`` is the `WordVocabulary` of the
+    words seen at least ``min_count`` times; ``counted`` the counting pass's
+    `keras_adl.data.text_streams.WordCounts` (one pass, in memory bounded by the distinct
+    words).
 
     Raises:
         RecipeError: the corpus cannot be read, or fewer than 2 words are frequent enough, or
             no document holds two words.
     """
-    encode_to = _temporary_file() if encode else None
+    encode_to = temporary_file("keras-adl-corpus-") if encode else None
     try:
         stream = TextStream(data, documents=samples)
         counted = count_words(stream, encode_to=encode_to)
     except (OSError, ValueError) as error:
         raise RecipeError(str(error)) from None
-    kept = sorted(
-        (w for w, c in counted.counts.items() if c >= min_count),
-        key=lambda w: (-counted.counts[w], w),
-    )
-    if len(kept) < 2:
+    try:
+        vocabulary = WordVocabulary.from_counts(counted.counts, min_count)
+    except ValueError:
         raise RecipeError(
             f"fewer than 2 words are seen {min_count} times in {data or 'the corpus'}; "
             "lower --min-count or give more text"
-        )
+        ) from None
     if counted.longest < 2:
         raise RecipeError(
             f"no document of {data or 'the corpus'} holds two words, so word2vec has no window "
             "to learn from; give documents of several words"
         )
-    vocabulary = WordVocabulary(kept, [counted.counts[w] for w in kept])
     return counted.encoded or stream, vocabulary, counted
-
-
-def _temporary_file():
-    """A new temporary file's name, deleted when the process ends."""
-    handle, name = tempfile.mkstemp(prefix="keras-adl-corpus-", suffix=".ids")
-    os.close(handle)
-    atexit.register(lambda: os.path.exists(name) and os.remove(name))
-    return name
 
 
 def steps_per_epoch(vocabulary, settings, batch_size, cbow=False):

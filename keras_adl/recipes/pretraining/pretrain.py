@@ -3,13 +3,14 @@
 
 import dataclasses
 
+from keras_adl.data.text_streams import temporary_file
 from keras_adl.recipes._development import MIN_FOR_DEVELOPMENT, without_development
 from keras_adl.recipes._pictures import step_log
 from keras_adl.recipes.pretraining import data, spec
 from keras_adl.recipes.pretraining.evaluate import causal_lm_figures, masked_lm_figures
 from keras_adl.recipes.pretraining.plots import pictures
 from keras_adl.recipes.pretraining.serving import make_generation_endpoints, predict_generation
-from keras_adl.recipes.pretraining.streaming import StreamedCorpus, temporary_piece_file
+from keras_adl.recipes.pretraining.streaming import StreamedCorpus
 from keras_adl.recipes.pretraining.transformer_task import SearchData, TransformerTask, model_sizes
 from keras_adl.training.fit import fit
 from keras_adl.training.rundir import RecipeError
@@ -267,7 +268,7 @@ class LanguageModelPretraining(Pretraining):
             vocabulary=tokenizer.size,
         )
         corpus = Corpus(tokenizer, None, streamed.held_out, settings, validation, spec.SEGMENTS)
-        corpus.encoded = streamed.encode(tokenizer, temporary_piece_file())
+        corpus.encoded = streamed.encode(tokenizer, temporary_file("keras-adl-pieces-"))
         self.count(run, corpus)
         return corpus
 

@@ -19,9 +19,7 @@ The corpus is a `keras_adl.data.text_streams.TextStream`, read in two passes:
 Each epoch reads the file again and shuffles the windows in a buffer of `SHUFFLE_WINDOWS`.
 """
 
-import atexit
 import os
-import tempfile
 
 import numpy as np
 import tensorflow as tf
@@ -111,16 +109,7 @@ class StreamedCorpus:
         held, development, sample = [], {}, {}
         documents = train = 0
 
-        def checked():
-            try:
-                yield from self.stream
-            except ValueError as error:
-                errors.append(error)
-
-        blocks = tf.data.Dataset.from_generator(
-            checked, output_signature=(tf.TensorSpec([], tf.string), tf.TensorSpec([], tf.bool))
-        )
-        found = _split(blocks)
+        found = _split(self.stream.dataset(errors))
         for texts, buckets in found.as_numpy_iterator():
             for text, bucket in zip(texts.tolist(), buckets.tolist()):
                 documents += 1
@@ -244,11 +233,3 @@ class EncodedPieces:
         """Deletes the file."""
         if os.path.exists(self.path):
             os.remove(self.path)
-
-
-def temporary_piece_file():
-    """A new temporary file's name, deleted when the process ends."""
-    handle, name = tempfile.mkstemp(prefix="keras-adl-pieces-", suffix=".ids")
-    os.close(handle)
-    atexit.register(lambda: os.path.exists(name) and os.remove(name))
-    return name
