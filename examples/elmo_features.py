@@ -21,7 +21,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_adl.data.bilm import bilm_dataset, word_windows  # noqa: E402
+from keras_adl.data.bilm import bilm_dataset, window_batches  # noqa: E402
 from keras_adl.layers import ELMoEmbedding  # noqa: E402
 from keras_adl.models import elmo_embedder, features_classifier  # noqa: E402
 from keras_adl.recipes.contextual.plots import plot_scalar_mix  # noqa: E402
@@ -51,14 +51,16 @@ def main(argv=None):
     bilm_task = RECIPES["pretrain_bilm"]
     # The classifier's sizes and learning rate: the preset `keras-adl train` uses.
     classifier = RECIPES["fortunes_features"].spec.preset("bigru")
-    train, held_out, vocabulary = bilm_task.corpus(args.data, args.documents, args.vocab_size)
+    # The corpus streamed from disk: split by document, its words counted, its windows read
+    # again (and shuffled) while training.
+    corpus = bilm_task.corpus(args.data, args.documents, args.vocab_size, MAX_WORDS)
+    vocabulary = corpus.vocabulary
     bilm = bilm_task.build_model("elmo", vocabulary.size)
     length = bilm.input.shape[-1]
-    windows = [word_windows(docs, MAX_WORDS) for docs in (train, held_out)]
-    data = bilm_dataset(windows[0], vocabulary, 32, MAX_WORDS, length, repeat=True)
+    data = window_batches(corpus.windows(seed=args.seed), vocabulary, 32, length)
     bilm.fit(data, steps_per_epoch=args.steps, epochs=1, verbose=2, shuffle=False)
     held = bilm_dataset(
-        windows[1][:1000], vocabulary, 32, MAX_WORDS, length, shuffle=False, drop_remainder=False
+        corpus.held[:1000], vocabulary, 32, MAX_WORDS, length, shuffle=False, drop_remainder=False
     )
     figures = bilm.evaluate(held, verbose=0, return_dict=True)
     result = {"perplexity": {d: float(figures[f"{d}_perplexity"]) for d in ("forward", "backward")}}

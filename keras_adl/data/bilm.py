@@ -18,7 +18,13 @@ from keras_adl.data._checks import check_int, check_seed
 from keras_adl.text.characters import character_ids
 from keras_adl.text.vocabulary import lookup_table
 
-__all__ = ["bilm_dataset", "unigram_perplexity"]
+__all__ = [
+    "bilm_dataset",
+    "block_windows",
+    "counts_perplexity",
+    "unigram_perplexity",
+    "window_batches",
+]
 
 
 MIN_WINDOW = 2  # a window needs a word to predict in each direction
@@ -111,13 +117,84 @@ def unigram_perplexity(train_ids, held_out_ids):
     2.5
     """
     train_targets = lm_targets(train_ids)[0]
-    held_targets = lm_targets(held_out_ids)[0]
     size = int(max(train_ids.max(), held_out_ids.max())) + 1
-    counts = np.bincount(train_targets[train_targets != PAD], minlength=size).astype("float64")
-    counts[NUM_SPECIAL_TOKENS - 1 :] += 1.0  # <unk> and the words; padding and markers: never
-    probabilities = counts / counts.sum()
+    return counts_perplexity(
+        np.bincount(train_targets[train_targets != PAD], minlength=size), held_out_ids
+    )
+
+
+def counts_perplexity(counts, held_out_ids):
+    """`unigram_perplexity` of a unigram model given by its counts: ``counts[i]`` the
+    training count of word id ``i`` (add-one smoothed over every id up to the largest of
+    ``counts`` and ``held_out_ids``), scored on the held-out windows' forward targets.
+
+    Args:
+        counts: ``[V]`` counts by word id (``<unk>`` the words outside the vocabulary).
+        held_out_ids: ``[N, T]`` word ids from `window_ids`.
+
+    Returns:
+        A float.
+    """
+    held_targets = lm_targets(held_out_ids)[0]
+    size = max(len(counts), int(held_out_ids.max()) + 1)
+    smoothed = np.zeros(size, "float64")
+    smoothed[: len(counts)] = counts
+    smoothed[NUM_SPECIAL_TOKENS - 1 :] += 1.0  # <unk> and the words; padding and markers: never
+    probabilities = smoothed / smoothed.sum()
     held = held_targets[held_targets != PAD]
     return float(np.exp(-np.mean(np.log(probabilities[held]))))
+
+
+def block_windows(words, documents, max_words):
+    """The windows (`word_windows`' rule) of a block's words, in the graph: each document's
+    words cut into consecutive windows of at most ``max_words``, those under 2 words left out.
+
+    Args:
+        words: ``[L, (words)]`` ragged strings, the words of each line.
+        documents: int32 ``[L]``, the document of each line (non-decreasing).
+        max_words: the longest window.
+
+    Returns:
+        ``(windows, owners)``: ``[N, max_words]`` strings padded with ``""``, and int32
+        ``[N]``, the document of each window.
+    """
+    flat = words.flat_values
+    owner = tf.repeat(documents, tf.cast(words.row_lengths(), tf.int32))
+    index = tf.range(tf.size(flat))
+    first = tf.math.segment_min(index, owner)  # each document's first word (owners sorted)
+    position = index - tf.gather(first, owner)
+    opens = tf.cast(position % max_words == 0, tf.int32)
+    number = tf.cumsum(opens) - 1
+    windows = tf.RaggedTensor.from_value_rowids(flat, number, nrows=tf.reduce_sum(opens))
+    owners = tf.gather(owner, tf.boolean_mask(index, opens > 0))
+    keep = windows.row_lengths() >= MIN_WINDOW
+    windows = tf.ragged.boolean_mask(windows, keep)
+    padded = windows.to_tensor(default_value="", shape=[None, max_words])
+    return padded, tf.boolean_mask(owners, keep)
+
+
+def window_batches(windows, vocabulary, batch_size, max_characters, drop_remainder=True):
+    """Batches of a ``tf.data.Dataset`` of padded windows (``[T]`` strings each) as the
+    biLM reads them: ``({"characters": [B, T, C]}, {"forward": [B, T], "backward": [B,
+    T]})``, characters and ids computed in-graph (`bilm_dataset`'s)."""
+    table = lookup_table(vocabulary.words, NUM_SPECIAL_TOKENS, UNK)
+
+    def encode(words):
+        ids = tf.where(words == "", tf.constant(PAD, tf.int64), table.lookup(words))
+        ids = tf.cast(ids, tf.int32)
+        zeros = tf.zeros_like(ids[:, :1])
+        forward = tf.concat([ids[:, 1:], zeros], 1)
+        backward = tf.concat([zeros, ids[:, :-1]], 1) * tf.cast(ids != PAD, tf.int32)
+        return character_ids(words, max_characters), {
+            "forward": forward,
+            "backward": backward,
+        }
+
+    return (
+        windows.batch(batch_size, drop_remainder=drop_remainder)
+        .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+        .prefetch(tf.data.AUTOTUNE)
+    )
 
 
 def bilm_dataset(
@@ -151,26 +228,9 @@ def bilm_dataset(
     check_seed(seed, where="bilm_dataset: ")
     if not windows:
         raise ValueError("bilm_dataset: no window of at least 2 words; give more text.")
-    table = lookup_table(vocabulary.words, NUM_SPECIAL_TOKENS, UNK)
     dataset = tf.data.Dataset.from_tensor_slices(padded(windows, max_words).astype(str))
     if shuffle:
         dataset = dataset.shuffle(min(len(windows), 100_000), seed=seed)
     if repeat:
         dataset = dataset.repeat()
-
-    def encode(words):
-        ids = tf.where(words == "", tf.constant(PAD, tf.int64), table.lookup(words))
-        ids = tf.cast(ids, tf.int32)
-        zeros = tf.zeros_like(ids[:, :1])
-        forward = tf.concat([ids[:, 1:], zeros], 1)
-        backward = tf.concat([zeros, ids[:, :-1]], 1) * tf.cast(ids != PAD, tf.int32)
-        return character_ids(words, max_characters), {
-            "forward": forward,
-            "backward": backward,
-        }
-
-    return (
-        dataset.batch(batch_size, drop_remainder=drop_remainder)
-        .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
-        .prefetch(tf.data.AUTOTUNE)
-    )
+    return window_batches(dataset, vocabulary, batch_size, max_characters, drop_remainder)

@@ -37,6 +37,8 @@ __all__ = [
     "pack_for_lm",
     "mask_tokens",
     "sentence_pairs",
+    "split_sentences",
+    "stream_sentence_pairs",
     "lm_windows",
     "masked_lm_batches",
 ]
@@ -396,6 +398,80 @@ def sentence_pairs(documents, seed):
     epochs = firsts.shuffle(len(sentences), seed=seed, reshuffle_each_iteration=True).repeat()
     steps = tf.data.Dataset.counter()
     return tf.data.Dataset.zip((steps, epochs)).map(pair, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+# Where `split_sentences` cuts: after ``. ! ? ;`` and white space, and at a line end (``\n``, or
+# U+2028, which joins the lines of a streamed document: `keras_adl.data.text_streams`).
+_SENTENCE_BREAK = "\n"
+
+
+def split_sentences(texts):
+    """Each text's sentences, in the graph: cut after ``. ! ? ;`` followed by white space and
+    at line ends (``\n``, U+2028), stripped, empty ones dropped.
+
+    Args:
+        texts: ``[N]`` strings.
+
+    Returns:
+        A ``[N, (sentences)]`` ragged string tensor.
+
+    Example:
+
+    >>> split_sentences(tf.constant(["Un été. Puis\u2028l'hiver !"])).to_list()
+    [[b'Un \\xc3\\xa9t\\xc3\\xa9.', b'Puis', b"l'hiver !"]]
+    """
+    texts = tf.strings.regex_replace(texts, "\u2028", _SENTENCE_BREAK)
+    texts = tf.strings.regex_replace(texts, r"([.!?;])\s+", "\\1" + _SENTENCE_BREAK)
+    sentences = tf.strings.strip(tf.strings.split(texts, _SENTENCE_BREAK))
+    return tf.ragged.boolean_mask(sentences, tf.strings.length(sentences) > 0)
+
+
+def _group_pairs(step, texts, seed):
+    """The next-sentence pairs of one group of documents (`stream_sentence_pairs`)."""
+    sentences = split_sentences(texts)
+    flat = sentences.flat_values
+    owner = tf.cast(sentences.value_rowids(), tf.int32)
+    starts = tf.cast(sentences.row_starts(), tf.int32)
+    lengths = tf.cast(sentences.row_lengths(), tf.int32)
+    total = tf.size(flat)
+    position = tf.range(total)
+    firsts = tf.boolean_mask(position, position < tf.gather(starts + lengths, owner) - 1)
+    document = tf.gather(owner, firsts)
+    own = tf.gather(lengths, document)
+    seeds = tf.random.experimental.stateless_split(tf.stack([tf.cast(seed, tf.int64), step]), 2)
+    count = tf.shape(firsts)
+    # Uniform over the sentences of the other documents: skip this document's interval.
+    others = tf.maximum(total - own, 1)
+    draw = tf.random.stateless_uniform(count, seeds[0], 0, 1) * tf.cast(others, tf.float32)
+    draw = tf.minimum(tf.cast(draw, tf.int32), others - 1)
+    other = tf.where(draw >= tf.gather(starts, document), draw + own, draw)
+    is_next = (tf.random.stateless_uniform(count, seeds[1]) < 0.5) | (total == own)
+    second = tf.where(is_next, firsts + 1, other)
+    return tf.gather(flat, firsts), tf.gather(flat, second), tf.cast(is_next, tf.int32)
+
+
+def stream_sentence_pairs(texts, seed, group=64):
+    """Next-sentence pairs (`sentence_pairs`' rule) of a stream of documents, drawn in
+    ``tf.data`` without a list of the corpus: the documents come ``group`` at a time, and a
+    "random" second sentence is drawn uniformly from the sentences of the **other** documents
+    of the group (shuffle the documents first, so a group is a sample of the corpus).
+
+    Args:
+        texts: a ``tf.data.Dataset`` of document strings (`split_sentences` cuts them).
+        seed: the seed of every draw.
+        group: the documents a random second sentence is drawn among.
+
+    Returns:
+        A ``tf.data.Dataset`` of ``(first, second, is_next)`` (str, str, int32), in the
+        order of the documents; a group whose sentences all belong to one document gives
+        only true successors.
+    """
+    groups = texts.batch(group)
+    return (
+        tf.data.Dataset.zip((tf.data.Dataset.counter(), groups))
+        .map(lambda step, t: _group_pairs(step, t, seed), num_parallel_calls=tf.data.AUTOTUNE)
+        .unbatch()
+    )
 
 
 def text_windows(ids, width, max_windows):

@@ -18,7 +18,9 @@ Documents follow `keras_adl.data.text_corpora`'s rule, decided per file: a file 
 line between two lines of text is read as paragraphs (lines up to a blank line), a file
 without as one document per line. A line longer than `MAX_LINE_BYTES` is cut into pieces at a
 space (windows across a cut are lost; memory stays bounded). A paragraph longer than a block
-is cut at the block's end likewise.
+is cut at the block's end likewise. Read with ``lines_per_document``, a file without blank
+lines gives its lines in groups, one sentence each (next-sentence pairs need documents of
+several sentences), joined by `LINE_BREAK`.
 
 `count_words` is the one counting pass: word counts (pruned as gensim's ``max_vocab_size`` is
 when the distinct words exceed ``max_words``), documents and words, so an epoch's length is
@@ -47,12 +49,14 @@ from keras_adl.text.normalization import plain_words
 
 __all__ = [
     "EncodedCorpus",
+    "LINE_BREAK",
     "block_lines",
     "TextStream",
     "WordCounts",
     "block_words",
     "corpus_files",
     "count_words",
+    "document_texts",
     "temporary_file",
 ]
 
@@ -66,6 +70,10 @@ MAX_LINE_BYTES = 1 << 20
 # about 250 MB of counts.
 MAX_COUNTED_WORDS = 2_000_000
 _BLANK_LINE = re.compile(rb"\n[^\S\n]*\n")
+# Joins the lines grouped into one document (``lines_per_document``): U+2028 LINE SEPARATOR,
+# which no folding of white space removes (RE2's \s is ASCII) and a sentence splitter reads as
+# a sentence end.
+LINE_BREAK = "\u2028"
 
 
 def _open(name):
@@ -262,6 +270,14 @@ def _first_documents(block, by_paragraph, count):
     return block
 
 
+def _grouped_lines(block, size):
+    """A block of one document per line with its lines of text joined ``size`` at a time by
+    `LINE_BREAK` (the last group of a block may be shorter)."""
+    lines = [line for line in block.split(b"\n") if line.strip()]
+    joiner = LINE_BREAK.encode("utf-8")
+    return b"".join(joiner.join(lines[i : i + size]) + b"\n" for i in range(0, len(lines), size))
+
+
 class TextStream:
     """A corpus read as blocks of whole lines, again on every pass, from disk.
 
@@ -270,6 +286,9 @@ class TextStream:
             ``None``: the installed GCIDE.
         documents: read at most this many documents (the first ones; ``None``: all).
         block_bytes: the size of a block.
+        lines_per_document: a file without blank lines gives its lines this many at a time
+            as one document, joined by `LINE_BREAK` (a group stops at a block's end); 1:
+            one document per line.
 
     Raises:
         FileNotFoundError, ValueError: ``path`` names no corpus (one line).
@@ -286,10 +305,11 @@ class TextStream:
     [[b'un', b'\\xc3\\xa9t\\xc3\\xa9', b'chaud'], [], [b'l', b'hiver', b'froid'], []] [0, 0, 1, 1]
     """
 
-    def __init__(self, path=None, documents=None, block_bytes=BLOCK_BYTES):
+    def __init__(self, path=None, documents=None, block_bytes=BLOCK_BYTES, lines_per_document=1):
         self.path = path
         self.limit = documents
         self.block_bytes = block_bytes
+        self.lines_per_document = lines_per_document
         if path is None or path.endswith(".dict.dz"):
             self._source = ("gcide", _gcide_path(path or GCIDE_PATH))
         elif os.path.isdir(path) and os.path.isfile(os.path.join(path, "data.noun")):
@@ -307,8 +327,11 @@ class TextStream:
             for block in _wordnet_blocks(where, self.block_bytes):
                 yield block, False
         else:
+            group = self.lines_per_document
             for name, by_paragraph in where:
                 for block in file_blocks(name, self.block_bytes):
+                    if group > 1 and not by_paragraph:
+                        block = _grouped_lines(block, group)
                     yield block, by_paragraph
 
     def __iter__(self):
@@ -402,6 +425,19 @@ def block_lines(block, by_paragraph):
     starts = tf.where(by_paragraph, text & ~previous, text)
     documents = tf.maximum(tf.cumsum(tf.cast(starts, tf.int32)) - 1, 0)
     return lines, starts, documents
+
+
+def document_texts(block, by_paragraph):
+    """The documents of a block as text: each line's white space folded to single spaces,
+    the lines of a paragraph joined by a space (`keras_adl.data.text_corpora.paragraphs`'s
+    rule), empty documents dropped: ``[D]`` strings."""
+    lines, _, documents = block_lines(block, by_paragraph)
+    folded = tf.strings.strip(tf.strings.regex_replace(lines, r"\s+", " "))
+    texts = tf.strings.unsorted_segment_join(
+        folded, documents, tf.reduce_max(documents) + 1, separator=" "
+    )
+    texts = tf.strings.strip(tf.strings.regex_replace(texts, " +", " "))
+    return tf.boolean_mask(texts, tf.strings.length(texts) > 0)
 
 
 @tf.function(

@@ -2,16 +2,20 @@
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_adl.conventions import UNK
 from keras_adl.data.bilm import (
     bilm_dataset,
+    block_windows,
+    counts_perplexity,
     split_documents,
     unigram_perplexity,
     window_ids,
     word_windows,
 )
 from keras_adl.data.skipgrams import WordVocabulary
+from keras_adl.data.text_streams import block_words
 from keras_adl.text.characters import character_ids
 
 DOCUMENTS = [["le", "chat", "dort", "ici", "été"], ["un"], ["ёж", "日本", "x"]]
@@ -55,3 +59,40 @@ def test_unigram_perplexity_is_the_add_one_formula():
     p = {4: 2 / 5, 5: 2 / 5}
     expected = np.exp(-(np.log(p[5]) + np.log(p[5])) / 2)
     assert unigram_perplexity(train, held) == pytest.approx(expected)
+
+
+def test_counts_perplexity_is_the_add_one_formula_over_every_id():
+    counts = np.array([0, 0, 0, 2, 1, 3])  # <unk> 2, words 4 and 5
+    held = np.array([[4, 5, 4, 0]])  # targets 5 and 4
+    smoothed = {3: 3, 4: 2, 5: 4}  # add one to <unk> and every word
+    total = sum(smoothed.values())
+    expected = np.exp(-(np.log(4 / total) + np.log(2 / total)) / 2)
+    assert counts_perplexity(counts, held) == pytest.approx(expected)
+    # the windows' formula is the counts' of their targets
+    train = np.array([[4, 4, 5, 0]])
+    assert unigram_perplexity(train, held) == pytest.approx(
+        counts_perplexity(np.array([0, 0, 0, 0, 1, 1]), held)
+    )
+
+
+@pytest.mark.parametrize("max_words", [2, 3, 32])
+def test_block_windows_are_word_windows_of_each_document(max_words):
+    text = "Le chat dort ici, été.\nUn\n\nЁж 日本 x 🙂 y\nz\n\n\nSeul\n"
+    for by_paragraph in (True, False):
+        words, documents = block_words(tf.constant(text), tf.constant(by_paragraph))
+        windows, owners = block_windows(words, documents, max_words)
+        flat = words.flat_values.numpy().tolist()
+        owner = np.repeat(documents.numpy(), words.row_lengths().numpy()).tolist()
+        tokenized = [
+            [w.decode() for w, o in zip(flat, owner) if o == d] for d in sorted(set(owner))
+        ]
+        expected = word_windows(tokenized, max_words)
+        got = [[w.decode() for w in row if w] for row in windows.numpy().tolist()]
+        assert got == expected and windows.shape[1] == max_words
+        # each window's document is the one its words come from, at a multiple of max_words
+        numbers = sorted(set(owner))
+        for o, window in zip(owners.numpy().tolist(), got):
+            document = tokenized[numbers.index(o)]
+            assert any(
+                document[i : i + len(window)] == window for i in range(0, len(document), max_words)
+            )

@@ -6,73 +6,33 @@ import collections
 import tensorflow as tf
 
 from keras_adl.conventions import NUM_SPECIAL_TOKENS, PAD, UNK
-from keras_adl.data.bilm import bilm_dataset, split_documents, word_windows
-from keras_adl.data.skipgrams import WordVocabulary
-from keras_adl.data.text_corpora import load_corpus, tokenize_documents
+from keras_adl.data.bilm import bilm_dataset, window_batches
 from keras_adl.data.text_pairs import split_pairs
 from keras_adl.recipes._development import development_rows
 from keras_adl.recipes.contextual.spec import (
     DEVELOPMENT_PAIRS,
     DOCUMENT_WORDS,
     FEATURES,
-    HELD_OUT_FRACTION,
-    HELD_OUT_WINDOWS,
     SPLIT_SEED,
 )
 from keras_adl.recipes.documents import data as documents_data
 from keras_adl.recipes.sequences.data import load_pairs
 from keras_adl.text.characters import character_ids, padded_words
 from keras_adl.text.vocabulary import lookup_table
-from keras_adl.training.rundir import RecipeError
 
 # -- pretrain_bilm -----------------------------------------------------------------------------
 
 
-def corpus(data, samples, vocab_size):
-    """``(train_documents, held_out_documents, WordVocabulary)``: the tokenized corpus (its
-    first ``samples`` documents), split by document; the output vocabulary is the
-    ``vocab_size`` most frequent training words.
-
-    Raises:
-        RecipeError: the corpus cannot be read.
-    """
-    try:
-        documents = load_corpus(data)[:samples]
-        train, held_out = split_documents(
-            tokenize_documents(documents), HELD_OUT_FRACTION, SPLIT_SEED
-        )
-        vocabulary = WordVocabulary.build(train, min_count=1, max_size=vocab_size)
-    except (OSError, ValueError) as error:
-        raise RecipeError(str(error)) from None
-    return train, held_out, vocabulary
-
-
-def bilm_windows(train, held_out, max_words, batch_size):
-    """``(windows, held)``: the training windows of at most ``max_words`` words and the first
-    `HELD_OUT_WINDOWS` held-out ones.
-
-    Raises:
-        RecipeError: fewer training windows than ``batch_size``, or no held-out window.
-    """
-    windows = word_windows(train, max_words)
-    held = word_windows(held_out, max_words)[:HELD_OUT_WINDOWS]
-    if len(windows) < batch_size or not held:
-        raise RecipeError(
-            f"{len(windows)} training and {len(held)} held-out windows of 2 to {max_words} "
-            f"words: give more text (at least {batch_size} training windows)"
-        )
-    return windows, held
-
-
-def bilm_datasets(windows, held, vocabulary, batch_size, max_words, max_characters):
-    """``(train, validation)``: the training windows repeated and reshuffled (a fixed number
-    of steps makes an epoch) and the held-out windows once, cached."""
-    train = bilm_dataset(windows, vocabulary, batch_size, max_words, max_characters, repeat=True)
+def bilm_datasets(corpus, batch_size, max_characters):
+    """``(train, validation)`` of a `StreamedWindows` corpus: its training windows read
+    from disk, shuffled, endlessly (a fixed number of steps makes an epoch), and its held-out
+    windows once, cached."""
+    train = window_batches(corpus.windows(), corpus.vocabulary, batch_size, max_characters)
     validation = bilm_dataset(
-        held,
-        vocabulary,
+        corpus.held,
+        corpus.vocabulary,
         batch_size,
-        max_words,
+        corpus.max_words,
         max_characters,
         shuffle=False,
         drop_remainder=False,

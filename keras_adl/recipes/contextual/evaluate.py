@@ -5,11 +5,10 @@ held-out accuracy with its learned scalar mix."""
 import os
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from keras_adl.conventions import END
-from keras_adl.data.bilm import unigram_perplexity, window_ids
+from keras_adl.data.bilm import counts_perplexity, window_ids
 from keras_adl.models.seq2seq import beam_search, greedy_decode
 from keras_adl.recipes._pictures import draw
 from keras_adl.recipes.contextual.plots import plot_scalar_mix
@@ -17,8 +16,6 @@ from keras_adl.recipes.contextual.spec import (
     ATTENTION_MESSAGES,
     BEAM_WIDTH,
     FEATURES,
-    SPLIT_SEED,
-    UNIGRAM_WINDOWS,
 )
 from keras_adl.recipes.sequences.data import in_batches
 from keras_adl.recipes.sequences.evaluate import evaluate_pairs, score_pairs
@@ -27,15 +24,13 @@ from keras_adl.recipes.sequences.plots import plot_attention
 # -- pretrain_bilm -----------------------------------------------------------------------------
 
 
-def bilm_figures(model, validation, windows, held, vocabulary, max_words, history):
+def bilm_figures(model, validation, corpus, max_words, history):
     """The held-out forward and backward perplexities against a unigram model of the training
-    words (counted on a seeded sample of `UNIGRAM_WINDOWS` windows), and after every epoch the
+    words (the counts of `StreamedWindows`: `counts_perplexity`), and after every epoch the
     training (with dropout) over held-out perplexity."""
     figures = model.evaluate(validation, verbose=0, return_dict=True)
-    sample = np.random.default_rng(SPLIT_SEED).permutation(len(windows))[:UNIGRAM_WINDOWS]
-    unigram = unigram_perplexity(
-        window_ids([windows[i] for i in sample], vocabulary, max_words),
-        window_ids(held, vocabulary, max_words),
+    unigram = counts_perplexity(
+        corpus.counts, window_ids(corpus.held, corpus.vocabulary, max_words)
     )
     metrics = {"unigram_perplexity": unigram}
     for direction in ("forward", "backward"):

@@ -17,7 +17,6 @@ SPLIT_SEED = 0
 DEVELOPMENT_PAIRS = 512
 HELD_OUT_FRACTION = 0.02
 HELD_OUT_WINDOWS = 2000  # held-out windows scored after training (and every epoch)
-UNIGRAM_WINDOWS = 20000  # training windows the unigram baseline counts (a seeded sample)
 MAX_WORDS = 32  # words per biLM training window
 DOCUMENT_WORDS = 64  # words of a fortune the classifier reads
 VOCAB_SIZE = 10000  # output words of the biLM's softmax (the rest are <unk>)

@@ -17,6 +17,7 @@ from keras_adl.recipes._tuning import search
 from keras_adl.recipes.contextual import data, evaluate, serving, spec
 from keras_adl.recipes.contextual.build import build_bilm, build_classifier, build_cove
 from keras_adl.recipes.contextual.sources import read_tokenizer_config, read_word_vectors, sources
+from keras_adl.recipes.contextual.streaming import StreamedWindows
 from keras_adl.recipes.sequences.data import fitting_pairs, held_out_dataset
 from keras_adl.text.tokenizer import WordVectorPairTokenizer
 from keras_adl.text.wordpiece import learn_wordpiece
@@ -38,22 +39,24 @@ class EmbedderTask(TaskRecipe):
 
 # -- pretrain_bilm -----------------------------------------------------------------------------
 
-# What `BilmTask.data` hands to the other hooks.
-BilmData = collections.namedtuple("BilmData", "windows held vocabulary train validation")
+# What `BilmTask.data` hands to the other hooks: the corpus (`StreamedWindows`: the held-out
+# windows, the vocabulary and the training words' counts) and the batches.
+BilmData = collections.namedtuple("BilmData", "corpus train validation")
 
 
 class BilmTask(EmbedderTask):
-    """ELMo's character-level biLM on a corpus cut into windows; its export maps raw strings
-    to every biLM layer."""
+    """ELMo's character-level biLM on a corpus cut into windows, streamed from disk
+    (`keras_adl.recipes.contextual.streaming`); its export maps raw strings to every biLM
+    layer."""
 
     output_key = "layers"
     layered = True
 
     @staticmethod
-    def corpus(source, samples, vocab_size):
-        """`keras_adl.recipes.contextual.data.corpus`: ``(train_documents,
-        held_out_documents, WordVocabulary)`` (``source``: ``--data``)."""
-        return data.corpus(source, samples, vocab_size)
+    def corpus(source, samples, vocab_size, max_words=spec.MAX_WORDS):
+        """The corpus streamed from ``source`` (``--data``; ``None``: the installed GCIDE),
+        split and counted: a `StreamedWindows`."""
+        return StreamedWindows(source, samples, vocab_size, max_words)
 
     def build_model(self, model_name, vocab_size, jit_compile=True, **overrides):
         """The compiled `elmo_bilm` ``keras-adl train pretrain_bilm`` trains, with
@@ -62,29 +65,33 @@ class BilmTask(EmbedderTask):
 
     def data(self, run):
         max_words = run.options["max_words"]
-        train, held_out, vocabulary = self.corpus(
-            run.options.get("data"), run.samples, run.options["vocab_size"]
+        corpus = self.corpus(
+            run.options.get("data"), run.samples, run.options["vocab_size"], max_words
         )
-        windows, held = data.bilm_windows(train, held_out, max_words, run.batch_size)
+        if corpus.train_windows < run.batch_size or not corpus.held:
+            raise RecipeError(
+                f"{corpus.train_windows} training and {len(corpus.held)} held-out windows of 2 "
+                f"to {max_words} words: give more text (at least {run.batch_size} training "
+                "windows)"
+            )
         settings = self.spec.preset(run.model)
         run.record.update(
             settings=settings,
             data=run.options.get("data") or "gcide",
-            train_documents=len(train),
-            train_windows=len(windows),
-            held_out_windows=len(held),
-            vocabulary=vocabulary.size,
+            streamed=True,
+            documents=corpus.documents,
+            train_windows=corpus.train_windows,
+            held_out_windows=len(corpus.held),
+            vocabulary=corpus.vocabulary.size,
             steps_per_epoch=run.options["steps"],
         )
         with open(run.path(spec.VOCABULARY_FILE), "w") as f:
-            json.dump(vocabulary.to_config(), f)
-        datasets = data.bilm_datasets(
-            windows, held, vocabulary, run.batch_size, max_words, settings["max_characters"]
-        )
-        return BilmData(windows, held, vocabulary, *datasets)
+            json.dump(corpus.vocabulary.to_config(), f)
+        datasets = data.bilm_datasets(corpus, run.batch_size, settings["max_characters"])
+        return BilmData(corpus, *datasets)
 
     def build(self, run, bilm_data):
-        return run.build(self.build_model, run.model, bilm_data.vocabulary.size)
+        return run.build(self.build_model, run.model, bilm_data.corpus.vocabulary.size)
 
     def fit(self, run, model, bilm_data):
         log = step_log(run, ("loss", "forward_perplexity", "backward_perplexity"))
@@ -109,13 +116,7 @@ class BilmTask(EmbedderTask):
 
     def evaluate(self, run, model, bilm_data, history=None):
         return evaluate.bilm_figures(
-            model,
-            bilm_data.validation,
-            bilm_data.windows,
-            bilm_data.held,
-            bilm_data.vocabulary,
-            run.options["max_words"],
-            history,
+            model, bilm_data.validation, bilm_data.corpus, run.options["max_words"], history
         )
 
     def export(self, run_dir, record, model, export_dir, beam_width=1):

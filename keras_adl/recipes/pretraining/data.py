@@ -16,6 +16,7 @@ from keras_adl.data.pretraining import (
     pack_inputs,
     pretraining_vocabulary,
     sentence_pairs,
+    stream_sentence_pairs,
     text_windows,
 )
 from keras_adl.data.text_corpora import LAYOUT_RULE, load_corpus
@@ -42,6 +43,9 @@ from keras_adl.text.wordpiece import (
 from keras_adl.training.rundir import RecipeError, read_run_file
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n")
+# Sentence pairs of a streamed corpus shuffled at a time (they come a group of documents at a
+# time: `stream_sentence_pairs`).
+SHUFFLE_PAIRS = 10_000
 
 
 def sentences_of(document):
@@ -170,17 +174,22 @@ def token_lists(tokenizer, documents, batch_size=1024):
 def mlm_dataset(tokenizer, documents, batch_size, sequence_length, seed, segments=SEGMENTS):
     """Masked-LM batches (`masked_lm_batches`): of whole documents (``segments=
     "documents"``, each packed alone, cut to the sequence length) or of the documents'
-    sentence pairs with their next-sentence labels (``"pairs"``)."""
+    sentence pairs with their next-sentence labels (``"pairs"``).
+
+    ``documents`` is a list of strings, or a corpus streamed from disk: an endless
+    ``tf.data.Dataset`` of document strings, shuffled
+    (`keras_adl.recipes.pretraining.streaming.StreamedCorpus.shuffled_documents`), whose
+    sentence pairs are drawn among groups of documents (`stream_sentence_pairs`)."""
+    streamed = isinstance(documents, tf.data.Dataset)
     if segments == "documents":
-        texts = tf.data.Dataset.from_tensor_slices(list(documents))
-        texts = texts.shuffle(len(documents), seed=seed, reshuffle_each_iteration=True)
-        batches = (
-            texts.repeat()
-            .batch(batch_size, drop_remainder=True)
-            .map(
-                lambda t: pack_inputs(tokenizer.tokenize(t), sequence_length),
-                num_parallel_calls=tf.data.AUTOTUNE,
-            )
+        texts = documents
+        if not streamed:
+            texts = tf.data.Dataset.from_tensor_slices(list(documents))
+            texts = texts.shuffle(len(documents), seed=seed, reshuffle_each_iteration=True)
+            texts = texts.repeat()
+        batches = texts.batch(batch_size, drop_remainder=True).map(
+            lambda t: pack_inputs(tokenizer.tokenize(t), sequence_length),
+            num_parallel_calls=tf.data.AUTOTUNE,
         )
         return masked_lm_batches(
             batches, tokenizer.size, seed=seed, max_predictions=MAX_PREDICTIONS
@@ -189,7 +198,12 @@ def mlm_dataset(tokenizer, documents, batch_size, sequence_length, seed, segment
         raise ValueError(
             f"mlm_dataset: `segments` must be 'documents' or 'pairs'; received {segments!r}."
         )
-    pairs = sentence_pairs([sentences_of(d) for d in documents], seed)
+    if streamed:
+        pairs = stream_sentence_pairs(documents, seed).shuffle(
+            SHUFFLE_PAIRS, seed=seed, reshuffle_each_iteration=True
+        )
+    else:
+        pairs = sentence_pairs([sentences_of(d) for d in documents], seed)
 
     def pack(first, second, is_next):
         packed = pack_inputs(tokenizer.tokenize(first), sequence_length, tokenizer.tokenize(second))

@@ -32,7 +32,8 @@ class Corpus:
     steps: int = None
     windows: tuple = None
     log: object = None
-    encoded: object = None  # a corpus streamed from disk: its pieces on disk (`streaming`)
+    streamed: object = None  # a corpus streamed from disk (`streaming.StreamedCorpus`)
+    encoded: object = None  # the causal LM's pieces of it, on disk (`streaming.EncodedPieces`)
 
 
 class Pretraining(TransformerTask):
@@ -62,6 +63,10 @@ class Pretraining(TransformerTask):
         raise NotImplementedError
 
     def data(self, run):
+        """A ``--data`` corpus is streamed from disk (`streaming.StreamedCorpus`); the default
+        corpus (GCIDE and the fortunes, of a fixed size) is read into memory."""
+        if run.options.get("data") is not None:
+            return self.streamed_data(run)
         sizes = model_sizes(run.options)  # refused before the corpus is read
         segments = run.options.get("segments", spec.SEGMENTS)
         given, held_out = data.corpus(
@@ -96,6 +101,52 @@ class Pretraining(TransformerTask):
         corpus = Corpus(tokenizer, train, held_out, settings, validation, segments)
         self.count(run, corpus)
         return corpus
+
+    def streamed_data(self, run):
+        """`data` of a ``--data`` corpus, streamed from disk (`streaming.StreamedCorpus`):
+        split and sampled in one pass, the tokenizer learned on the sample."""
+        sizes = model_sizes(run.options)  # refused before the corpus is read
+        segments = run.options.get("segments", spec.SEGMENTS)
+        streamed = StreamedCorpus(run.options["data"], run.samples, pairs=segments == "pairs")
+        tokenizer = data.learn_tokenizer(streamed.sample, run.options["vocab_size"])
+        data.save_tokenizer(tokenizer, run.out)
+        settings = dict(self.spec.preset(run.model), **sizes)
+        validation = None
+        if streamed.development:
+            validation = self.development_data(
+                tokenizer,
+                streamed.development,
+                run.batch_size,
+                settings["sequence_length"],
+                segments,
+                spec.DEVELOPMENT_BATCHES,
+            )
+        if validation is None:
+            without_development(
+                run,
+                f"{len(streamed.sample)} distinct training documents are too few to set some "
+                f"aside (it takes {MIN_FOR_DEVELOPMENT}), or those set aside hold too little "
+                "text to score",
+            )
+        else:
+            run.record["development_documents"] = len(streamed.development)
+        run.record.update(
+            settings=settings,
+            data=run.options["data"],
+            streamed=True,
+            documents=streamed.documents,
+            train_documents=streamed.train_documents,
+            held_out_documents=len(streamed.held_out),
+            vocabulary=tokenizer.size,
+        )
+        corpus = Corpus(tokenizer, None, streamed.held_out, settings, validation, segments)
+        corpus.streamed = streamed
+        self.read_stream(run, corpus)
+        self.count(run, corpus)
+        return corpus
+
+    def read_stream(self, run, corpus):
+        """What the task prepares of a streamed corpus before counting its examples."""
 
     @staticmethod
     def _without_development(run, given, train, development):
@@ -182,14 +233,27 @@ class MaskedLmPretraining(Pretraining):
         return data.mlm_development(tokenizer, development, batch_size, length, segments, batches)
 
     def count(self, run, corpus):
-        examples = data.mlm_examples(corpus.train, corpus.segments)
+        if corpus.streamed is not None:
+            streamed = corpus.streamed
+            pairs = corpus.segments == "pairs"
+            examples = streamed.train_pairs if pairs else streamed.train_documents
+            if not examples:
+                raise RecipeError(
+                    f"{streamed.data}: no training document holds two sentences, so there is no "
+                    "sentence pair for --segments pairs (sentences end at . ! ? ; or a line end)"
+                )
+        else:
+            examples = data.mlm_examples(corpus.train, corpus.segments)
         corpus.steps = run.options.get("steps") or max(1, examples // run.batch_size)
         run.record.update(segments=corpus.segments, examples=examples, steps_per_epoch=corpus.steps)
 
     def dataset(self, run, corpus):
         length = corpus.settings["sequence_length"]
+        documents = corpus.train
+        if corpus.streamed is not None:
+            documents = corpus.streamed.shuffled_documents(seed=0)
         return data.mlm_dataset(
-            corpus.tokenizer, corpus.train, run.batch_size, length, 0, corpus.segments
+            corpus.tokenizer, documents, run.batch_size, length, 0, corpus.segments
         )
 
     def figures(self, run, model, corpus):
@@ -229,48 +293,11 @@ class LanguageModelPretraining(Pretraining):
     def development_data(self, tokenizer, development, batch_size, length, segments, batches):
         return data.lm_development(tokenizer, development, batch_size, length, batches)
 
-    def data(self, run):
-        """A ``--data`` corpus is streamed from disk (`streaming.StreamedCorpus`); the default
-        corpus (GCIDE and the fortunes, a fixed size) is read as the other tasks read it."""
-        if run.options.get("data") is None:
-            return super().data(run)
-        sizes = model_sizes(run.options)  # refused before the corpus is read
-        streamed = StreamedCorpus(run.options["data"], run.samples)
-        tokenizer = data.learn_tokenizer(streamed.sample, run.options["vocab_size"])
-        data.save_tokenizer(tokenizer, run.out)
-        settings = dict(self.spec.preset(run.model), **sizes)
-        validation = None
-        if streamed.development:
-            validation = self.development_data(
-                tokenizer,
-                streamed.development,
-                run.batch_size,
-                settings["sequence_length"],
-                None,
-                spec.DEVELOPMENT_BATCHES,
-            )
-        if validation is None:
-            without_development(
-                run,
-                f"{len(streamed.sample)} distinct training documents are too few to set some "
-                f"aside (it takes {MIN_FOR_DEVELOPMENT}), or those set aside hold too little "
-                "text to score",
-            )
-        else:
-            run.record["development_documents"] = len(streamed.development)
-        run.record.update(
-            settings=settings,
-            data=run.options["data"],
-            streamed=True,
-            documents=streamed.documents,
-            train_documents=streamed.train_documents,
-            held_out_documents=len(streamed.held_out),
-            vocabulary=tokenizer.size,
+    def read_stream(self, run, corpus):
+        """The training documents tokenized once into a file of pieces (`EncodedPieces`)."""
+        corpus.encoded = corpus.streamed.encode(
+            corpus.tokenizer, temporary_file("keras-adl-pieces-")
         )
-        corpus = Corpus(tokenizer, None, streamed.held_out, settings, validation, spec.SEGMENTS)
-        corpus.encoded = streamed.encode(tokenizer, temporary_file("keras-adl-pieces-"))
-        self.count(run, corpus)
-        return corpus
 
     def count(self, run, corpus):
         length = corpus.settings["sequence_length"]

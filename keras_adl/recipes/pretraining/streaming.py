@@ -1,5 +1,5 @@
-"""The causal LM's corpus streamed from disk (``keras-adl train pretrain_lm --data``): memory
-follows the tokenizer and the model, never the corpus.
+"""The pretraining corpus streamed from disk (``keras-adl train pretrain_mlm|pretrain_lm
+--data``): memory follows the tokenizer and the model, never the corpus.
 
 The corpus is a `keras_adl.data.text_streams.TextStream`, read in two passes:
 
@@ -10,13 +10,19 @@ The corpus is a `keras_adl.data.text_streams.TextStream`, read in two passes:
    its first document), a tenth of the others are candidates for the
    development split (the first `DEVELOPMENT_DOCUMENTS` distinct ones form it; the others
    train), and the first `TOKENIZER_SAMPLE` distinct training documents are the sample the
-   WordPiece vocabulary is learned on.
-2. **Pieces.** The training documents are tokenized once, ``[SEP]`` after each, and written
-   to a temporary file of piece ids (4 bytes a piece); their piece counts give the unigram
-   baseline and the epoch's length (windows of ``L + 1`` pieces, one piece of overlap, as
-   `keras_adl.data.pretraining.lm_windows` cuts them).
+   WordPiece vocabulary is learned on. The pass counts the training documents and their
+   sentence pairs: the masked LM's epoch.
+2. **Training.** The masked LM reads the training documents again each epoch, shuffled in a
+   buffer of `SHUFFLE_DOCUMENTS` (`StreamedCorpus.mlm_dataset`; sentence pairs drawn by
+   `keras_adl.data.pretraining.stream_sentence_pairs`). The causal LM tokenizes them once,
+   ``[SEP]`` after each, into a temporary file of piece ids (4 bytes a piece,
+   `StreamedCorpus.encode`); their piece counts give the unigram baseline and the epoch's
+   length (windows of ``L + 1`` pieces, one piece of overlap, as
+   `keras_adl.data.pretraining.lm_windows` cuts them), and each epoch reads the file again,
+   the windows shuffled in a buffer of `SHUFFLE_WINDOWS`.
 
-Each epoch reads the file again and shuffles the windows in a buffer of `SHUFFLE_WINDOWS`.
+With ``pairs`` (``--segments pairs``), a file without blank lines gives its lines
+`LINES_PER_BLOCK` at a time as one document, one sentence each (`load_corpus`'s ``blocks``).
 """
 
 import os
@@ -24,8 +30,9 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from keras_adl.data.pretraining import SEP
-from keras_adl.data.text_streams import TextStream, block_lines
+from keras_adl.data.pretraining import SEP, split_sentences
+from keras_adl.data.text_corpora import LINES_PER_BLOCK
+from keras_adl.data.text_streams import LINE_BREAK, TextStream, document_texts
 from keras_adl.recipes._development import MIN_FOR_DEVELOPMENT
 from keras_adl.recipes.pretraining.spec import (
     DEVELOPMENT_DOCUMENTS,
@@ -34,33 +41,21 @@ from keras_adl.recipes.pretraining.spec import (
 )
 from keras_adl.training.rundir import RecipeError
 
-__all__ = ["StreamedCorpus", "document_texts", "split_buckets"]
+__all__ = ["EncodedPieces", "StreamedCorpus", "split_buckets"]
 
 # Held-out documents kept in memory for the figures (the others are only left out of training).
 HELD_OUT_KEPT = 5_000
 # Distinct training documents the WordPiece vocabulary is learned on (`learn_tokenizer`'s cap).
 TOKENIZER_SAMPLE = 200_000
-# Windows shuffled at a time.
+# Windows (causal LM) and documents (masked LM) shuffled at a time.
 SHUFFLE_WINDOWS = 10_000
+SHUFFLE_DOCUMENTS = 10_000
 # Buckets of the split hash: held out below HELD, development candidates below DEVELOPMENT.
 SPLIT_BUCKETS = 10_000
 HELD = int(HELD_OUT_FRACTION * SPLIT_BUCKETS)
 DEVELOPMENT = HELD + (SPLIT_BUCKETS - HELD) // 10
 # Piece ids read at a time from the file.
 _RUN = 1 << 16
-
-
-def document_texts(block, by_paragraph):
-    """The documents of a block as text: each line's white space folded to single spaces,
-    the lines of a paragraph joined by a space (`keras_adl.data.text_corpora.paragraphs`'s
-    rule), empty documents dropped: ``[D]`` strings."""
-    lines, _, documents = block_lines(block, by_paragraph)
-    folded = tf.strings.strip(tf.strings.regex_replace(lines, r"\s+", " "))
-    texts = tf.strings.unsorted_segment_join(
-        folded, documents, tf.reduce_max(documents) + 1, separator=" "
-    )
-    texts = tf.strings.strip(tf.strings.regex_replace(texts, " +", " "))
-    return tf.boolean_mask(texts, tf.strings.length(texts) > 0)
 
 
 def split_buckets(texts):
@@ -70,26 +65,37 @@ def split_buckets(texts):
 
 
 def _split(blocks):
-    """The documents of a dataset of ``(block, by_paragraph)`` with their buckets: a dataset
-    of ``([D] texts, [D] buckets)`` per block."""
+    """The documents of a dataset of ``(block, by_paragraph)`` with their buckets and their
+    numbers of sentences (`split_sentences`): a dataset of ``([D] texts, [D] buckets, [D]
+    sentences)`` per block."""
 
     def split(block, by_paragraph):
         texts = document_texts(block, by_paragraph)
-        return texts, split_buckets(texts)
+        sentences = tf.cast(split_sentences(texts).row_lengths(), tf.int32)
+        return texts, split_buckets(texts), sentences
 
     return blocks.map(split, num_parallel_calls=tf.data.AUTOTUNE)
 
 
+def _as_written(text):
+    """A document kept in memory as the in-memory readers give it: lines of a group joined by
+    newlines (`LINE_BREAK` is the stream's joiner)."""
+    return text.decode("utf-8").replace(LINE_BREAK, "\n")
+
+
 class StreamedCorpus:
-    """A causal-LM corpus on disk, split and sampled in one pass (the module's step 1).
+    """A pretraining corpus on disk, split and sampled in one pass (the module's step 1).
 
     Args:
         data: ``--data`` (`TextStream`'s forms).
         samples: read at most this many documents.
+        pairs: read a file without blank lines as groups of `LINES_PER_BLOCK` lines, one
+            sentence each (``--segments pairs``).
 
     Attributes:
         documents: the documents read.
         train_documents: those that train.
+        train_pairs: the sentence pairs (a sentence and its successor) of those.
         held_out: the first `HELD_OUT_KEPT` held-out documents (list of str).
         development: the development documents (list of str; empty below
             ``MIN_FOR_DEVELOPMENT`` distinct training documents).
@@ -99,19 +105,21 @@ class StreamedCorpus:
         RecipeError: the corpus cannot be read, or holds too few documents.
     """
 
-    def __init__(self, data, samples):
+    def __init__(self, data, samples, pairs=False):
         errors = []
         try:
-            self.stream = TextStream(data, documents=samples)
+            self.stream = TextStream(
+                data, documents=samples, lines_per_document=LINES_PER_BLOCK if pairs else 1
+            )
         except (OSError, ValueError) as error:
             raise RecipeError(str(error)) from None
         self.data = data
         held, development, sample = [], {}, {}
-        documents = train = 0
+        documents = train = train_pairs = 0
 
         found = _split(self.stream.dataset(errors))
-        for texts, buckets in found.as_numpy_iterator():
-            for text, bucket in zip(texts.tolist(), buckets.tolist()):
+        for texts, buckets, sentences in found.as_numpy_iterator():
+            for text, bucket, count in zip(texts.tolist(), buckets.tolist(), sentences.tolist()):
                 documents += 1
                 if bucket < HELD:
                     if len(held) < HELD_OUT_KEPT:
@@ -120,23 +128,27 @@ class StreamedCorpus:
                 if bucket < DEVELOPMENT and (
                     text in development or len(development) < DEVELOPMENT_DOCUMENTS
                 ):
-                    development[text] = True
+                    development[text] = count
                     continue
                 train += 1
+                train_pairs += max(count - 1, 0)
                 if len(sample) < TOKENIZER_SAMPLE:
-                    sample[text] = True
+                    sample[text] = count
         if errors:
             raise RecipeError(str(errors[0]))
         excluded = list(development)
         if not held and len(sample) > 1:  # a small corpus the hash held nothing of
             first = next(iter(sample))
             held.append(first)
-            del sample[first]
+            train_pairs -= max(sample.pop(first) - 1, 0)
             excluded.append(first)
             train -= 1
         if len(sample) < MIN_FOR_DEVELOPMENT or len(development) < 2:
             train += len(development)  # too few to set some aside: they train
-            sample.update({t: True for t in development if len(sample) < TOKENIZER_SAMPLE})
+            train_pairs += sum(max(count - 1, 0) for count in development.values())
+            for text, count in development.items():
+                if len(sample) < TOKENIZER_SAMPLE:
+                    sample[text] = count
             excluded = [t for t in excluded if t not in development]
             development = {}
         if train < 2 or not held:
@@ -145,11 +157,10 @@ class StreamedCorpus:
                 f"{len(held)} held out; give more text (a file with blank lines is read as "
                 "paragraphs, one without as one document per line)"
             )
-        decode = bytes.decode
-        self.documents, self.train_documents = documents, train
-        self.held_out = [decode(t) for t in held]
-        self.development = [decode(t) for t in development]
-        self.sample = [decode(t) for t in sample]
+        self.documents, self.train_documents, self.train_pairs = documents, train, train_pairs
+        self.held_out = [_as_written(t) for t in held]
+        self.development = [_as_written(t) for t in development]
+        self.sample = [_as_written(t) for t in sample]
         self._excluded = excluded or [b"\x00"]  # NUL: never a document
 
     def training_texts(self):
@@ -159,14 +170,24 @@ class StreamedCorpus:
             tf.lookup.KeyValueTensorInitializer(keys, tf.ones_like(keys, tf.int32)), 0
         )
 
-        def train(texts, buckets):
+        def train(texts, buckets, _):
             keep = (buckets >= HELD) & (table.lookup(texts) == 0)
             return tf.boolean_mask(texts, keep)
 
         return _split(self.stream.dataset()).map(train, num_parallel_calls=tf.data.AUTOTUNE)
 
+    def shuffled_documents(self, seed=0):
+        """The training documents one at a time, endlessly, shuffled in a buffer of
+        `SHUFFLE_DOCUMENTS` (anew each pass): the masked LM's input
+        (`keras_adl.recipes.pretraining.data.mlm_dataset`)."""
+        documents = self.training_texts().unbatch()
+        return documents.shuffle(
+            SHUFFLE_DOCUMENTS, seed=seed, reshuffle_each_iteration=True
+        ).repeat()
+
     def encode(self, tokenizer, path):
-        """Step 2: tokenizes the training documents once into the piece file ``path``.
+        """Step 2 of the causal LM: tokenizes the training documents once into the piece
+        file ``path``.
 
         Returns:
             An `EncodedPieces`.

@@ -1,4 +1,4 @@
-"""pretrain_lm on a corpus streamed from disk: splits by a seeded hash of each document, the
+"""pretrain_lm and pretrain_mlm on a corpus streamed from disk: splits by a seeded hash of each document, the
 tokenizer's bounded sample, the pieces written once and cut into `lm_windows`' windows, and
 memory that stays flat when the corpus grows."""
 
@@ -10,13 +10,10 @@ import tensorflow as tf
 
 from keras_adl import recipes
 from keras_adl.data.pretraining import lm_windows
+from keras_adl.data.text_corpora import LINES_PER_BLOCK
+from keras_adl.data.text_streams import document_texts
 from keras_adl.recipes.pretraining import data
-from keras_adl.recipes.pretraining.streaming import (
-    HELD,
-    StreamedCorpus,
-    document_texts,
-    split_buckets,
-)
+from keras_adl.recipes.pretraining.streaming import HELD, StreamedCorpus, split_buckets
 from tests.peak_memory import cli_peak_kb
 
 TINY = dict(
@@ -84,6 +81,33 @@ def test_a_small_corpus_still_holds_one_document_out_and_a_tiny_one_is_refused(t
         StreamedCorpus(str(tmp_path / "bad.txt"), 10**6)
 
 
+def test_sentence_pairs_of_line_groups_count_the_in_memory_pairs(tmp_path):
+    lines = [f"Ligne {i}, été\u00a0{i}. Москва {i} 東京 🙂" for i in range(400)]
+    path = tmp_path / "lines.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    streamed = StreamedCorpus(str(path), 10**6, pairs=True)
+    # the in-memory reader's documents: groups of LINES_PER_BLOCK lines, a sentence per line
+    # and one more at each ". "
+    assert streamed.documents == 400 // LINES_PER_BLOCK
+    trained = [t.decode() for batch in streamed.training_texts() for t in batch.numpy()]
+    assert len(trained) == streamed.train_documents
+    in_memory = [d.replace("\u2028", "\n") for d in trained]
+    assert streamed.train_pairs == data.mlm_examples(in_memory, "pairs")
+    assert streamed.train_pairs == streamed.train_documents * (2 * LINES_PER_BLOCK - 1)
+    held = streamed.held_out[0]
+    assert held.count("\n") == LINES_PER_BLOCK - 1 and "\u2028" not in held
+    assert data.sentences_of(held)[1].startswith("Москва")
+
+    tokenizer = data.learn_tokenizer(streamed.sample, 300)
+    batches = data.mlm_dataset(tokenizer, streamed.shuffled_documents(), 8, 32, 0, "pairs")
+    features, labels, _ = next(iter(batches))
+    assert features["token_ids"].shape == (8, 32)
+    assert set(np.unique(labels["nsp"])) == {0, 1}
+    documents = data.mlm_dataset(tokenizer, streamed.shuffled_documents(), 4, 32, 0, "documents")
+    features, _, _ = next(iter(documents))
+    assert features["token_ids"].shape == (4, 32) and "is_next" not in features
+
+
 @pytest.mark.slow  # 10 s; the fast suite trains pretrain_lm --data in test_development_split
 def test_pretrain_lm_trains_on_a_streamed_corpus(tmp_path):
     path = _corpus(tmp_path / "corpus.txt", 300)
@@ -97,6 +121,30 @@ def test_pretrain_lm_trains_on_a_streamed_corpus(tmp_path):
     assert record["documents"] == 300 and record["train_windows"] > 0
     figures = record["metrics"]
     assert np.isfinite(figures["held_out_perplexity"]) and figures["unigram_perplexity"] > 1
+
+
+@pytest.mark.slow  # 10 s
+@pytest.mark.parametrize("segments", ["documents", "pairs"])
+def test_pretrain_mlm_trains_on_a_streamed_corpus(tmp_path, segments):
+    path = _corpus(tmp_path / "corpus.txt", 300)
+    out = tmp_path / "run"
+    recipes.train(
+        "pretrain_mlm",
+        str(out),
+        epochs=1,
+        batch_size=4,
+        data=path,
+        steps=3,
+        seed=0,
+        segments=segments,
+        **TINY,
+    )
+    with open(out / "run.json") as f:
+        record = json.load(f)
+    assert record["streamed"] and record["status"] == "finished"
+    # each paragraph: two sentences, one pair
+    assert record["examples"] == record["train_documents"]
+    assert record["metrics"]["held_out_masked_accuracy"] >= 0
 
 
 @pytest.mark.slow  # two pretrain_lm runs in fresh processes, ~1.5 min
