@@ -99,11 +99,20 @@ def pytest_make_collect_report(collector):
     _fail_a_skip_in_ci((yield).get_result())  # a whole module skipped (importorskip at the top)
 
 
+def _resident_kb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
 @pytest.fixture(autouse=True)
-def _seed_and_policy():
+def _seed_and_policy(request):
     import keras
 
     keras.utils.set_random_seed(1234)
     keras.config.set_dtype_policy("float32")
     yield
     keras.config.set_dtype_policy("float32")
+    log = os.environ.get("KERAS_ADL_TEST_MEMORY_LOG")
+    if log:  # the worker's resident memory after each test (it climbs: see `make test-slow`)
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()} {_resident_kb()} {request.node.nodeid}\n")
