@@ -39,6 +39,11 @@ vocabulary and its 2-layer d = 128 models; fortunes with the documents family's 
   the first window only. Also reported: the same models on each fortune's first window alone.
 - ``lm``: ``gpt`` and an LSTM LM of about the same parameter count, each for ``--minutes``;
   held-out perplexity against a unigram model (goals: GPT ≤ 0.5× unigram and ≤ the LSTM's).
+
+With ``--streamed``, ``mlm`` and ``lm`` read ``--data`` (default: GCIDE alone) as ``keras-adl
+train --data`` does, streamed from disk (`keras_adl.recipes.pretraining.streaming`): the same
+figures, to compare with the corpus read into memory (``python benchmarks/pretraining.py
+--parts mlm --steps 2000 --data /usr/share/dictd/gcide.dict.dz`` with and without it).
 """
 
 import argparse
@@ -236,7 +241,8 @@ def mlm(tokenizer, train, held_out, args, start=None):
     model = RECIPES["pretrain_mlm"].build_model("bert", tokenizer.size, total_steps=steps, **rate)
     if start is not None:
         model.set_weights(start.get_weights())
-    data = mlm_dataset(tokenizer, train, 64, length, seed=args.seed)
+    documents = train.shuffled_documents(args.seed) if args.streamed else train
+    data = mlm_dataset(tokenizer, documents, 64, length, seed=args.seed)
     callbacks = []
     if args.save and args.checkpoint_every:
         save_pretrainer(args.save, tokenizer)
@@ -399,18 +405,26 @@ def lm(tokenizer, train, held_out, args):
     from keras_adl.recipes.pretraining.tasks import RECIPES
 
     length = SIZES["sequence_length"]
-    inputs, targets = lm_windows(token_lists(tokenizer, train), length)
     held_inputs, held_targets = lm_windows(token_lists(tokenizer, held_out), length)
-    counts = np.bincount(targets.ravel(), minlength=tokenizer.size) + 1.0
+    if args.streamed:  # the recipe's pieces on disk (`StreamedCorpus.encode`)
+        from keras_adl.data.text_streams import temporary_file
+
+        encoded = train.encode(tokenizer, temporary_file("keras-adl-pieces-"))
+        counts, windows = encoded.counts + 1.0, encoded.windows(length)
+        data = encoded.dataset(length, WINDOW_BATCH, seed=args.seed)
+    else:
+        inputs, targets = lm_windows(token_lists(tokenizer, train), length)
+        counts = np.bincount(targets.ravel(), minlength=tokenizer.size) + 1.0
+        windows = len(inputs)
+        data = (
+            tf.data.Dataset.from_tensor_slices((inputs, targets))
+            .shuffle(len(inputs), seed=args.seed, reshuffle_each_iteration=True)
+            .repeat()
+            .batch(WINDOW_BATCH, drop_remainder=True)
+            .prefetch(2)
+        )
     unigram = float(np.exp(-np.log(counts / counts.sum())[held_targets.ravel()].mean()))
-    data = (
-        tf.data.Dataset.from_tensor_slices((inputs, targets))
-        .shuffle(len(inputs), seed=args.seed, reshuffle_each_iteration=True)
-        .repeat()
-        .batch(WINDOW_BATCH, drop_remainder=True)
-        .prefetch(2)
-    )
-    results = {"unigram_perplexity": unigram, "train_windows": len(inputs)}
+    results = {"unigram_perplexity": unigram, "train_windows": windows}
     keras.utils.set_random_seed(args.seed)
     minutes = args.lm_minutes or args.minutes
     steps = args.lm_steps or int(minutes * 60 * 10)
@@ -440,6 +454,12 @@ def main(argv=None):
     parser.add_argument("--data", help="pretraining corpus (default: GCIDE + fortunes)")
     parser.add_argument("--fortunes", help="a fortunes directory (default: the installed one)")
     parser.add_argument("--documents", type=int, default=10**7)
+    parser.add_argument(
+        "--streamed",
+        action="store_true",
+        help="mlm and lm: read --data (default: GCIDE) as `keras-adl train --data` does, "
+        "streamed from disk (`StreamedCorpus`), not into memory",
+    )
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument(
         "--case",
@@ -528,6 +548,8 @@ def main(argv=None):
         parser.error(f"--probe-epochs must be 0 or more; received {args.probe_epochs}")
     if args.windows is not None and args.windows < 1:
         parser.error(f"--windows must be 1 or more windows; received {args.windows}")
+    if args.streamed and set(args.parts) - {"mlm", "lm", "cache", "transfer"}:
+        parser.error("--streamed is for the mlm and lm parts (and transfer, after mlm)")
 
     from keras_adl.recipes.pretraining import data
     from keras_adl.recipes.pretraining.spec import FINETUNE_WINDOWS
@@ -546,14 +568,22 @@ def main(argv=None):
         tokenizer = data.load_tokenizer(args.load)
     if set(args.parts) - {"cache"} and not (args.load and set(args.parts) == {"transfer"}):
         # The cache part needs only a vocabulary size; a saved pretrainer brings its own.
-        train, held_out = data.corpus(args.data, args.documents)
+        if args.streamed:
+            from keras_adl.data.text_corpora import GCIDE_PATH
+            from keras_adl.recipes.pretraining.streaming import StreamedCorpus
+
+            train = StreamedCorpus(args.data or GCIDE_PATH, args.documents)
+            held_out, sample, count = train.held_out, train.sample, train.train_documents
+        else:
+            train, held_out = data.corpus(args.data, args.documents)
+            sample, count = train, len(train)
         if not args.load:
-            tokenizer = data.learn_tokenizer(train, args.vocab_size, args.case == "keep")
-        results = {"documents": len(train), "held_out_documents": len(held_out)}
+            tokenizer = data.learn_tokenizer(sample, args.vocab_size, args.case == "keep")
+        results = {"documents": count, "held_out_documents": len(held_out)}
         results["case"] = args.case
         results["vocabulary"] = tokenizer.size
         print(
-            f"{len(train)} training and {len(held_out)} held-out documents, {tokenizer.size} "
+            f"{count} training and {len(held_out)} held-out documents, {tokenizer.size} "
             f"pieces ({time.perf_counter() - start:.0f} s)",
             flush=True,
         )

@@ -407,7 +407,7 @@ _SENTENCE_BREAK = "\n"
 
 def split_sentences(texts):
     """Each text's sentences, in the graph: cut after ``. ! ? ;`` followed by white space and
-    at line ends (``\n``, U+2028), stripped, empty ones dropped.
+    at line ends (a newline or U+2028), stripped, empty ones dropped.
 
     Args:
         texts: ``[N]`` strings.
@@ -417,8 +417,8 @@ def split_sentences(texts):
 
     Example:
 
-    >>> split_sentences(tf.constant(["Un été. Puis\u2028l'hiver !"])).to_list()
-    [[b'Un \\xc3\\xa9t\\xc3\\xa9.', b'Puis', b"l'hiver !"]]
+    >>> split_sentences(tf.constant(["Un été. Puis l'hiver ! Fin", ""])).to_list()
+    [[b'Un \\xc3\\xa9t\\xc3\\xa9.', b"Puis l'hiver !", b'Fin'], []]
     """
     texts = tf.strings.regex_replace(texts, "\u2028", _SENTENCE_BREAK)
     texts = tf.strings.regex_replace(texts, r"([.!?;])\s+", "\\1" + _SENTENCE_BREAK)
