@@ -604,6 +604,13 @@ class EncodedCorpus:
         self.path, self.numbers, self.size = path, numbers, size
 
     def _runs(self):
+        if os.path.getsize(self.path) // 4 < self.chunk_tokens:
+            # A small corpus comes as one run of copies of itself (each opens with a document
+            # mark): a pass of a few words would otherwise be one tf.data element, and a batch
+            # could take thousands of them.
+            run = np.fromfile(self.path, dtype="<i4")
+            yield np.tile(run, max(1, self.chunk_tokens // max(len(run), 1)))
+            return
         with open(self.path, "rb") as f:
             while True:
                 run = np.fromfile(f, dtype="<i4", count=self.chunk_tokens)

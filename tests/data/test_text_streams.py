@@ -144,6 +144,7 @@ def test_the_encoded_corpus_reads_as_the_stream_tokenizes(tmp_path):
     path = _write(tmp_path / "paragraphs.txt", (PARAGRAPHS + "\n") * 50)
     stream = TextStream(path, block_bytes=128)
     counted = count_words(stream, encode_to=str(tmp_path / "corpus.ids"))
+    counted.encoded.chunk_tokens = 64  # runs of 64 numbers: the file holds several
     vocabulary = sorted(counted.counts)[:-2]  # two words left out: dropped when read
     runs = {
         kind: [(i.numpy(), d.numpy()) for i, d in source.chunks(vocabulary, 4)]
@@ -157,5 +158,15 @@ def test_the_encoded_corpus_reads_as_the_stream_tokenizes(tmp_path):
         per_run = [np.unique(d, return_counts=True)[1] for _, d in found]
         sizes = np.concatenate(per_run)
         assert sizes.max() <= 4, kind  # a paragraph's known words, or fewer where a run ends
+    # a corpus smaller than a run comes as one run of whole copies, each its own documents
+    counted.encoded.chunk_tokens = 10_000
+    ((small, documents),) = [
+        (i.numpy(), d.numpy()) for i, d in counted.encoded.chunks(vocabulary, 4)
+    ]
+    copies = len(small) // len(ids["stream"])
+    assert copies > 1 and len(small) == copies * len(ids["stream"])
+    np.testing.assert_array_equal(small, np.tile(ids["stream"], copies))
+    first, last = documents[: len(ids["stream"])], documents[-len(ids["stream"]) :]
+    assert first.max() < last.min()
     counted.encoded.remove()
     assert not (tmp_path / "corpus.ids").exists()
