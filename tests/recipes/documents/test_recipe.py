@@ -47,6 +47,7 @@ def test_cut_shares_count_what_padding_drops():
     assert cut_shares(sentences, words, 3, 10) == {"sentences_cut": 0.0, "words_cut": 0.0}
 
 
+@pytest.mark.slow  # 17 s: a documents run; make test keeps its 8-minute budget
 def test_a_users_long_documents_keep_their_length_and_the_run_reports_the_cut(tmp_path, capsys):
     rng = np.random.default_rng(0)
     lines = []

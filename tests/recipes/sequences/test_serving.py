@@ -166,6 +166,7 @@ def test_a_pairs_export_answers_every_input(tmp_path):
     assert out["truncated"].numpy().tolist() == [False, False, True]
 
 
+@pytest.mark.slow  # 17 s: a pairs run and its export; make test keeps its 8-minute budget
 def test_a_pairs_export_with_a_memory_answers_a_stored_source_with_its_target(tmp_path):
     tokenizer = _tokenizer()
     keras.utils.set_random_seed(0)
