@@ -120,7 +120,8 @@ class StreamedWindows:
             held = windows[:HELD_OUT_WINDOWS]
             train_windows -= len(windows)
             for word in (w for window in windows for w in window if w):
-                counts[word] -= 1
+                if word in counts:  # (a word pruned from the counts stays out)
+                    counts[word] -= 1
             self._excluded = [key]
         self.documents, self.train_windows = documents, train_windows
         self.held = [[w.decode("utf-8") for w in window if w] for window in held]

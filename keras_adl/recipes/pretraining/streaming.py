@@ -64,15 +64,18 @@ def split_buckets(texts):
     return tf.strings.to_hash_bucket_strong(texts, SPLIT_BUCKETS, key=[SPLIT_SEED, 61])
 
 
-def _split(blocks):
-    """The documents of a dataset of ``(block, by_paragraph)`` with their buckets and their
-    numbers of sentences (`split_sentences`): a dataset of ``([D] texts, [D] buckets, [D]
-    sentences)`` per block."""
+def _split(blocks, sentences=False):
+    """The documents of a dataset of ``(block, by_paragraph)`` with their buckets and, with
+    ``sentences``, their numbers of sentences (`split_sentences`; else zeros): a dataset of
+    ``([D] texts, [D] buckets, [D] sentences)`` per block."""
 
     def split(block, by_paragraph):
         texts = document_texts(block, by_paragraph)
-        sentences = tf.cast(split_sentences(texts).row_lengths(), tf.int32)
-        return texts, split_buckets(texts), sentences
+        if sentences:
+            counts = tf.cast(split_sentences(texts).row_lengths(), tf.int32)
+        else:
+            counts = tf.zeros_like(texts, tf.int32)
+        return texts, split_buckets(texts), counts
 
     return blocks.map(split, num_parallel_calls=tf.data.AUTOTUNE)
 
@@ -95,7 +98,8 @@ class StreamedCorpus:
     Attributes:
         documents: the documents read.
         train_documents: those that train.
-        train_pairs: the sentence pairs (a sentence and its successor) of those.
+        train_pairs: the sentence pairs (a sentence and its successor) of those (counted with
+            ``pairs`` only; else 0).
         held_out: the first `HELD_OUT_KEPT` held-out documents (list of str).
         development: the development documents (list of str; empty below
             ``MIN_FOR_DEVELOPMENT`` distinct training documents).
@@ -117,7 +121,7 @@ class StreamedCorpus:
         held, development, sample = [], {}, {}
         documents = train = train_pairs = 0
 
-        found = _split(self.stream.dataset(errors))
+        found = _split(self.stream.dataset(errors), sentences=pairs)
         for texts, buckets, sentences in found.as_numpy_iterator():
             for text, bucket, count in zip(texts.tolist(), buckets.tolist(), sentences.tolist()):
                 documents += 1
