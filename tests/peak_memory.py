@@ -18,10 +18,26 @@ finally:
 """
 
 
+_REPORT = """
+with open("/proc/self/status") as f:
+    print("PEAK", next(l for l in f if l.startswith("VmHWM:")).split()[1], file=sys.stderr)
+"""
+
+
 def cli_peak_kb(*argv, timeout=900):
     """Runs ``keras-adl ARGV`` in a fresh process; its peak resident memory in KiB (the
     command must succeed)."""
-    command = [sys.executable, "-c", _PEAK, *map(str, argv)]
+    return _peak_kb(_PEAK, argv, timeout)
+
+
+def script_peak_kb(code, *argv, timeout=900):
+    """Runs the Python ``code`` (``sys`` imported, ``sys.argv[1:]`` = ``ARGV``) in a fresh
+    process; its peak resident memory in KiB (the code must succeed)."""
+    return _peak_kb("import sys\n" + code + _REPORT, argv, timeout)
+
+
+def _peak_kb(code, argv, timeout):
+    command = [sys.executable, "-c", code, *map(str, argv)]
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="3")
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -12,6 +12,7 @@ here is pure Python and numpy.
 """
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -84,21 +85,9 @@ def load_document_tree(root):
     if not os.path.isdir(root):
         raise FileNotFoundError(f"{where}`root` {root!r} is not a directory.")
     documents, names = [], []
-    for label in sorted(os.listdir(root)):
-        directory = os.path.join(root, label)
-        if label.startswith(".") or not os.path.isdir(directory):
-            continue
-        for name in sorted(os.listdir(directory)):
-            path = os.path.join(directory, name)
-            if name.startswith(".") or not name.lower().endswith(_TXT):
-                continue
-            if not os.path.isfile(path):
-                continue
-            with open(path, "rb") as f:
-                text = _decode(path, f.read(), where=where).strip()
-            if text:
-                documents.append(text)
-                names.append(label)
+    for text, label in _tree_documents(root, where):
+        documents.append(text)
+        names.append(label)
     return _labelled(documents, names, f"directory {root!r}", where=where)
 
 
@@ -138,31 +127,9 @@ def load_document_tsv(path):
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{where}document file {path!r} not found.")
     documents, names = [], []
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                raise ValueError(
-                    f"{where}{path}:{number}: not valid UTF-8 ({error.reason})"
-                ) from None
-            if "\x00" in line:
-                raise ValueError(f"{where}{path}:{number}: a NUL byte; expected a text file.")
-            if not line.strip():
-                continue
-            parts = line.split("\t")
-            if len(parts) != 2:
-                raise ValueError(
-                    f"{where}{path}:{number}: expected 'label<TAB>text', found "
-                    f"{len(parts) - 1} tab(s)."
-                )
-            label = parts[0].strip()
-            text = parts[1].replace("\\n", "\n").strip()
-            if not label or not text:
-                side = "label" if not label else "text"
-                raise ValueError(f"{where}{path}:{number}: the {side} is empty.")
-            documents.append(text)
-            names.append(label)
+    for text, label in _tsv_documents(path, where):
+        documents.append(text)
+        names.append(label)
     return _labelled(documents, names, f"file {path!r}", where=where)
 
 
@@ -198,3 +165,86 @@ def load_documents(path):
         f"load_documents: `path` {path!r} not found (expected a directory of "
         f"<label>/<document>.txt files or a label<TAB>text file)."
     )
+
+
+def _tree_documents(root, where) -> Iterator[tuple[str, str]]:
+    """``(text, label)`` of each document of a `load_document_tree` tree, read one at a time
+    (the file names of a class are listed, its texts are not held)."""
+    for label in sorted(os.listdir(root)):
+        directory = os.path.join(root, label)
+        if label.startswith(".") or not os.path.isdir(directory):
+            continue
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if name.startswith(".") or not name.lower().endswith(_TXT):
+                continue
+            if not os.path.isfile(path):
+                continue
+            with open(path, "rb") as f:
+                text = _decode(path, f.read(), where=where).strip()
+            if text:
+                yield text, label
+
+
+def _tsv_documents(path, where) -> Iterator[tuple[str, str]]:
+    """``(text, label)`` of each line of a `load_document_tsv` file, read one at a time."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{where}{path}:{number}: not valid UTF-8 ({error.reason})"
+                ) from None
+            if "\x00" in line:
+                raise ValueError(f"{where}{path}:{number}: a NUL byte; expected a text file.")
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2:
+                raise ValueError(
+                    f"{where}{path}:{number}: expected 'label<TAB>text', found "
+                    f"{len(parts) - 1} tab(s)."
+                )
+            label = parts[0].strip()
+            text = parts[1].replace("\\n", "\n").strip()
+            if not label or not text:
+                side = "label" if not label else "text"
+                raise ValueError(f"{where}{path}:{number}: the {side} is empty.")
+            yield text, label
+
+
+def iter_documents(path) -> Iterator[tuple[str, str]]:
+    """The labelled documents of a directory tree or a tab-separated file, one at a time: what
+    `load_documents` reads, in the same order and with the same checks, without holding them.
+
+    Args:
+        path: a directory (a `load_document_tree` tree) or a file (a `load_document_tsv`
+            file).
+
+    Yields:
+        ``(text, label)``: a document and its class name.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: as the loaders raise it for a bad file or line.
+
+    Example:
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".tsv", delete=False) as f:
+    ...     _ = f.write("b\\tsecond\\na\\tfirst\\n")
+    >>> list(iter_documents(f.name))
+    [('second', 'b'), ('first', 'a')]
+    """
+    where = "load_documents: "
+    path = check_path("path", path, where=where)
+    if os.path.isdir(path):
+        yield from _tree_documents(path, "load_document_tree: ")
+    elif os.path.isfile(path):
+        yield from _tsv_documents(path, "load_document_tsv: ")
+    else:
+        raise FileNotFoundError(
+            f"load_documents: `path` {path!r} not found (expected a directory of "
+            f"<label>/<document>.txt files or a label<TAB>text file)."
+        )

@@ -31,8 +31,19 @@ def count_vocabulary(texts, tokenize, min_count=1, max_size=None):
         dataset = tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024)
         for tokens in dataset.map(tokenize):
             counter.update(t.decode() for t in tokens.flat_values.numpy())
-    kept = [t for t, c in counter.items() if c >= min_count]
-    kept.sort(key=lambda t: (-counter[t], t))
+    return vocabulary_from_counts(counter, min_count, max_size)
+
+
+def vocabulary_from_counts(counts, min_count=1, max_size=None):
+    """The tokens of ``counts`` (a dict of token to count) counted at least ``min_count`` times,
+    most frequent first (ties by name), at most ``max_size`` of them: `count_vocabulary`'s rule
+    on counts gathered some other way (a streamed corpus).
+
+    >>> vocabulary_from_counts({"b": 2, "a": 2, "c": 1}, max_size=2)
+    ['a', 'b']
+    """
+    kept = [t for t, c in counts.items() if c >= min_count]
+    kept.sort(key=lambda t: (-counts[t], t))
     return kept[:max_size] if max_size else kept
 
 

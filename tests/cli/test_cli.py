@@ -601,7 +601,8 @@ def _document_tree(root):
     for label, topic in words.items():
         os.makedirs(root / label)
         for i in range(24):
-            text = f"The {topic[i % len(topic)]} was big. We saw the {topic[(i + 1) % len(topic)]}!"
+            later = topic[(i + 1) % len(topic)]
+            text = f"The {topic[i % len(topic)]} was big. We saw the {later} on day {i}!"
             (root / label / f"{i:02d}.txt").write_text(text)
     return str(root)
 
@@ -628,8 +629,11 @@ def test_train_export_predict_users_documents(tmp_path, capsys):
     )
     assert code == 0, err
     run = json.load(open(os.path.join(run_dir, "run.json")))
-    assert run["class_names"] == ["politics", "sports"] and run["train_documents"] == 34
-    assert run["development_documents"] == 4 and run["best_epoch"] == 1  # 38 less a tenth
+    assert run["class_names"] == ["politics", "sports"] and run["best_epoch"] == 1
+    # split by a hash of each text (the test documents: a fifth, the development ones: a tenth)
+    held, development = run["metrics"]["held_out_documents"], run["development_documents"]
+    assert held >= 1 and development >= 2 and run["train_documents"] >= 24
+    assert run["train_documents"] + held + development == 48
     assert {"held_out_accuracy", "held_out_documents"} == set(run["metrics"])
     assert "goal" in json.load(open(os.path.join(run_dir, "tokenizer.json")))["vocabulary"]
     html = open(os.path.join(run_dir, "attention.html"), encoding="utf-8").read()

@@ -55,16 +55,29 @@ def _documents_file(tmp_path, count):
     return path
 
 
+def _streamed_training_texts(streamed):
+    """Every training document of a `StreamedDocuments`, read back from its class files."""
+    import tensorflow as tf
+
+    texts = []
+    for label in streamed.class_counts:
+        for record in tf.data.TFRecordDataset(streamed._path(label)).as_numpy_iterator():
+            texts.append(record.decode("utf-8"))
+    return texts
+
+
 def test_documents_development_is_disjoint_and_picks_the_best_epoch(tmp_path):
-    from keras_adl.recipes.documents.tasks import RECIPES
+    from keras_adl.recipes.documents.streaming import StreamedDocuments
 
     data = _documents_file(tmp_path, 60)
-    task = RECIPES["documents"]
-    train, labels, test, _, _, _ = task.documents(str(data), 10**6)
-    kept, _, development = task.development(train, labels)
-    assert len(development[0]) == 5  # a tenth of the 48 training documents
-    assert not set(development[0]) & set(kept) and not set(development[0]) & set(test)
-    assert sorted([*kept, *development[0]]) == sorted(train)
+    streamed = StreamedDocuments(str(data), 10**6)
+    development, test = streamed.development[0], streamed.test_docs
+    assert 2 <= len(development) <= 12  # about a tenth of the ~48 not tested
+    training = _streamed_training_texts(streamed)
+    assert len(training) == streamed.train_documents
+    assert not set(development) & set(training) and not set(development) & set(test)
+    assert not set(test) & set(training)
+    assert len(training) + len(development) + len(test) == 60
     seen = _Weights()
     out = tmp_path / "run"
     model, _, _ = recipes.train(
@@ -77,7 +90,8 @@ def test_documents_development_is_disjoint_and_picks_the_best_epoch(tmp_path):
         jit_compile=False,
     )
     record = _kept_the_best_epoch(out, model, seen)
-    assert record["development_documents"] == 5 and record["train_documents"] == 43
+    assert record["development_documents"] == len(development)
+    assert record["train_documents"] == streamed.train_documents
 
 
 def test_needle_development_documents_are_fresh():

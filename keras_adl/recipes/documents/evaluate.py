@@ -24,9 +24,9 @@ def evaluate(model, tokenizer, documents, out, title):
         title: the picture's title.
     """
     texts, labels = list(documents.test_docs), np.asarray(documents.test_labels)
-    outputs = han_attention(model).predict(
-        tokenizer.encode(tf.constant(texts)), batch_size=64, verbose=0
-    )
+    # tokenized a batch at a time: a whole held-out split at once holds every word as a string
+    batches = tf.data.Dataset.from_tensor_slices(tf.constant(texts, tf.string)).batch(64)
+    outputs = han_attention(model).predict(batches.map(tokenizer.encode), verbose=0)
     predictions = outputs["probabilities"].argmax(-1)
     metrics = {
         "held_out_accuracy": float(np.mean(predictions == labels)),

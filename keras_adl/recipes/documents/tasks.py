@@ -15,12 +15,17 @@ from keras_adl.recipes.documents import data, spec
 from keras_adl.recipes.documents.build import build_model
 from keras_adl.recipes.documents.evaluate import evaluate
 from keras_adl.recipes.documents.serving import export_han, predict
+from keras_adl.recipes.documents.streaming import StreamedDocuments
 from keras_adl.text import DocumentTokenizer
 from keras_adl.training.fit import fit
 from keras_adl.training.rundir import write_task_file
 
-# What `HanTask.data` hands to the other hooks.
-HanData = collections.namedtuple("HanData", "documents tokenizer development")
+# What `HanTask.data` hands to the other hooks: the `data.Documents` (their training documents
+# ``None`` when streamed), the tokenizer, the development split or ``None``, the training
+# documents' count, and ``batches(batch_size, seed) -> (dataset, steps per epoch or None)``.
+HanData = collections.namedtuple(
+    "HanData", "documents tokenizer development train_documents batches"
+)
 
 
 class HanTask(TaskRecipe):
@@ -54,32 +59,43 @@ class HanTask(TaskRecipe):
         shape = shape or self.shape
         return build_model(preset, vocab_size, num_classes, shape, jit_compile, **overrides)
 
-    def data(self, run):
-        documents = self.documents(run.options.get("data"), run.samples)
+    def prepare(self, options, samples):
+        """``(HanData, cut)``: the documents split, the tokenizer built on the training ones,
+        and the shares of their sentences and words its shape cuts (`data.cut_shares`)."""
+        documents = self.documents(options.get("data"), samples)
         train_docs, train_labels, development = self.development(
             documents.train_docs, documents.train_labels
         )
         documents = documents._replace(train_docs=train_docs, train_labels=train_labels)
-        if development is None:
-            without_development(
-                run,
-                f"{len(train_docs)} training documents are too few to set some aside (it "
-                f"takes {MIN_FOR_DEVELOPMENT})",
-            )
         lengths = data.document_lengths(train_docs)  # counted once: the sizes and the share cut
-        options = run.options
         tokenizer = self.tokenizer(
             train_docs, options.get("max_sentences"), options.get("max_words"), lengths
         )
-        with open(run.path(spec.TOKENIZER_FILE), "w") as f:
-            json.dump(tokenizer.to_config(), f)
-        self._record(run, documents, tokenizer, lengths, development)
-        return HanData(documents, tokenizer, development)
+        cut = data.cut_shares(*lengths, tokenizer.max_sentences, tokenizer.max_words)
 
-    def _record(self, run, documents, tokenizer, lengths, development):
+        def batches(batch_size, seed=0):
+            batch_size = min(batch_size, len(train_docs))
+            return tokenizer.dataset(train_docs, train_labels, batch_size, seed=seed), None
+
+        return HanData(documents, tokenizer, development, len(train_docs), batches), cut
+
+    def data(self, run):
+        han_data, cut = self.prepare(run.options, run.samples)
+        if han_data.development is None:
+            without_development(
+                run,
+                f"{han_data.train_documents} training documents are too few to set some aside "
+                f"(it takes {MIN_FOR_DEVELOPMENT})",
+            )
+        with open(run.path(spec.TOKENIZER_FILE), "w") as f:
+            json.dump(han_data.tokenizer.to_config(), f)
+        self._record(run, han_data, cut)
+        return han_data
+
+    def _record(self, run, han_data, cut):
         """Prints the shares the tokenizer's shape cuts and records the data in ``run.json``."""
+        tokenizer, development = han_data.tokenizer, han_data.development
         shape = (tokenizer.max_sentences, tokenizer.max_words)
-        cut = data.cut_shares(*lengths, *shape)
         print(
             f"documents of at most {shape[0]} sentences of {shape[1]} words: "
             f"{cut['sentences_cut']:.1%} of the training sentences and "
@@ -87,10 +103,10 @@ class HanTask(TaskRecipe):
         )
         run.record.update(
             data=run.options.get("data") or run.task,
-            class_names=documents.class_names,
+            class_names=han_data.documents.class_names,
             max_sentences=shape[0],
             max_words=shape[1],
-            train_documents=len(documents.train_docs),
+            train_documents=han_data.train_documents,
             settings=self.spec.preset(run.model),
             **cut,
         )
@@ -108,16 +124,17 @@ class HanTask(TaskRecipe):
         )
 
     def fit(self, run, model, han_data):
-        documents, tokenizer = han_data.documents, han_data.tokenizer
-        batch_size = min(run.batch_size, len(documents.train_docs))
-        dataset = tokenizer.dataset(
-            documents.train_docs, documents.train_labels, batch_size, seed=0
-        )
+        dataset, steps = han_data.batches(run.batch_size, seed=0)
+        batch_size = min(run.batch_size, han_data.train_documents)
         validation = None
         if han_data.development is not None:  # its loss picks the best epoch
-            validation = data.development_dataset(tokenizer, han_data.development, batch_size)
+            validation = data.development_dataset(
+                han_data.tokenizer, han_data.development, batch_size
+            )
         # shuffled by tf.data
-        return fit(run, model, dataset, shuffle=False, validation_data=validation)
+        return fit(
+            run, model, dataset, steps_per_epoch=steps, shuffle=False, validation_data=validation
+        )
 
     def evaluate(self, run, model, han_data):
         title = f"{run.model} on {run.task}"
@@ -134,27 +151,26 @@ class HanTask(TaskRecipe):
     def tune(self, model_name, trials, epochs, samples, out, options):
         """Random search on the development split's accuracy (the test documents stay for the
         reported figures)."""
-        documents = self.documents(options.get("data"), samples)
-        train_docs, train_labels, development = self.development(
-            documents.train_docs, documents.train_labels
-        )
-        if development is None:
-            raise too_few_to_tune(len(train_docs), "training documents")
-        tokenizer = self.tokenizer(
-            train_docs, options.get("max_sentences"), options.get("max_words")
-        )
-        batch = min(self.spec.batch_size, len(train_docs))
+        han_data, _ = self.prepare(options, samples)
+        if han_data.development is None:
+            raise too_few_to_tune(han_data.train_documents, "training documents")
+        tokenizer = han_data.tokenizer
+        batch = min(self.spec.batch_size, han_data.train_documents)
+        dataset, steps = han_data.batches(batch, seed=0)
         shape = (tokenizer.max_sentences, tokenizer.max_words)
         return search(
             self.hypermodel(
-                model_name, tokenizer.vocabulary_size, len(documents.class_names), shape
+                model_name,
+                tokenizer.vocabulary_size,
+                len(han_data.documents.class_names),
+                shape,
             ),
             ("val_accuracy", "max"),
             trials,
             out,
             f"{self.name}_{model_name}",
-            tokenizer.dataset(train_docs, train_labels, batch, seed=0),
-            validation_data=data.development_dataset(tokenizer, development, batch),
+            dataset,
+            validation_data=data.development_dataset(tokenizer, han_data.development, batch),
             epochs=epochs,
             shuffle=False,
         )
@@ -200,10 +216,36 @@ class FortunesTask(HanTask):
 
 
 class UserDocumentsTask(HanTask):
-    """The user's labelled documents; their ``(S, W)`` follows the data."""
+    """The user's labelled documents, streamed from disk (`streaming.StreamedDocuments`);
+    their ``(S, W)`` follows the data."""
 
     def documents(self, source, samples):
         return data.user_documents(source, samples)
+
+    def prepare(self, options, samples):
+        """`HanTask.prepare` of documents streamed from disk: split, counted and written per
+        class in one pass; each epoch reads them again."""
+        max_sentences, max_words = options.get("max_sentences"), options.get("max_words")
+        streamed = StreamedDocuments(
+            options.get("data"), samples, max(spec.MAX_SENTENCES, max_sentences or 0)
+        )
+        tokenizer = streamed.tokenizer(max_sentences, max_words)
+        cut = streamed.lengths.cut_shares(tokenizer.max_sentences, tokenizer.max_words)
+        documents = data.Documents(
+            None, None, streamed.test_docs, streamed.test_labels, streamed.class_names, None
+        )
+        print(
+            f"{streamed.documents} documents read: {streamed.train_documents} train, "
+            f"{len(streamed.test_docs)} test kept"
+        )
+
+        def batches(batch_size, seed=0):
+            return streamed.dataset(tokenizer, batch_size, seed)
+
+        han_data = HanData(
+            documents, tokenizer, streamed.development, streamed.train_documents, batches
+        )
+        return han_data, cut
 
 
 RECIPES = {
