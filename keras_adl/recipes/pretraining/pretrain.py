@@ -195,12 +195,16 @@ class Pretraining(TransformerTask):
         """The training documents train reads, scored on its development split (the held-out
         documents stay for the reported figures)."""
         segments = options.get("segments", spec.SEGMENTS)
-        blocks = options.get("segments") == "pairs"
-        train, development = data.development_split(
-            data.corpus(options.get("data"), samples, blocks)[0]
-        )
-        tokenizer = data.learn_tokenizer(train, options["vocab_size"])
         length, batch_size = spec.SIZES["sequence_length"], self.spec.batch_size
+        streamed = None
+        if options.get("data") is not None:  # streamed from disk, as train reads it
+            streamed = StreamedCorpus(options["data"], samples, pairs=segments == "pairs")
+            train, development = None, streamed.development or None
+            tokenizer = data.learn_tokenizer(streamed.sample, options["vocab_size"])
+        else:
+            blocks = options.get("segments") == "pairs"
+            train, development = data.development_split(data.corpus(None, samples, blocks)[0])
+            tokenizer = data.learn_tokenizer(train, options["vocab_size"])
         validation = None
         if development is not None:
             validation = self.development_data(
@@ -212,8 +216,17 @@ class Pretraining(TransformerTask):
                 f"to set one aside (it takes {MIN_FOR_DEVELOPMENT} distinct training "
                 f"documents with text for a batch)"
             )
-        steps, dataset = self.search_batches(tokenizer, train, batch_size, length, options)
+        if streamed is not None:
+            corpus = Corpus(tokenizer, None, streamed.held_out, {}, None, segments)
+            corpus.streamed = streamed
+            steps, dataset = self.streamed_search_batches(corpus, batch_size, length, options)
+        else:
+            steps, dataset = self.search_batches(tokenizer, train, batch_size, length, options)
         return SearchData(tokenizer, dataset, steps, validation, self.objective)
+
+    def streamed_search_batches(self, corpus, batch_size, length, options):
+        """``(steps per epoch, batches)`` of ``tune`` on a corpus streamed from disk."""
+        raise NotImplementedError
 
     def search_batches(self, tokenizer, train, batch_size, length, options):
         """``(steps per epoch, batches)`` of ``tune``."""
@@ -267,6 +280,16 @@ class MaskedLmPretraining(Pretraining):
         examples = data.mlm_examples(train, segments)
         steps = options.get("steps") or max(1, examples // batch_size)
         return steps, data.mlm_dataset(tokenizer, train, batch_size, length, 0, segments)
+
+    def streamed_search_batches(self, corpus, batch_size, length, options):
+        streamed = corpus.streamed
+        pairs = corpus.segments == "pairs"
+        examples = streamed.train_pairs if pairs else streamed.train_documents
+        steps = options.get("steps") or max(1, examples // batch_size)
+        documents = streamed.shuffled_documents(seed=0)
+        return steps, data.mlm_dataset(
+            corpus.tokenizer, documents, batch_size, length, 0, corpus.segments
+        )
 
     def serving_fn(self, model, tokenizer, record):
         raise RecipeError(
@@ -355,6 +378,17 @@ class LanguageModelPretraining(Pretraining):
         inputs, targets = data.lm_windows_of(tokenizer, train, length)
         steps = options.get("steps") or max(1, len(inputs) // batch_size)
         return steps, data.lm_dataset(inputs, targets, batch_size)
+
+    def streamed_search_batches(self, corpus, batch_size, length, options):
+        encoded = corpus.streamed.encode(corpus.tokenizer, temporary_file("keras-adl-pieces-"))
+        windows = encoded.windows(length)
+        if not windows:
+            raise RecipeError(
+                f"{options['data']} (training part) is too short for the causal LM: "
+                f"{encoded.pieces} pieces give no window of {length + 1}"
+            )
+        steps = options.get("steps") or max(1, windows // batch_size)
+        return steps, encoded.dataset(length, batch_size)
 
     generates = True
 

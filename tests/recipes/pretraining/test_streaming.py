@@ -162,3 +162,18 @@ def test_pretrain_lm_peak_memory_barely_moves_when_the_corpus_grows_four_times(t
     # would add an estimated 110 MB; the peaks of two runs of one size differ by up to about
     # 50 MB here.
     assert peaks[1] - peaks[0] < 80_000, peaks
+
+
+@pytest.mark.slow  # two one-trial searches, ~35 s
+@pytest.mark.parametrize("task", ["pretrain_lm", "pretrain_mlm"])
+def test_tune_streams_the_corpus_as_train_does(tmp_path, monkeypatch, capsys, task):
+    from keras_adl.cli import main
+
+    def in_memory(*args):
+        raise AssertionError("tune read --data into memory")
+
+    monkeypatch.setattr(data, "corpus", in_memory)
+    path = _corpus(tmp_path / "corpus.txt", 400)
+    argv = ["tune", task, "--data", path, "--trials", "1", "--epochs", "1", "--steps", "3"]
+    assert main([*argv, "--vocab-size", "120", "--out", str(tmp_path / "tune")]) == 0
+    assert '"best_hyperparameters"' in capsys.readouterr().out
