@@ -1,10 +1,11 @@
 """Loader for the user's own parallel data: one ``source<TAB>target`` pair per line."""
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["load_text_pairs", "split_pairs"]
+__all__ = ["iter_text_pairs", "load_text_pairs", "split_pairs"]
 
 
 def load_text_pairs(path):
@@ -31,9 +32,31 @@ def load_text_pairs(path):
     >>> load_text_pairs(f.name)
     (['hello world', 'thanks'], ['bonjour le monde', 'merci'])
     """
+    sources, targets = [], []
+    for source, target in iter_text_pairs(path):
+        sources.append(source)
+        targets.append(target)
+    if not sources:
+        raise ValueError(f"{path}: no source<TAB>target pairs found")
+    return sources, targets
+
+
+def iter_text_pairs(path) -> Iterator[tuple[str, str]]:
+    """The pairs of a `load_text_pairs` file one at a time, with its checks, without holding
+    them (an empty file yields nothing).
+
+    Args:
+        path: a UTF-8 ``source<TAB>target`` file.
+
+    Yields:
+        ``(source, target)``.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: a bad line, as `load_text_pairs` names it.
+    """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"text-pair file {path!r} not found")
-    sources, targets = [], []
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
@@ -53,11 +76,7 @@ def load_text_pairs(path):
             if not source or not target:
                 side = "source" if not source else "target"
                 raise ValueError(f"{path}:{number}: the {side} side is empty")
-            sources.append(source)
-            targets.append(target)
-    if not sources:
-        raise ValueError(f"{path}: no source<TAB>target pairs found")
-    return sources, targets
+            yield source, target
 
 
 def split_pairs(sources, targets, fraction=0.05, seed=0):

@@ -337,6 +337,19 @@ class TextPairTokenizer:
         dataset = tf.data.Dataset.from_tensor_slices((sources, targets))
         if shuffle:
             dataset = dataset.shuffle(len(sources), seed=seed)
+        return self.slotted_batches(dataset, batch_size, source_length, target_length)
+
+    def slot_batch(self, sources, targets):
+        """A batch of pairs (``tf.string [B]`` each) with their copy-through spans slotted,
+        in the graph: what `slot_pairs` gives for lists."""
+        if not self.copy.active:
+            return sources, targets
+        slotted, spans = self.copy.protect(sources)
+        return slotted, self.copy.protect_targets(targets, spans)
+
+    def slotted_batches(self, pairs, batch_size, source_length, target_length):
+        """`dataset`'s batches of a ``tf.data.Dataset`` of ``(source, target)`` strings already
+        slotted (`slot_pairs`, `slot_batch`), in its order."""
 
         def encode(source, target):
             return {
@@ -345,7 +358,7 @@ class TextPairTokenizer:
             }, self._ids("target", target, target_length, add_end=True, slot=False)
 
         return (
-            dataset.batch(batch_size, drop_remainder=True)
+            pairs.batch(batch_size, drop_remainder=True)
             .map(encode, num_parallel_calls=tf.data.AUTOTUNE)
             .prefetch(tf.data.AUTOTUNE)
         )

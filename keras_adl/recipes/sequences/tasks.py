@@ -36,6 +36,7 @@ from keras_adl.recipes.sequences.serving import (
     make_pointer_serving_fn,
     predict,
 )
+from keras_adl.recipes.sequences.streaming import MEMORY_MAX_PAIRS, StreamedPairs, count_pairs
 from keras_adl.text.translation_memory import TranslationMemory
 from keras_adl.training.export import export_serving_fn
 from keras_adl.training.fit import fit
@@ -44,8 +45,12 @@ from keras_adl.training.rundir import MODEL_FILE, RecipeError, write_task_file
 # What `PairsTask.data` hands to the other hooks.
 # ``memory``: all the training pairs, or None (--memory off); ``development``: the pairs set
 # aside from training to choose the memory's threshold (empty lists when there are too few).
+# ``streamed``: the training pairs on disk (`streaming.StreamedPairs`; ``sources`` and
+# ``targets`` are then None), or None.
 PairsData = collections.namedtuple(
-    "PairsData", "tokenizer sources targets held_out memory development"
+    "PairsData",
+    "tokenizer sources targets held_out memory development streamed",
+    defaults=(None,),
 )
 
 
@@ -208,6 +213,8 @@ class PairsTask(SequenceTask):
     def data(self, run):
         max_length, options = run.options["max_length"], run.options
         cased = data.cased_target(options)  # refused before the data is read
+        if self.streams(options):
+            return self.streamed_data(run, cased)
         sources, targets, held_out, available = data.training_pairs(options, run.samples)
         tokenizer = data.pair_tokenizer(sources, targets, options, cased)  # training pairs only
         memory, development = None, ([], [])
@@ -244,6 +251,67 @@ class PairsTask(SequenceTask):
         return PairsData(tokenizer, sources, targets, held_out, memory, development)
 
     @staticmethod
+    def streams(options):
+        """Whether ``--data`` is streamed from disk (`streaming.StreamedPairs`): a
+        ``source<TAB>target`` file trained without a memory, by ``--memory off`` or by
+        ``--memory auto`` on more than `MEMORY_MAX_PAIRS` pairs (said in one line)."""
+        path, memory = options["data"], options.get("memory", "auto")
+        if path.startswith("gettext:") or path.endswith((".po", ".mo")):
+            return False
+        if memory == "off":
+            return os.path.isfile(path)
+        if memory != "auto" or not os.path.isfile(path):
+            return False
+        if count_pairs(path, MEMORY_MAX_PAIRS) <= MEMORY_MAX_PAIRS:
+            return False
+        print(
+            f"--memory auto: {path} holds more than {MEMORY_MAX_PAIRS:,} pairs, more than a "
+            "translation memory here keeps; the model is trained alone on the pairs streamed "
+            "from disk (--memory input keeps a memory of them all)"
+        )
+        return True
+
+    def streamed_data(self, run, cased):
+        """`data` of pairs streamed from disk (`streaming.StreamedPairs`): split and sampled in
+        one pass, the tokenizer learned on the sample, the pairs that fit written once."""
+        options, max_length = run.options, run.options["max_length"]
+        validation = None
+        if options.get("validation"):
+            validation = data.load_pairs(options["validation"])
+        streamed = StreamedPairs(
+            options["data"], run.samples, options["validation_split"], validation
+        )
+        tokenizer = data.pair_tokenizer(*streamed.sample, options, cased)
+        sample = len(streamed.sample[0])
+        streamed.sample = None  # learned: no longer needed
+        if not streamed.fit(tokenizer, max_length):
+            raise RecipeError(
+                f"every training pair is longer than --max-length {max_length} tokens"
+            )
+        run.record.update(
+            settings=self.spec.preset(run.model),
+            max_length=max_length,
+            data=options["data"],
+            streamed=True,
+            tokens=options["tokens"],
+            target_case="keep" if cased else "fold",
+            copy_through=list(tokenizer.copy.classes)
+            + (["foreign"] if tokenizer.copy.foreign else []),
+            source_vocabulary=tokenizer.source_size,
+            target_vocabulary=tokenizer.target_size,
+            tokenizer_sample_pairs=sample,
+            train_pairs=streamed.fitting,
+            train_pairs_available=streamed.train_pairs,
+            train_pairs_too_long=streamed.train_pairs - streamed.fitting,
+            held_out_pairs=len(streamed.held_out[0]),
+            memory="off",
+            memory_pairs=0,
+            memory_development_pairs=0,
+        )
+        data.write_tokenizer(tokenizer, run.out)
+        return PairsData(tokenizer, None, None, streamed.held_out, None, ([], []), streamed)
+
+    @staticmethod
     def match_input(run, tokenizer):
         """The `MatchInput` of a ``--memory input`` run, else None."""
         return MatchInput(tokenizer) if run.options.get("memory") == "input" else None
@@ -256,17 +324,21 @@ class PairsTask(SequenceTask):
 
     def fit(self, run, model, pairs):
         tokenizer, max_length = pairs.tokenizer, run.options["max_length"]
-        batch_size = min(run.batch_size, len(pairs.sources))
+        count = pairs.streamed.fitting if pairs.streamed else len(pairs.sources)
+        batch_size = min(run.batch_size, count)
         match_input = self.match_input(run, tokenizer)
         fitting = None
         if pairs.held_out[0]:
             fitting = data.fitting_pairs(tokenizer, *pairs.held_out, max_length)[:2]
         # The held-out pairs' loss picks the best epoch (Keras' validation data).
-        validation = None
+        validation, steps = None, None
         if match_input is None:
-            train = tokenizer.dataset(
-                pairs.sources, pairs.targets, batch_size, max_length, max_length
-            )
+            if pairs.streamed is not None:
+                train, steps = pairs.streamed.dataset(tokenizer, batch_size, max_length)
+            else:
+                train = tokenizer.dataset(
+                    pairs.sources, pairs.targets, batch_size, max_length, max_length
+                )
             if fitting and fitting[0]:
                 validation = data.held_out_dataset(tokenizer, *fitting, batch_size, max_length)
         else:  # each pair reads its best match among the other training pairs
@@ -279,7 +351,9 @@ class PairsTask(SequenceTask):
                 validation = match_input.dataset(
                     memory, *fitting, size, max_length, stored=False, shuffle=False
                 )
-        return fit(run, model, train, shuffle=False, validation_data=validation)
+        return fit(
+            run, model, train, steps_per_epoch=steps, shuffle=False, validation_data=validation
+        )
 
     def evaluate(self, run, model, pairs):
         max_length = run.options["max_length"]
