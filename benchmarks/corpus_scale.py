@@ -4,6 +4,7 @@
     python benchmarks/corpus_scale.py                            # 4 M, 16 M and 64 M words
     python benchmarks/corpus_scale.py --sizes 16 --repeats 3     # three runs alternating
     python benchmarks/corpus_scale.py --fixed-vocabulary         # min count 5, 20, 80
+    python benchmarks/corpus_scale.py --systems pretrain_lm      # the causal LM's memory
 
 The corpora are Debian's GCIDE paragraphs (`make data`), shuffled and repeated to each size,
 one paragraph per line. Ours reads the raw text (``keras-adl train word2vec --data FILE``'s
@@ -18,6 +19,11 @@ and over training alone, and the vectors' WordSim-353, SimLex-999 and analogy fi
 (`keras_adl.embeddings`, on gensim's files). Goals: our peak at the largest size ≤ 1.2× our
 peak at the smallest, ≤ 2× gensim's; throughput ≥ 1.0× gensim's ``corpus_file`` on 16 M
 words.
+
+``--systems pretrain_lm`` runs ``keras-adl train pretrain_lm --data FILE --epochs 1 --steps
+200`` on the raw corpora instead: its peak memory per size (the pass that splits and samples
+the corpus, the tokenizer, the pieces written to disk, 200 steps and the held-out figures),
+seconds end to end and the held-out perplexity against the unigram model's.
 """
 
 import argparse
@@ -32,6 +38,7 @@ import time
 
 SETTINGS = dict(dim=100, window=5, negatives=5, subsample=1e-4, min_count=5)
 SYSTEMS = ("ours", "gensim_corpus_file", "gensim_line_sentence")
+LM_STEPS = 200
 
 
 def make_corpora(sizes, directory, seed=0):
@@ -109,6 +116,25 @@ def child_ours(data, out, workers, min_count):
     )
 
 
+def child_pretrain_lm(data, out):
+    from keras_adl.cli import main
+
+    start = time.perf_counter()
+    run_dir = os.path.join(out, "run")
+    argv = ["train", "pretrain_lm", "--data", data, "--epochs", "1", "--steps", str(LM_STEPS)]
+    if main([*argv, "--out", run_dir]):
+        raise SystemExit("pretrain_lm failed")
+    seconds = time.perf_counter() - start
+    with open(os.path.join(run_dir, "run.json")) as f:
+        record = json.load(f)
+    keep = ("documents", "train_documents", "train_pieces", "train_windows", "vocabulary")
+    return dict(
+        {k: record[k] for k in keep},
+        seconds=seconds,
+        perplexity_over_unigram=record["metrics"]["perplexity_over_unigram"],
+    )
+
+
 def child_gensim(data, out, workers, corpus_file, min_count):
     import numpy as np
     from gensim.models import Word2Vec
@@ -155,6 +181,8 @@ def run_child(system, data, workers, min_count):
         if done.returncode:
             raise SystemExit(f"{system} on {data} failed (status {done.returncode})")
         figures = json.loads(done.stdout.strip().splitlines()[-1])
+        if system == "pretrain_lm":
+            return figures
         figures.update(score(out))
     seconds = figures["vocab_seconds"] + figures["train_seconds"]
     figures["words_per_second"] = figures["words"] / seconds
@@ -178,7 +206,9 @@ def score(out):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 16, 64], help="M words")
-    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    parser.add_argument(
+        "--systems", nargs="+", default=list(SYSTEMS), choices=(*SYSTEMS, "pretrain_lm")
+    )
     parser.add_argument("--repeats", type=int, default=1, help="runs alternating; medians")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--min-count", type=int, default=SETTINGS["min_count"])
@@ -190,13 +220,15 @@ def main(argv=None):
     )
     parser.add_argument("--directory", help="keep the corpora here (default: a temporary one)")
     parser.add_argument("--out", help="write the figures to this JSON file")
-    parser.add_argument("--child", choices=SYSTEMS, help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=(*SYSTEMS, "pretrain_lm"), help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.child:
         if args.child == "ours":
             figures = child_ours(args.data, args.out, args.workers, args.min_count)
+        elif args.child == "pretrain_lm":
+            figures = child_pretrain_lm(args.data, args.out)
         else:
             corpus_file = args.child == "gensim_corpus_file"
             figures = child_gensim(args.data, args.out, args.workers, corpus_file, args.min_count)
@@ -219,7 +251,7 @@ def main(argv=None):
         for repeat in range(args.repeats):
             run = {}
             for system in args.systems:
-                data = raw if system == "ours" else tokenized
+                data = raw if system in ("ours", "pretrain_lm") else tokenized
                 run[system] = run_child(system, data, args.workers, min_count)
                 print(
                     f"{size}M words, run {repeat + 1}, {system}: {json.dumps(run[system])}",
@@ -246,10 +278,11 @@ def main(argv=None):
             }
             results["sizes"][size]["ours_over_corpus_file"] = ratios
             print(f"{size}M words, ours / gensim corpus_file: {json.dumps(ratios)}", flush=True)
-    if "ours" in args.systems and len(args.sizes) > 1:
-        peaks = [results["sizes"][s]["medians"]["ours"]["peak_mb"] for s in args.sizes]
-        results["ours_peak_largest_over_smallest"] = peaks[-1] / peaks[0]
-        print(f"our peak memory, largest / smallest corpus: {peaks[-1] / peaks[0]:.3f}")
+    for system in ("ours", "pretrain_lm"):
+        if system in args.systems and len(args.sizes) > 1:
+            peaks = [results["sizes"][s]["medians"][system]["peak_mb"] for s in args.sizes]
+            results[f"{system}_peak_largest_over_smallest"] = peaks[-1] / peaks[0]
+            print(f"{system} peak memory, largest / smallest corpus: {peaks[-1] / peaks[0]:.3f}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
