@@ -131,7 +131,17 @@ def fitted_shape(sentences, words, percentile=SIZE_PERCENTILE):
     present = words[words > 0]
     s = int(np.ceil(np.percentile(sentences, percentile))) if len(sentences) else 1
     w = int(np.ceil(np.percentile(present, percentile))) if len(present) else 1
-    s, w = min(max(s, 1), MAX_SENTENCES), min(max(w, 1), MAX_WORDS)
+    return capped_shape(s, w)
+
+
+def capped_shape(sentences, words):
+    """``(S, W)`` within `MAX_SENTENCES`, `MAX_WORDS` and `MAX_WORDS_PER_DOCUMENT` (the longer
+    side shrinks first), each at least 1.
+
+    >>> capped_shape(500, 0)
+    (200, 1)
+    """
+    s, w = min(max(sentences, 1), MAX_SENTENCES), min(max(words, 1), MAX_WORDS)
     while s * w > MAX_WORDS_PER_DOCUMENT:
         if s >= w:
             s -= 1

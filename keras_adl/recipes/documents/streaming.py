@@ -35,12 +35,11 @@ import tensorflow as tf
 from keras_adl.data.corpora import iter_documents
 from keras_adl.data.text_streams import MAX_COUNTED_WORDS
 from keras_adl.recipes._development import MIN_FOR_DEVELOPMENT
+from keras_adl.recipes.documents.data import capped_shape
 from keras_adl.recipes.documents.spec import (
     DEVELOPMENT_DOCUMENTS,
     MAX_SENTENCES,
     MAX_VOCABULARY,
-    MAX_WORDS,
-    MAX_WORDS_PER_DOCUMENT,
     SIZE_PERCENTILE,
     TEST_FRACTION,
 )
@@ -120,13 +119,7 @@ class LengthCounts:
             words[w] += c
         s = int(np.ceil(_percentile(self.documents, percentile))) if self.documents else 1
         w = int(np.ceil(_percentile(words, percentile))) if words else 1
-        s, w = min(max(s, 1), MAX_SENTENCES), min(max(w, 1), MAX_WORDS)
-        while s * w > MAX_WORDS_PER_DOCUMENT:
-            if s >= w:
-                s -= 1
-            else:
-                w -= 1
-        return s, w
+        return capped_shape(s, w)
 
     def cut_shares(self, max_sentences, max_words):
         """`cut_shares` of the counted documents padded to ``max_sentences`` × ``max_words``

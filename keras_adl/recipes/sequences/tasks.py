@@ -229,16 +229,8 @@ class PairsTask(SequenceTask):
         if memory is not None and rows is not None:  # set aside: the threshold is chosen on them
             development = ([sources[i] for i in rows[1]], [targets[i] for i in rows[1]])
             sources, targets = [sources[i] for i in rows[0]], [targets[i] for i in rows[0]]
+        self._record(run, tokenizer, cased)
         run.record.update(
-            settings=self.spec.preset(run.model),
-            max_length=max_length,
-            data=options["data"],
-            tokens=options["tokens"],
-            target_case="keep" if cased else "fold",
-            copy_through=list(tokenizer.copy.classes)
-            + (["foreign"] if tokenizer.copy.foreign else []),
-            source_vocabulary=tokenizer.source_size,
-            target_vocabulary=tokenizer.target_size,
             train_pairs=len(sources),
             train_pairs_available=available,
             train_pairs_too_long=too_long,
@@ -249,6 +241,20 @@ class PairsTask(SequenceTask):
         )
         data.write_tokenizer(tokenizer, run.out)
         return PairsData(tokenizer, sources, targets, held_out, memory, development)
+
+    def _record(self, run, tokenizer, cased):
+        """Records a run's settings and tokenizer in ``run.json`` (its pairs' counts follow)."""
+        run.record.update(
+            settings=self.spec.preset(run.model),
+            max_length=run.options["max_length"],
+            data=run.options["data"],
+            tokens=run.options["tokens"],
+            target_case="keep" if cased else "fold",
+            copy_through=list(tokenizer.copy.classes)
+            + (["foreign"] if tokenizer.copy.foreign else []),
+            source_vocabulary=tokenizer.source_size,
+            target_vocabulary=tokenizer.target_size,
+        )
 
     @staticmethod
     def streams(options):
@@ -288,17 +294,9 @@ class PairsTask(SequenceTask):
             raise RecipeError(
                 f"every training pair is longer than --max-length {max_length} tokens"
             )
+        self._record(run, tokenizer, cased)
         run.record.update(
-            settings=self.spec.preset(run.model),
-            max_length=max_length,
-            data=options["data"],
             streamed=True,
-            tokens=options["tokens"],
-            target_case="keep" if cased else "fold",
-            copy_through=list(tokenizer.copy.classes)
-            + (["foreign"] if tokenizer.copy.foreign else []),
-            source_vocabulary=tokenizer.source_size,
-            target_vocabulary=tokenizer.target_size,
             tokenizer_sample_pairs=sample,
             train_pairs=streamed.fitting,
             train_pairs_available=streamed.train_pairs,
