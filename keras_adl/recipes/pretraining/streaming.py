@@ -140,6 +140,11 @@ class StreamedCorpus:
                     sample[text] = count
         if errors:
             raise RecipeError(str(errors[0]))
+        if documents >= samples:  # the corpus may go on: say where reading stopped
+            print(
+                f"{data}: read the first {samples:,} documents (--samples); a larger --samples "
+                "reads more"
+            )
         excluded = list(development)
         if not held and len(sample) > 1:  # a small corpus the hash held nothing of
             first = next(iter(sample))

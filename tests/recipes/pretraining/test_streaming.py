@@ -177,3 +177,11 @@ def test_tune_streams_the_corpus_as_train_does(tmp_path, monkeypatch, capsys, ta
     argv = ["tune", task, "--data", path, "--trials", "1", "--epochs", "1", "--steps", "3"]
     assert main([*argv, "--vocab-size", "120", "--out", str(tmp_path / "tune")]) == 0
     assert '"best_hyperparameters"' in capsys.readouterr().out
+
+
+def test_a_corpus_cut_by_samples_says_so(tmp_path, capsys):
+    path = _corpus(tmp_path / "corpus.txt", 300)
+    assert StreamedCorpus(path, 10**6).documents == 300
+    assert "--samples" not in capsys.readouterr().out
+    assert StreamedCorpus(path, 120).documents == 120
+    assert "read the first 120 documents (--samples)" in capsys.readouterr().out
