@@ -1,6 +1,20 @@
-"""Seeded train/test splits of any paired arrays: images and labels, documents and labels."""
+"""Seeded train/test splits of any paired arrays: images and labels, documents and labels; and
+the keyed hash that splits a stream, one example at a time."""
+
+import hashlib
 
 import numpy as np
+
+
+def hash_bucket(text, key, buckets):
+    """The bucket of ``text`` in ``[0, buckets)``: a keyed hash (BLAKE2b) of its UTF-8 bytes, the
+    same in every run and for every copy, so a stream is split without a list of it.
+
+    >>> hash_bucket("Été", b"split", 100) == hash_bucket("Été", b"split", 100)
+    True
+    """
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8, key=key).digest()
+    return int.from_bytes(digest, "little") % buckets
 
 
 def split_dataset(images, labels, test_fraction=0.2, seed=0):

@@ -277,13 +277,16 @@ class TextPairTokenizer:
             return pieces.with_flat_values(restored)
         return self._tokenize(strings)
 
-    def token_counts(self, strings, side="source", sources=None):
+    def token_counts(self, strings, side="source", sources=None, slot=True):
         """The number of tokens of each string ``[B]`` on ``side`` (``"source"`` or
         ``"target"``), before any truncation: int64 ``[B]`` (targets slotted as
-        `encode_target` slots them with the same ``sources``)."""
+        `encode_target` slots them with the same ``sources``; with ``slot=False`` the strings
+        are already slotted, by `slot_batch`)."""
         if side not in ("source", "target"):
             raise ValueError(f"`side` must be 'source' or 'target'; received {side!r}.")
-        return self._ragged_ids(side, self._slotted(side, strings, sources)).row_lengths()
+        if slot:
+            strings = self._slotted(side, strings, sources)
+        return self._ragged_ids(side, strings).row_lengths()
 
     def normalize_target(self, strings):
         """Target strings as `decode_target` writes them (normalised words joined by spaces;

@@ -33,6 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_adl.data.corpora import iter_documents
+from keras_adl.data.splits import hash_bucket
 from keras_adl.data.text_streams import MAX_COUNTED_WORDS
 from keras_adl.recipes._development import MIN_FOR_DEVELOPMENT
 from keras_adl.recipes.documents.data import capped_shape
@@ -70,8 +71,7 @@ def split_bucket(text):
     >>> split_bucket("Win money now") == split_bucket("Win money now")
     True
     """
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8, key=_SPLIT_KEY).digest()
-    return int.from_bytes(digest, "little") % SPLIT_BUCKETS
+    return hash_bucket(text, _SPLIT_KEY, SPLIT_BUCKETS)
 
 
 def _percentile(counts, percentile):

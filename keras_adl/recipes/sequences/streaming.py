@@ -20,7 +20,6 @@ memory the pairs are read in two passes:
 Each epoch reads that file again, shuffled in a buffer of `SHUFFLE_PAIRS`.
 """
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -28,6 +27,7 @@ import weakref
 
 import tensorflow as tf
 
+from keras_adl.data.splits import hash_bucket
 from keras_adl.data.text_pairs import iter_text_pairs
 from keras_adl.training.rundir import RecipeError
 
@@ -56,8 +56,7 @@ def split_bucket(source):
     >>> split_bucket("Open file") == split_bucket("Open file")
     True
     """
-    digest = hashlib.blake2b(source.encode("utf-8"), digest_size=8, key=_SPLIT_KEY).digest()
-    return int.from_bytes(digest, "little") % SPLIT_BUCKETS
+    return hash_bucket(source, _SPLIT_KEY, SPLIT_BUCKETS)
 
 
 def count_pairs(path, most):
@@ -167,12 +166,11 @@ class StreamedPairs:
         """
 
         def fitting(record):
-            sources, targets = _pair(record)
-            source_counts = tokenizer.token_counts(sources, "source")
-            target_counts = tokenizer.token_counts(targets, "target", sources)
+            sources, targets = tokenizer.slot_batch(*_pair(record))  # slotted once
+            source_counts = tokenizer.token_counts(sources, "source", slot=False)
+            target_counts = tokenizer.token_counts(targets, "target", slot=False)
             keep = (source_counts <= max_length) & (target_counts + 1 <= max_length)
             sources, targets = tf.boolean_mask(sources, keep), tf.boolean_mask(targets, keep)
-            sources, targets = tokenizer.slot_batch(sources, targets)
             return tf.strings.join([sources, targets], separator=_SEPARATOR.decode())
 
         records = tf.data.TFRecordDataset(self._path("read")).batch(_BATCH)
